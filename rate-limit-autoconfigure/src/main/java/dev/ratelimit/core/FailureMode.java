@@ -1,0 +1,18 @@
+package dev.ratelimit.core;
+
+/**
+ * What a policy does when its backend cannot answer (Redis down or too slow).
+ */
+public enum FailureMode {
+
+	/**
+	 * Allow the request and record that the limit was not applied.
+	 */
+	OPEN,
+
+	/**
+	 * Reject the request as temporarily unavailable (HTTP 503 with Retry-After).
+	 */
+	CLOSED
+
+}

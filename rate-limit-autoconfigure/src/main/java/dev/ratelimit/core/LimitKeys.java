@@ -1,0 +1,119 @@
+package dev.ratelimit.core;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+/**
+ * Builds storage keys of the form {@code prefix:policy:{value}}.
+ * <p>
+ * The value is the caller's key (an IP, a user id, an API key) and is hostile
+ * input, so it is made safe in three ways:
+ * <ul>
+ * <li>braces, {@code %}, spaces and control characters are percent-encoded, so a
+ * value can neither break the Redis Cluster hash tag nor inject a separator, and
+ * two different values never collide;</li>
+ * <li>a value longer than the configured maximum is replaced by {@code %h} and
+ * the Base64url SHA-256 of the value (a form no encoded value can take);</li>
+ * <li>the value sits in a hash tag, so every key of one caller lands in one
+ * Redis Cluster slot.</li>
+ * </ul>
+ */
+public final class LimitKeys {
+
+	/** Default for the longest value kept readable before it is hashed. */
+	public static final int DEFAULT_MAX_LENGTH = 128;
+
+	private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+	private final String prefix;
+
+	private final int maxLength;
+
+	/**
+	 * Creates a key builder.
+	 * @param prefix the namespace of every key, for example {@code rl}
+	 * @param maxLength the longest encoded value kept as is, at least 16
+	 */
+	public LimitKeys(String prefix, int maxLength) {
+		if (prefix == null || prefix.isEmpty() || needsEncoding(prefix)) {
+			throw new IllegalArgumentException(
+					"key prefix '" + prefix + "' must be non-empty without braces, spaces or control characters");
+		}
+		if (maxLength < 16) {
+			throw new IllegalArgumentException("maximum key length must be at least 16, was " + maxLength);
+		}
+		this.prefix = prefix;
+		this.maxLength = maxLength;
+	}
+
+	/**
+	 * Returns the storage key of {@code value} under {@code policy}.
+	 * @param policy the policy name
+	 * @param value the caller's key, not {@code null}
+	 * @return {@code prefix:policy:{safe-value}}
+	 */
+	public String build(String policy, String value) {
+		return this.prefix + ':' + policy + ":{" + safeValue(value) + '}';
+	}
+
+	/**
+	 * Returns the key of the bucket shared by every caller without a key. Its
+	 * value {@code %none} is one that no encoded caller key can take.
+	 * @param policy the policy name
+	 * @return {@code prefix:policy:{%none}}
+	 */
+	public String sharedKey(String policy) {
+		return this.prefix + ':' + policy + ":{%none}";
+	}
+
+	/**
+	 * Returns the encoded, length-bounded form of a caller's key.
+	 * @param value the raw value
+	 * @return the value as it appears inside the hash tag
+	 */
+	public String safeValue(String value) {
+		String encoded = needsEncoding(value) ? encode(value) : value;
+		return (encoded.length() <= this.maxLength) ? encoded : hashed(value);
+	}
+
+	private static boolean needsEncoding(String value) {
+		for (int i = 0; i < value.length(); i++) {
+			if (isReserved(value.charAt(i))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean isReserved(char c) {
+		return c <= ' ' || c == 0x7F || c == '{' || c == '}' || c == '%' || Character.isISOControl(c);
+	}
+
+	private static String encode(String value) {
+		StringBuilder sb = new StringBuilder(value.length() + 16);
+		for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
+			char c = (char) (b & 0xFF);
+			if (c < 0x80 && !isReserved(c)) {
+				sb.append(c);
+			}
+			else {
+				// Once a value needs escaping, non-ASCII bytes are escaped too: byte-exact and injective.
+				sb.append('%').append(HEX[c >> 4]).append(HEX[c & 0xF]);
+			}
+		}
+		return sb.toString();
+	}
+
+	private static String hashed(String value) {
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+			return "%h" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
+		}
+	}
+
+}

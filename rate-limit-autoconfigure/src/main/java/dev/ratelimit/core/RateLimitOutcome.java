@@ -1,0 +1,50 @@
+package dev.ratelimit.core;
+
+import java.util.List;
+
+/**
+ * The combined answer of every policy applied to one call. The call is allowed
+ * only when every policy allowed it; the wait is the longest among the policies
+ * that denied.
+ *
+ * @param decisions the decisions made, in the order the policies were applied;
+ * a policy that was skipped (missing key with {@code allow}, or a failed-open
+ * backend) has none
+ */
+public record RateLimitOutcome(List<PolicyDecision> decisions) {
+
+	/**
+	 * Creates an outcome.
+	 */
+	public RateLimitOutcome {
+		decisions = List.copyOf(decisions);
+	}
+
+	/** @return whether every policy allowed the call */
+	public boolean allowed() {
+		for (PolicyDecision pd : this.decisions) {
+			if (!pd.decision().allowed()) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/** @return the names of the policies that denied the call, in order */
+	public List<String> violatedPolicies() {
+		return this.decisions.stream()
+			.filter((pd) -> !pd.decision().allowed())
+			.map((pd) -> pd.policy().name())
+			.toList();
+	}
+
+	/** @return the longest wait among the denying policies in microseconds; 0 when allowed */
+	public long retryAfterMicros() {
+		long max = 0;
+		for (PolicyDecision pd : this.decisions) {
+			max = Math.max(max, pd.decision().retryAfterMicros());
+		}
+		return max;
+	}
+
+}

@@ -1,0 +1,260 @@
+package dev.ratelimit.core;
+
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * A named, immutable, validated limit: algorithm, numbers, key expression,
+ * failure mode and missing-key behaviour. Built with {@link #builder(String)};
+ * every invalid value is rejected there with a {@link PolicyValidationException}
+ * that names the attribute.
+ */
+public final class RateLimitPolicy {
+
+	/**
+	 * The largest scaled bucket size ({@code capacity × period µs}) the backends
+	 * accept. Lua numbers are doubles, exact up to 2^53; a margin keeps every
+	 * intermediate result exact too.
+	 */
+	static final long MAX_SCALED_CAPACITY = 1L << 50;
+
+	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+	/** The key expression used when a policy names none: one bucket for all callers. */
+	public static final String DEFAULT_KEY = "global";
+
+	private final String name;
+
+	private final Algorithm algorithm;
+
+	private final long capacity;
+
+	private final Refill refill;
+
+	private final String key;
+
+	private final FailureMode failureMode;
+
+	private final MissingKeyAction missingKey;
+
+	private RateLimitPolicy(Builder builder) {
+		this.name = builder.name;
+		this.algorithm = builder.algorithm;
+		this.capacity = builder.capacity;
+		this.refill = builder.refill;
+		this.key = builder.key;
+		this.failureMode = builder.failureMode;
+		this.missingKey = builder.missingKey;
+	}
+
+	/**
+	 * Starts a policy with the given name. Names are 1 to 64 characters of
+	 * letters, digits, {@code .}, {@code _} and {@code -}, starting with a letter
+	 * or digit, so that they can appear unquoted in keys and headers.
+	 * @param name the policy name
+	 * @return a builder
+	 */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	/** @return the policy name */
+	public String name() {
+		return this.name;
+	}
+
+	/** @return the algorithm */
+	public Algorithm algorithm() {
+		return this.algorithm;
+	}
+
+	/** @return the capacity: the largest burst, and the quota advertised in headers */
+	public long capacity() {
+		return this.capacity;
+	}
+
+	/** @return the refill rate */
+	public Refill refill() {
+		return this.refill;
+	}
+
+	/** @return the key expression, never {@code null} */
+	public String key() {
+		return this.key;
+	}
+
+	/** @return what happens when the backend cannot answer */
+	public FailureMode failureMode() {
+		return this.failureMode;
+	}
+
+	/** @return what happens when the key cannot be resolved */
+	public MissingKeyAction missingKey() {
+		return this.missingKey;
+	}
+
+	/**
+	 * Returns the time an empty bucket takes to fill, which is also the window
+	 * advertised in the {@code RateLimit-Policy} header.
+	 * @return the time in microseconds
+	 */
+	public long fullRefillMicros() {
+		return this.refill.microsFor(this.capacity);
+	}
+
+	/**
+	 * Returns a builder initialised with this policy's values.
+	 * @param newName the name of the copy
+	 * @return a builder
+	 */
+	public Builder toBuilder(String newName) {
+		return new Builder(newName).algorithm(this.algorithm)
+			.capacity(this.capacity)
+			.refill(this.refill)
+			.key(this.key)
+			.failureMode(this.failureMode)
+			.missingKey(this.missingKey);
+	}
+
+	@Override
+	public boolean equals(Object other) {
+		return this == other || (other instanceof RateLimitPolicy that && this.name.equals(that.name)
+				&& this.algorithm == that.algorithm && this.capacity == that.capacity
+				&& this.refill.equals(that.refill) && this.key.equals(that.key)
+				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey);
+	}
+
+	@Override
+	public int hashCode() {
+		return Objects.hash(this.name, this.algorithm, this.capacity, this.refill, this.key);
+	}
+
+	@Override
+	public String toString() {
+		return "RateLimitPolicy[" + this.name + ": " + this.algorithm + " capacity=" + this.capacity + " refill="
+				+ this.refill + " key=" + this.key + " failure-mode=" + this.failureMode + " missing-key="
+				+ this.missingKey + "]";
+	}
+
+	/**
+	 * Builds a {@link RateLimitPolicy}, validating every value.
+	 */
+	public static final class Builder {
+
+		private final String name;
+
+		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+
+		private long capacity;
+
+		private Refill refill;
+
+		private String key = DEFAULT_KEY;
+
+		private FailureMode failureMode = FailureMode.OPEN;
+
+		private MissingKeyAction missingKey = MissingKeyAction.SHARED;
+
+		private Builder(String name) {
+			if (name == null || !NAME.matcher(name).matches()) {
+				throw new PolicyValidationException("name", name,
+						"use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+			}
+			this.name = name;
+		}
+
+		/**
+		 * Sets the algorithm; defaults to {@link Algorithm#TOKEN_BUCKET}.
+		 * @param algorithm the algorithm
+		 * @return this builder
+		 */
+		public Builder algorithm(Algorithm algorithm) {
+			this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+			return this;
+		}
+
+		/**
+		 * Sets the capacity (burst size); must be positive.
+		 * @param capacity the capacity
+		 * @return this builder
+		 */
+		public Builder capacity(long capacity) {
+			if (capacity <= 0) {
+				throw new PolicyValidationException("capacity", capacity, "must be positive");
+			}
+			this.capacity = capacity;
+			return this;
+		}
+
+		/**
+		 * Sets the refill rate.
+		 * @param refill the rate
+		 * @return this builder
+		 */
+		public Builder refill(Refill refill) {
+			this.refill = Objects.requireNonNull(refill, "refill");
+			return this;
+		}
+
+		/**
+		 * Sets the refill rate from its text form, for example {@code 10/1s}.
+		 * @param refill the rate
+		 * @return this builder
+		 */
+		public Builder refill(String refill) {
+			return refill(Refill.parse(refill));
+		}
+
+		/**
+		 * Sets the key expression; blank means {@value RateLimitPolicy#DEFAULT_KEY}.
+		 * @param key the key expression
+		 * @return this builder
+		 */
+		public Builder key(String key) {
+			this.key = (key == null || key.isBlank()) ? DEFAULT_KEY : key.strip();
+			return this;
+		}
+
+		/**
+		 * Sets the failure mode; defaults to {@link FailureMode#OPEN}.
+		 * @param failureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
+			return this;
+		}
+
+		/**
+		 * Sets the missing-key behaviour; defaults to {@link MissingKeyAction#SHARED}.
+		 * @param missingKey the behaviour
+		 * @return this builder
+		 */
+		public Builder missingKey(MissingKeyAction missingKey) {
+			this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
+			return this;
+		}
+
+		/**
+		 * Validates the combination of values and builds the policy.
+		 * @return the policy
+		 * @throws PolicyValidationException if a value is missing or out of range
+		 */
+		public RateLimitPolicy build() {
+			if (this.capacity <= 0) {
+				throw new PolicyValidationException("capacity", this.capacity, "must be set to a positive number");
+			}
+			if (this.refill == null) {
+				throw new PolicyValidationException("refill", null, "must be set, for example 10/1s");
+			}
+			if (this.capacity > MAX_SCALED_CAPACITY / this.refill.periodMicros()) {
+				throw new PolicyValidationException("capacity", this.capacity,
+						"capacity times the refill period (" + this.refill.periodMicros()
+								+ "us per token group) must stay below 2^50; lower the capacity or refill faster");
+			}
+			return new RateLimitPolicy(this);
+		}
+
+	}
+
+}
