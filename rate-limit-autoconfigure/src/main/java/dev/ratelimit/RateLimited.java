@@ -1,0 +1,86 @@
+package dev.ratelimit;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import org.springframework.core.annotation.AliasFor;
+
+/**
+ * Limits calls to a Spring bean method (a controller handler or any other bean)
+ * with a rate-limit policy. The policy is either named, configured under
+ * {@code rate-limit.policies.<name>}, or defined inline with {@link #capacity()}
+ * and {@link #refill()}. Every attribute accepts {@code ${...}} placeholders.
+ * <p>
+ * Repeat the annotation to apply several policies to one method (for example a
+ * global limit and a per-user one); the call is allowed only when all allow it.
+ * <p>
+ * A denied call throws {@link dev.ratelimit.core.RateLimitExceededException};
+ * in a web request it becomes a {@code 429} response with {@code Retry-After}.
+ *
+ * <pre class="code">
+ * &#64;RateLimited("agent-runs")
+ * &#64;RateLimited(capacity = "100", refill = "100/1m", key = "ip")
+ * &#64;PostMapping("/agent/run")
+ * Run run(&#64;RequestHeader("X-User-Id") String user) { ... }
+ * </pre>
+ *
+ * The annotated method must be public and called through the Spring proxy (not
+ * from inside its own class), as with any Spring AOP annotation.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Repeatable(RateLimits.class)
+public @interface RateLimited {
+
+	/**
+	 * Alias for {@link #policy()}.
+	 * @return the policy name
+	 */
+	@AliasFor("policy")
+	String value() default "";
+
+	/**
+	 * Name of the policy. With no inline {@link #capacity()} it must name a policy
+	 * configured under {@code rate-limit.policies}; with one it names the inline
+	 * policy (default: {@code ClassName.methodName}).
+	 * @return the policy name
+	 */
+	@AliasFor("value")
+	String policy() default "";
+
+	/**
+	 * Inline policy: the capacity, i.e. the largest burst. Setting it makes this
+	 * annotation define its own token-bucket policy.
+	 * @return the capacity, a positive whole number
+	 */
+	String capacity() default "";
+
+	/**
+	 * Inline policy: the refill rate as {@code tokens/period}, for example
+	 * {@code 10/1s}; required with {@link #capacity()}.
+	 * @return the refill rate
+	 */
+	String refill() default "";
+
+	/**
+	 * Key expression overriding the policy's: SpEL over the method arguments
+	 * ({@code #tenant}, {@code #p0}), the request ({@code #request}) and the
+	 * built-in resolvers {@code ip}, {@code principal}, {@code global} and
+	 * {@code header('Name')}. Empty means the policy's key.
+	 * @return the key expression
+	 */
+	String key() default "";
+
+	/**
+	 * Units each call takes: a whole number, or SpEL over the arguments such as
+	 * {@code #items.size()}.
+	 * @return the cost expression
+	 */
+	String cost() default "1";
+
+}

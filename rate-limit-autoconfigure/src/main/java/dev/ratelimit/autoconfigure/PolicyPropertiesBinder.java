@@ -1,0 +1,68 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.expression.ParseException;
+
+import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.key.KeyExpressions;
+
+/**
+ * Builds the named policies from {@code rate-limit.policies}, failing with the
+ * exact property name on the first invalid value.
+ */
+final class PolicyPropertiesBinder {
+
+	private PolicyPropertiesBinder() {
+	}
+
+	static RateLimitPolicies bind(RateLimitProperties properties, KeyExpressions expressions) {
+		List<RateLimitPolicy> policies = new ArrayList<>();
+		for (Map.Entry<String, RateLimitProperties.Policy> entry : properties.getPolicies().entrySet()) {
+			policies.add(bind(entry.getKey(), entry.getValue(), expressions));
+		}
+		return new RateLimitPolicies(policies);
+	}
+
+	private static RateLimitPolicy bind(String name, RateLimitProperties.Policy source, KeyExpressions expressions) {
+		String prefix = "rate-limit.policies." + name + ".";
+		RateLimitPolicy policy;
+		try {
+			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name)
+				.algorithm(source.getAlgorithm())
+				.key(source.getKey())
+				.failureMode(source.getFailureMode())
+				.missingKey(source.getMissingKey());
+			if (source.getCapacity() == null) {
+				throw new PolicyValidationException("capacity", null, "must be set to a positive number");
+			}
+			builder.capacity(source.getCapacity());
+			if (source.getRefill() == null) {
+				throw new PolicyValidationException("refill", null, "must be set, for example 10/1s");
+			}
+			policy = builder.refill(source.getRefill()).build();
+		}
+		catch (PolicyValidationException ex) {
+			String property = "name".equals(ex.getAttribute()) ? "rate-limit.policies." + name : prefix + ex.getAttribute();
+			throw new RateLimitConfigurationException(
+					"Property " + property + " with value '" + ex.getValue() + "' is invalid: " + ex.getReason(),
+					"Update " + property + " in your configuration.", ex);
+		}
+		try {
+			expressions.parse(policy.key());
+		}
+		catch (ParseException ex) {
+			throw new RateLimitConfigurationException(
+					"Property " + prefix + "key with value '" + policy.key() + "' is not a valid expression: "
+							+ ex.getMessage(),
+					"Use ip, principal, global, header('Name') or another SpEL expression.", ex);
+		}
+		return policy;
+	}
+
+}

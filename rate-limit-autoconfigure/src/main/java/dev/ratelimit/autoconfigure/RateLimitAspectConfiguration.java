@@ -1,0 +1,48 @@
+package dev.ratelimit.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+import dev.ratelimit.aop.RateLimitAspect;
+import dev.ratelimit.aop.RateLimitedMethods;
+import dev.ratelimit.aop.RateLimitedMethodsValidator;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.RequestBinding;
+
+/**
+ * The aspect enforcing {@code @RateLimited}, and the start-up check of every
+ * annotated method. Requires AspectJ (spring-boot-starter-aspectj).
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(name = "org.aspectj.weaver.Advice")
+class RateLimitAspectConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitedMethods rateLimitedMethods(RateLimitPolicies policies, KeyExpressions expressions,
+			Environment environment) {
+		return new RateLimitedMethods(policies, expressions, environment::resolveRequiredPlaceholders);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitAspect rateLimitAspect(RateLimitedMethods methods, KeyExpressions expressions, RateLimiter limiter,
+			ObjectProvider<RequestBinding> requestBinding, RateLimitProperties properties) {
+		return new RateLimitAspect(methods, expressions, limiter, requestBinding.getIfAvailable(() -> RequestBinding.NONE),
+				properties.getAspect().getOrder());
+	}
+
+	@Bean
+	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
+			RateLimitedMethods methods) {
+		return new RateLimitedMethodsValidator(beanFactory, methods);
+	}
+
+}

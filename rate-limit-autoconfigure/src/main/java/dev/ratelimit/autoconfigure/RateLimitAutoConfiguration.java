@@ -1,0 +1,93 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.expression.BeanFactoryResolver;
+
+import dev.ratelimit.core.CidrRange;
+import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.key.KeyExpressions;
+
+/**
+ * Auto-configuration of the rate limiter: named policies, keys, the backend
+ * chosen by {@code rate-limit.backend}, the {@code @RateLimited} aspect and, in
+ * servlet applications, the route filter and the HTTP contract.
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@ConditionalOnProperty(prefix = "rate-limit", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(RateLimitProperties.class)
+@Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
+		RedisBackendConfiguration.RedisMissing.class, RateLimitAspectConfiguration.class,
+		RateLimitWebConfiguration.class })
+public class RateLimitAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	TimeSource rateLimitTimeSource() {
+		return TimeSource.system();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	KeyExpressions rateLimitKeyExpressions(BeanFactory beanFactory) {
+		return new KeyExpressions(new BeanFactoryResolver(beanFactory));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitPolicies rateLimitPolicies(RateLimitProperties properties, KeyExpressions expressions) {
+		return PolicyPropertiesBinder.bind(properties, expressions);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LimitKeys rateLimitKeys(RateLimitProperties properties) {
+		try {
+			return new LimitKeys(properties.getKeyPrefix(), properties.getMaxKeyLength());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new RateLimitConfigurationException(
+					"Properties rate-limit.key-prefix / rate-limit.max-key-length are invalid: " + ex.getMessage(),
+					"Use a prefix without braces or spaces and a maximum key length of at least 16.", ex);
+		}
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ClientIpResolver rateLimitClientIpResolver(RateLimitProperties properties) {
+		List<CidrRange> ranges = new ArrayList<>();
+		List<String> proxies = properties.getTrustedProxies();
+		for (int i = 0; i < proxies.size(); i++) {
+			try {
+				ranges.add(CidrRange.parse(proxies.get(i)));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new RateLimitConfigurationException(
+						"Property rate-limit.trusted-proxies[" + i + "] is invalid: " + ex.getMessage(),
+						"Use an IP address such as 10.0.0.1 or a CIDR range such as 10.0.0.0/8.", ex);
+			}
+		}
+		return new ClientIpResolver(ranges);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimiter rateLimiter(RateLimitBackend backend, LimitKeys keys) {
+		return new RateLimiter(backend, keys);
+	}
+
+}

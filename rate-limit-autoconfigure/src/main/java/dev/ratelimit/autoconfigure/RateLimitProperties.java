@@ -1,0 +1,385 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.MissingKeyAction;
+import dev.ratelimit.web.HeaderMode;
+
+/**
+ * Configuration properties of the rate limiter.
+ */
+@ConfigurationProperties("rate-limit")
+public class RateLimitProperties {
+
+	/**
+	 * Whether rate limiting is enabled. When false no limiter, aspect or filter is
+	 * created and annotations have no effect.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Where limiter state is kept: in this process, or in Redis (shared by every
+	 * instance; requires spring-boot-starter-data-redis).
+	 */
+	private Backend backend = Backend.MEMORY;
+
+	/**
+	 * Prefix of every storage key, so that the limiter's keys stand apart in a
+	 * shared Redis.
+	 */
+	private String keyPrefix = "rl";
+
+	/**
+	 * Longest caller key kept readable in storage keys; longer ones are replaced by
+	 * their SHA-256 hash.
+	 */
+	private int maxKeyLength = LimitKeys.DEFAULT_MAX_LENGTH;
+
+	/**
+	 * Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For header is
+	 * trusted when resolving the client IP. Empty means the direct peer address is
+	 * always the client.
+	 */
+	private List<String> trustedProxies = new ArrayList<>();
+
+	/**
+	 * Named policies, referenced by @RateLimited and by route rules.
+	 */
+	private Map<String, Policy> policies = new LinkedHashMap<>();
+
+	/**
+	 * Route rules enforced by the servlet filter before a request reaches a
+	 * controller.
+	 */
+	private List<Route> routes = new ArrayList<>();
+
+	private final Headers headers = new Headers();
+
+	private final Memory memory = new Memory();
+
+	private final Filter filter = new Filter();
+
+	private final Aspect aspect = new Aspect();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public Backend getBackend() {
+		return this.backend;
+	}
+
+	public void setBackend(Backend backend) {
+		this.backend = backend;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public int getMaxKeyLength() {
+		return this.maxKeyLength;
+	}
+
+	public void setMaxKeyLength(int maxKeyLength) {
+		this.maxKeyLength = maxKeyLength;
+	}
+
+	public List<String> getTrustedProxies() {
+		return this.trustedProxies;
+	}
+
+	public void setTrustedProxies(List<String> trustedProxies) {
+		this.trustedProxies = trustedProxies;
+	}
+
+	public Map<String, Policy> getPolicies() {
+		return this.policies;
+	}
+
+	public void setPolicies(Map<String, Policy> policies) {
+		this.policies = policies;
+	}
+
+	public List<Route> getRoutes() {
+		return this.routes;
+	}
+
+	public void setRoutes(List<Route> routes) {
+		this.routes = routes;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
+	}
+
+	public Memory getMemory() {
+		return this.memory;
+	}
+
+	public Filter getFilter() {
+		return this.filter;
+	}
+
+	public Aspect getAspect() {
+		return this.aspect;
+	}
+
+	/**
+	 * Where limiter state is kept.
+	 */
+	public enum Backend {
+
+		/**
+		 * In this process: exact for one instance, each instance counts separately.
+		 */
+		MEMORY,
+
+		/**
+		 * In Redis, through the application's RedisConnectionFactory: one limit
+		 * shared exactly by every instance.
+		 */
+		REDIS
+
+	}
+
+	/**
+	 * A named policy.
+	 */
+	public static class Policy {
+
+		/**
+		 * Algorithm that decides.
+		 */
+		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+
+		/**
+		 * Capacity: the largest burst, and the quota advertised in the headers.
+		 */
+		private Long capacity;
+
+		/**
+		 * Refill rate as tokens/period, for example 10/1s, 100/1m or 5/500ms.
+		 */
+		private String refill;
+
+		/**
+		 * Key expression: ip, principal, global, header('Name'), or any SpEL
+		 * expression over the request (#request) and, for annotated methods, the
+		 * method arguments (#name).
+		 */
+		private String key = "global";
+
+		/**
+		 * What happens when the backend cannot answer: open allows the request,
+		 * closed rejects it with 503.
+		 */
+		private FailureMode failureMode = FailureMode.OPEN;
+
+		/**
+		 * What happens when the key cannot be resolved: shared counts the request
+		 * against one bucket shared by all such requests, allow skips this policy,
+		 * reject answers 400.
+		 */
+		private MissingKeyAction missingKey = MissingKeyAction.SHARED;
+
+		public Algorithm getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(Algorithm algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public Long getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(Long capacity) {
+			this.capacity = capacity;
+		}
+
+		public String getRefill() {
+			return this.refill;
+		}
+
+		public void setRefill(String refill) {
+			this.refill = refill;
+		}
+
+		public String getKey() {
+			return this.key;
+		}
+
+		public void setKey(String key) {
+			this.key = key;
+		}
+
+		public FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+		}
+
+		public MissingKeyAction getMissingKey() {
+			return this.missingKey;
+		}
+
+		public void setMissingKey(MissingKeyAction missingKey) {
+			this.missingKey = missingKey;
+		}
+
+	}
+
+	/**
+	 * A route rule enforced by the servlet filter.
+	 */
+	public static class Route {
+
+		/**
+		 * Path pattern within the application, in Spring's PathPattern syntax, for
+		 * example /api/** or /orders/{id}.
+		 */
+		private String pattern;
+
+		/**
+		 * HTTP methods the rule applies to; empty means every method.
+		 */
+		private List<String> methods = new ArrayList<>();
+
+		/**
+		 * Names of the policies applied to matching requests.
+		 */
+		private List<String> policies = new ArrayList<>();
+
+		public String getPattern() {
+			return this.pattern;
+		}
+
+		public void setPattern(String pattern) {
+			this.pattern = pattern;
+		}
+
+		public List<String> getMethods() {
+			return this.methods;
+		}
+
+		public void setMethods(List<String> methods) {
+			this.methods = methods;
+		}
+
+		public List<String> getPolicies() {
+			return this.policies;
+		}
+
+		public void setPolicies(List<String> policies) {
+			this.policies = policies;
+		}
+
+	}
+
+	/**
+	 * Response header settings.
+	 */
+	public static class Headers {
+
+		/**
+		 * Which rate-limit header fields limited responses carry: ietf
+		 * (RateLimit-Policy and RateLimit), legacy (X-RateLimit-*), both, or none.
+		 */
+		private HeaderMode mode = HeaderMode.IETF;
+
+		public HeaderMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(HeaderMode mode) {
+			this.mode = mode;
+		}
+
+	}
+
+	/**
+	 * In-memory backend settings.
+	 */
+	public static class Memory {
+
+		/**
+		 * Most keys kept at once. Idle keys are dropped once their bucket would be
+		 * full again; beyond this bound the least recently used are evicted.
+		 */
+		private long maxKeys = 100_000;
+
+		public long getMaxKeys() {
+			return this.maxKeys;
+		}
+
+		public void setMaxKeys(long maxKeys) {
+			this.maxKeys = maxKeys;
+		}
+
+	}
+
+	/**
+	 * Servlet filter settings.
+	 */
+	public static class Filter {
+
+		/**
+		 * Order of the rate-limit filter in the servlet filter chain. The default
+		 * runs right after Spring Security's filter chain (order -100), so that
+		 * principal keys see the authenticated user.
+		 */
+		private int order = -99;
+
+		public int getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(int order) {
+			this.order = order;
+		}
+
+	}
+
+	/**
+	 * Aspect settings.
+	 */
+	public static class Aspect {
+
+		/**
+		 * Order of the @RateLimited advice among other advice on the same method;
+		 * lower runs first. The default runs it outside transaction, cache and retry
+		 * advice, so a rejected call starts none of them.
+		 */
+		private int order = 0;
+
+		public int getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(int order) {
+			this.order = order;
+		}
+
+	}
+
+}

@@ -1,0 +1,61 @@
+package dev.ratelimit.autoconfigure;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.servlet.DispatcherServlet;
+
+import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.RequestBinding;
+import dev.ratelimit.web.RateLimitExceptionResolver;
+import dev.ratelimit.web.RateLimitFilter;
+import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.ServletRequestBinding;
+
+/**
+ * Servlet integration: the route filter, the response headers and the
+ * translation of limiter exceptions into the HTTP contract's responses.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(DispatcherServlet.class)
+class RateLimitWebConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitHeaders rateLimitHeaders(RateLimitProperties properties) {
+		return new RateLimitHeaders(properties.getHeaders().getMode());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers) {
+		return new ServletRequestBinding(ipResolver, headers);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitExceptionResolver rateLimitExceptionResolver() {
+		return new RateLimitExceptionResolver();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
+	FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
+			RateLimitPolicies policies, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
+			RateLimitHeaders headers) {
+		RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, policies, expressions), limiter,
+				expressions, ipResolver, headers);
+		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
+		registration.setName("rateLimitFilter");
+		registration.setOrder(properties.getFilter().getOrder());
+		return registration;
+	}
+
+}

@@ -1,0 +1,81 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+import org.springframework.web.util.pattern.PatternParseException;
+
+import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.web.RouteRule;
+
+/**
+ * Builds the route rules from {@code rate-limit.routes}, failing with the
+ * exact property name on the first invalid value.
+ */
+final class RouteRulesBinder {
+
+	private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
+			"TRACE");
+
+	private RouteRulesBinder() {
+	}
+
+	static List<RouteRule> bind(RateLimitProperties properties, RateLimitPolicies policies,
+			KeyExpressions expressions) {
+		List<RouteRule> rules = new ArrayList<>();
+		List<RateLimitProperties.Route> routes = properties.getRoutes();
+		for (int i = 0; i < routes.size(); i++) {
+			rules.add(bind("rate-limit.routes[" + i + "].", routes.get(i), policies, expressions));
+		}
+		return rules;
+	}
+
+	private static RouteRule bind(String prefix, RateLimitProperties.Route route, RateLimitPolicies policies,
+			KeyExpressions expressions) {
+		if (route.getPattern() == null || route.getPattern().isBlank()) {
+			throw invalid(prefix + "pattern", null, "a path pattern such as /api/** is required");
+		}
+		PathPattern pattern;
+		try {
+			pattern = PathPatternParser.defaultInstance.parse(route.getPattern());
+		}
+		catch (PatternParseException ex) {
+			throw invalid(prefix + "pattern", route.getPattern(), ex.getMessage());
+		}
+		Set<String> methods = new LinkedHashSet<>();
+		for (String method : route.getMethods()) {
+			String upper = method.strip().toUpperCase(Locale.ROOT);
+			if (!METHODS.contains(upper)) {
+				throw invalid(prefix + "methods", method, "not an HTTP method; use one of " + METHODS);
+			}
+			methods.add(upper);
+		}
+		if (route.getPolicies().isEmpty()) {
+			throw invalid(prefix + "policies", "[]", "list at least one policy name");
+		}
+		List<BoundPolicy> bound = new ArrayList<>();
+		for (String name : route.getPolicies()) {
+			RateLimitPolicy policy = policies.find(name.strip())
+				.orElseThrow(() -> invalid(prefix + "policies", name,
+						"no policy named '" + name + "' is configured (configured: " + policies.names() + ")"));
+			bound.add(new BoundPolicy(policy, expressions.parse(policy.key()), null, 1));
+		}
+		return new RouteRule(pattern, Set.copyOf(methods), List.copyOf(bound));
+	}
+
+	private static RateLimitConfigurationException invalid(String property, Object value, String reason) {
+		return new RateLimitConfigurationException(
+				"Property " + property + " with value '" + value + "' is invalid: " + reason,
+				"Update " + property + " in your configuration.", null);
+	}
+
+}

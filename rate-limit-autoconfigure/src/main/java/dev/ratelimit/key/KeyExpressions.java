@@ -1,0 +1,129 @@
+package dev.ratelimit.key;
+
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
+
+import dev.ratelimit.core.InvalidCostException;
+
+/**
+ * Parses and evaluates the SpEL expressions of keys and costs. Each distinct
+ * expression is parsed once, at start-up, and cached; evaluation only builds a
+ * small context per call.
+ */
+public final class KeyExpressions {
+
+	private static final Log logger = LogFactory.getLog(KeyExpressions.class);
+
+	private final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private final Map<String, Expression> cache = new ConcurrentHashMap<>();
+
+	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	private final BeanResolver beanResolver;
+
+	/**
+	 * Creates an evaluator.
+	 * @param beanResolver resolves {@code @beanName} references, may be {@code null}
+	 */
+	public KeyExpressions(BeanResolver beanResolver) {
+		this.beanResolver = beanResolver;
+	}
+
+	/**
+	 * Parses an expression, or returns the cached result of an earlier parse.
+	 * @param text the expression
+	 * @return the parsed expression
+	 * @throws ParseException if the text is not valid SpEL
+	 */
+	public Expression parse(String text) {
+		Expression expression = this.cache.get(text);
+		if (expression == null) {
+			expression = this.parser.parseExpression(text);
+			this.cache.putIfAbsent(text, expression);
+		}
+		return expression;
+	}
+
+	/**
+	 * Creates the context to evaluate a method invocation's expressions in.
+	 * @param request the current request, or {@code null}
+	 * @param method the invoked method, or {@code null} outside method calls
+	 * @param args the arguments, or {@code null}
+	 * @return the evaluation context
+	 */
+	public EvaluationContext context(KeyRequest request, Method method, Object[] args) {
+		KeyContext root = new KeyContext(request);
+		StandardEvaluationContext context = (method != null)
+				? new MethodBasedEvaluationContext(root, method, (args != null) ? args : new Object[0],
+						this.parameterNames)
+				: new StandardEvaluationContext(root);
+		if (request != null) {
+			context.setVariable("request", request.nativeRequest());
+		}
+		if (this.beanResolver != null) {
+			context.setBeanResolver(this.beanResolver);
+		}
+		return context;
+	}
+
+	/**
+	 * Evaluates a key expression.
+	 * @param expression the expression
+	 * @param context the context
+	 * @return the key, or {@code null} when the expression yields nothing or fails
+	 */
+	public String key(Expression expression, EvaluationContext context) {
+		try {
+			Object value = expression.getValue(context);
+			if (value == null) {
+				return null;
+			}
+			String key = value.toString();
+			return key.isEmpty() ? null : key;
+		}
+		catch (EvaluationException ex) {
+			// A key that cannot be computed is a missing key: the policy decides, never a 500.
+			if (logger.isDebugEnabled()) {
+				logger.debug("Key expression '" + expression.getExpressionString() + "' failed; treating the key as missing", ex);
+			}
+			return null;
+		}
+	}
+
+	/**
+	 * Evaluates a cost expression to a whole, non-negative number of units.
+	 * @param expression the expression
+	 * @param context the context
+	 * @param policy the policy name, for messages
+	 * @return the cost
+	 * @throws InvalidCostException if the value is missing, negative, not a number or not whole
+	 */
+	public long cost(Expression expression, EvaluationContext context, String policy) {
+		Object value;
+		try {
+			value = expression.getValue(context);
+		}
+		catch (EvaluationException ex) {
+			throw new InvalidCostException(policy, "Cost expression '" + expression.getExpressionString()
+					+ "' of policy '" + policy + "' could not be evaluated: " + ex.getMessage());
+		}
+		return Costs.toUnits(value, policy);
+	}
+
+}

@@ -1,0 +1,109 @@
+package dev.ratelimit.web;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import dev.ratelimit.core.RateLimitBackendUnavailableException;
+import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.core.RateLimitExceededException;
+
+/**
+ * Writes the RFC 9457 {@code application/problem+json} responses of the HTTP
+ * contract: 429 for a caller over its limit, 503 when a fail-closed policy's
+ * backend is down, 400 for a missing key or an invalid cost. Every one is
+ * marked {@code Cache-Control: no-store}.
+ */
+public final class ProblemResponses {
+
+	/** Problem type of a caller over its limit. */
+	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+	/** Problem type of a limiter that cannot decide. */
+	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
+
+	/** Seconds a client is asked to wait when the backend of a fail-closed policy is down. */
+	static final long UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
+	private ProblemResponses() {
+	}
+
+	/**
+	 * Writes the response for a limiter exception.
+	 * @param request the request
+	 * @param response the response, not yet committed
+	 * @param ex the exception
+	 * @throws IOException if the body cannot be written
+	 */
+	public static void write(HttpServletRequest request, HttpServletResponse response, RateLimitException ex)
+			throws IOException {
+		if (ex instanceof RateLimitExceededException exceeded) {
+			long retryAfter = Math.max(1, RateLimitHeaders.seconds(exceeded.getRetryAfterMicros()));
+			response.setHeader("Retry-After", Long.toString(retryAfter));
+			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
+					"Rate limit exceeded; retry after " + retryAfter + " s.", exceeded.getViolatedPolicies());
+		}
+		else if (ex instanceof RateLimitBackendUnavailableException unavailable) {
+			response.setHeader("Retry-After", Long.toString(UNAVAILABLE_RETRY_AFTER_SECONDS));
+			write(request, response, 503, TEMPORARY_REDUCED_CAPACITY, "Service Unavailable",
+					"The rate limiter cannot decide right now; retry shortly.", List.of(unavailable.getPolicy()));
+		}
+		else {
+			write(request, response, 400, "about:blank", "Bad Request", ex.getMessage(), null);
+		}
+	}
+
+	private static void write(HttpServletRequest request, HttpServletResponse response, int status, String type,
+			String title, String detail, List<String> policies) throws IOException {
+		response.setStatus(status);
+		response.setHeader("Cache-Control", "no-store");
+		response.setContentType("application/problem+json");
+		response.setCharacterEncoding(StandardCharsets.UTF_8.name());
+		StringBuilder json = new StringBuilder(256);
+		json.append("{\"type\":");
+		string(json, type);
+		json.append(",\"title\":");
+		string(json, title);
+		json.append(",\"status\":").append(status).append(",\"detail\":");
+		string(json, detail);
+		json.append(",\"instance\":");
+		string(json, request.getRequestURI());
+		if (policies != null) {
+			json.append(status == 429 ? ",\"violated-policies\":[" : ",\"policies\":[");
+			for (int i = 0; i < policies.size(); i++) {
+				if (i > 0) {
+					json.append(',');
+				}
+				string(json, policies.get(i));
+			}
+			json.append(']');
+		}
+		json.append('}');
+		response.getWriter().write(json.toString());
+		response.flushBuffer();
+	}
+
+	private static void string(StringBuilder json, String value) {
+		json.append('"');
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			switch (c) {
+				case '"' -> json.append("\\\"");
+				case '\\' -> json.append("\\\\");
+				default -> {
+					if (c < 0x20 || c == 0x2028 || c == 0x2029) {
+						json.append(String.format("\\u%04x", (int) c));
+					}
+					else {
+						json.append(c);
+					}
+				}
+			}
+		}
+		json.append('"');
+	}
+
+}

@@ -1,0 +1,116 @@
+package dev.ratelimit.web;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.springframework.expression.EvaluationContext;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.LimitRequest;
+import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.key.KeyExpressions;
+
+/**
+ * Enforces the route rules of {@code rate-limit.routes} before the request
+ * body is read or a controller runs. An allowed request continues with the
+ * rate-limit header fields set; a denied one is answered here with 429.
+ */
+public class RateLimitFilter extends OncePerRequestFilter {
+
+	private final List<RouteRule> routes;
+
+	private final RateLimiter limiter;
+
+	private final KeyExpressions expressions;
+
+	private final ClientIpResolver ipResolver;
+
+	private final RateLimitHeaders headers;
+
+	/**
+	 * Creates the filter.
+	 * @param routes the route rules, in configuration order
+	 * @param limiter decides
+	 * @param expressions evaluates keys
+	 * @param ipResolver resolves client addresses
+	 * @param headers writes the header fields
+	 */
+	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
+			ClientIpResolver ipResolver, RateLimitHeaders headers) {
+		this.routes = List.copyOf(routes);
+		this.limiter = limiter;
+		this.expressions = expressions;
+		this.ipResolver = ipResolver;
+		this.headers = headers;
+	}
+
+	@Override
+	protected boolean shouldNotFilter(HttpServletRequest request) {
+		return this.routes.isEmpty();
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		List<BoundPolicy> policies = matchingPolicies(request);
+		if (policies.isEmpty()) {
+			chain.doFilter(request, response);
+			return;
+		}
+		EvaluationContext context = this.expressions.context(new ServletKeyRequest(request, this.ipResolver), null,
+				null);
+		List<LimitRequest> calls = new ArrayList<>(policies.size());
+		RateLimitOutcome outcome;
+		try {
+			for (BoundPolicy bound : policies) {
+				calls.add(bound.toRequest(this.expressions, context));
+			}
+			outcome = this.limiter.acquire(calls);
+		}
+		catch (RateLimitException ex) {
+			ProblemResponses.write(request, response, ex);
+			return;
+		}
+		this.headers.record(request, response, outcome);
+		if (!outcome.allowed()) {
+			ProblemResponses.write(request, response, new RateLimitExceededException(outcome));
+			return;
+		}
+		chain.doFilter(request, response);
+	}
+
+	private List<BoundPolicy> matchingPolicies(HttpServletRequest request) {
+		PathContainer path = RequestPath.parse(request.getRequestURI(), request.getContextPath())
+			.pathWithinApplication();
+		String method = request.getMethod();
+		List<BoundPolicy> matched = List.of();
+		for (RouteRule route : this.routes) {
+			if (route.matches(method, path)) {
+				if (matched.isEmpty()) {
+					matched = new ArrayList<>(route.policies().size());
+				}
+				for (BoundPolicy bound : route.policies()) {
+					// A policy listed by two matching routes is applied once.
+					if (matched.stream().noneMatch((b) -> b.policy().name().equals(bound.policy().name()))) {
+						matched.add(bound);
+					}
+				}
+			}
+		}
+		return matched;
+	}
+
+}

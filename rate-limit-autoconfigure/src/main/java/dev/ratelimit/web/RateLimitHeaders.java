@@ -1,0 +1,119 @@
+package dev.ratelimit.web;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.PolicyDecision;
+import dev.ratelimit.core.RateLimitOutcome;
+
+/**
+ * Writes the rate-limit header fields of a response. Decisions of one request
+ * are collected in a request attribute, so that a route rule (the filter) and
+ * an annotation (the aspect) on the same request produce one list of policies.
+ * <p>
+ * The IETF fields follow draft-ietf-httpapi-ratelimit-headers-11: Structured
+ * Field Lists of the policy name as a String with parameters, e.g.
+ * {@code RateLimit-Policy: "agent-runs";q=5;w=5} (quota and window in seconds)
+ * and {@code RateLimit: "agent-runs";r=3;t=2} (remaining and seconds until the
+ * quota is fully restored).
+ */
+public final class RateLimitHeaders {
+
+	/** Request attribute holding the decisions made for the request so far. */
+	public static final String DECISIONS_ATTRIBUTE = RateLimitHeaders.class.getName() + ".decisions";
+
+	private final HeaderMode mode;
+
+	/**
+	 * Creates a writer.
+	 * @param mode which fields to write
+	 */
+	public RateLimitHeaders(HeaderMode mode) {
+		this.mode = mode;
+	}
+
+	/**
+	 * Adds an outcome's decisions to the request and rewrites the header fields.
+	 * @param request the request
+	 * @param response the response, not yet committed
+	 * @param outcome the outcome
+	 */
+	public void record(HttpServletRequest request, HttpServletResponse response, RateLimitOutcome outcome) {
+		if (this.mode == HeaderMode.NONE || outcome.decisions().isEmpty()) {
+			return;
+		}
+		List<PolicyDecision> decisions = decisions(request);
+		for (PolicyDecision decision : outcome.decisions()) {
+			decisions.removeIf((d) -> d.policy().name().equals(decision.policy().name()));
+			decisions.add(decision);
+		}
+		if (!response.isCommitted()) {
+			write(response, decisions);
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<PolicyDecision> decisions(HttpServletRequest request) {
+		Object existing = request.getAttribute(DECISIONS_ATTRIBUTE);
+		if (existing instanceof List<?> list) {
+			return (List<PolicyDecision>) list;
+		}
+		List<PolicyDecision> created = new ArrayList<>(2);
+		request.setAttribute(DECISIONS_ATTRIBUTE, created);
+		return created;
+	}
+
+	private void write(HttpServletResponse response, List<PolicyDecision> decisions) {
+		if (this.mode == HeaderMode.IETF || this.mode == HeaderMode.BOTH) {
+			StringBuilder policy = new StringBuilder();
+			StringBuilder state = new StringBuilder();
+			for (PolicyDecision pd : decisions) {
+				String name = "\"" + pd.policy().name() + "\"";
+				Decision d = pd.decision();
+				separate(policy).append(name)
+					.append(";q=")
+					.append(d.limit())
+					.append(";w=")
+					.append(seconds(pd.policy().fullRefillMicros()));
+				separate(state).append(name)
+					.append(";r=")
+					.append(d.remaining())
+					.append(";t=")
+					.append(seconds(d.resetAfterMicros()));
+			}
+			response.setHeader("RateLimit-Policy", policy.toString());
+			response.setHeader("RateLimit", state.toString());
+		}
+		if (this.mode == HeaderMode.LEGACY || this.mode == HeaderMode.BOTH) {
+			// One set of numbers only: report the policy closest to denying.
+			PolicyDecision tightest = decisions.get(0);
+			for (PolicyDecision pd : decisions) {
+				if (pd.decision().remaining() < tightest.decision().remaining()) {
+					tightest = pd;
+				}
+			}
+			response.setHeader("X-RateLimit-Limit", Long.toString(tightest.decision().limit()));
+			response.setHeader("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
+			response.setHeader("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfterMicros())));
+		}
+	}
+
+	private static StringBuilder separate(StringBuilder sb) {
+		return sb.isEmpty() ? sb : sb.append(", ");
+	}
+
+	/**
+	 * Converts microseconds to whole seconds, rounding up so that a client never
+	 * comes back too early.
+	 * @param micros the duration in microseconds
+	 * @return the seconds, rounded up
+	 */
+	static long seconds(long micros) {
+		return -Math.floorDiv(-micros, 1_000_000L);
+	}
+
+}

@@ -1,0 +1,54 @@
+package dev.ratelimit.web;
+
+import java.security.Principal;
+import java.util.Collections;
+import java.util.List;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.key.KeyRequest;
+
+/**
+ * {@link KeyRequest} over a servlet request.
+ */
+final class ServletKeyRequest implements KeyRequest {
+
+	private final HttpServletRequest request;
+
+	private final ClientIpResolver ipResolver;
+
+	private String clientIp;
+
+	ServletKeyRequest(HttpServletRequest request, ClientIpResolver ipResolver) {
+		this.request = request;
+		this.ipResolver = ipResolver;
+	}
+
+	@Override
+	public String header(String name) {
+		String value = this.request.getHeader(name);
+		return (value == null || value.isBlank()) ? null : value;
+	}
+
+	@Override
+	public String clientIp() {
+		if (this.clientIp == null) {
+			List<String> forwarded = Collections.list(this.request.getHeaders("X-Forwarded-For"));
+			this.clientIp = this.ipResolver.resolve(this.request.getRemoteAddr(), forwarded);
+		}
+		return this.clientIp;
+	}
+
+	@Override
+	public String principalName() {
+		Principal principal = this.request.getUserPrincipal();
+		return (principal != null) ? principal.getName() : null;
+	}
+
+	@Override
+	public Object nativeRequest() {
+		return this.request;
+	}
+
+}

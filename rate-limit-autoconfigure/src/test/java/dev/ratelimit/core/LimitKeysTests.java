@@ -1,0 +1,52 @@
+package dev.ratelimit.core;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class LimitKeysTests {
+
+	private final LimitKeys keys = new LimitKeys("rl", 128);
+
+	@Test
+	void keyIsNamespacedByPrefixAndPolicyAndCarriesAHashTag() {
+		assertThat(this.keys.build("agent-runs", "user-42")).isEqualTo("rl:agent-runs:{user-42}");
+	}
+
+	@Test
+	void bracesAndControlCharactersCannotBreakTheHashTag() {
+		String key = this.keys.build("p", "a}b{c\r\nd e\u0000");
+		assertThat(key).isEqualTo("rl:p:{a%7Db%7Bc%0D%0Ad%20e%00}");
+		assertThat(key.substring(key.indexOf('{') + 1, key.length() - 1)).doesNotContain("{", "}");
+	}
+
+	@Test
+	void encodingIsInjectiveSoDifferentCallersNeverShareABucket() {
+		assertThat(this.keys.build("p", "a{")).isNotEqualTo(this.keys.build("p", "a%7B"));
+		assertThat(this.keys.build("p", "%none")).isNotEqualTo(this.keys.sharedKey("p"));
+		assertThat(this.keys.build("p", "é")).isNotEqualTo(this.keys.build("p", "%C3%A9"));
+	}
+
+	@Test
+	void longValuesAreHashedToABoundedLength() {
+		String huge = "x".repeat(10_000);
+		String key = this.keys.build("p", huge);
+		assertThat(key).startsWith("rl:p:{%h").hasSizeLessThan(64);
+		assertThat(this.keys.build("p", huge + "y")).isNotEqualTo(key);
+		assertThat(this.keys.build("p", huge)).isEqualTo(key);
+	}
+
+	@Test
+	void valueAtTheLimitIsKeptReadable() {
+		String value = "v".repeat(128);
+		assertThat(this.keys.build("p", value)).isEqualTo("rl:p:{" + value + "}");
+	}
+
+	@Test
+	void prefixMustBeSafe() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new LimitKeys("r{l", 128)).withMessageContaining("r{l");
+		assertThatIllegalArgumentException().isThrownBy(() -> new LimitKeys("rl", 3)).withMessageContaining("16");
+	}
+
+}

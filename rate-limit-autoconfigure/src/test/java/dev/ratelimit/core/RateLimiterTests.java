@@ -1,0 +1,101 @@
+package dev.ratelimit.core;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import dev.ratelimit.memory.InMemoryRateLimitBackend;
+import dev.ratelimit.support.ManualTimeSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class RateLimiterTests {
+
+	private final LimitKeys keys = new LimitKeys("rl", 128);
+
+	private final RateLimiter limiter = new RateLimiter(new InMemoryRateLimitBackend(new ManualTimeSource(), 100),
+			this.keys);
+
+	private final RateLimitPolicy.Builder onePerHour = RateLimitPolicy.builder("p").capacity(1).refill("1/1h");
+
+	@Test
+	void missingKeyWithSharedCountsAllKeylessCallersTogether() {
+		RateLimitPolicy policy = this.onePerHour.missingKey(MissingKeyAction.SHARED).build();
+		assertThat(acquire(policy, null).allowed()).isTrue();
+		assertThat(acquire(policy, null).allowed()).isFalse();
+		assertThat(acquire(policy, "someone").allowed()).isTrue();
+	}
+
+	@Test
+	void missingKeyWithAllowSkipsThePolicy() {
+		RateLimitPolicy policy = this.onePerHour.missingKey(MissingKeyAction.ALLOW).build();
+		assertThat(acquire(policy, null).decisions()).isEmpty();
+		assertThat(acquire(policy, null).allowed()).isTrue();
+	}
+
+	@Test
+	void missingKeyWithRejectThrowsNamingThePolicy() {
+		RateLimitPolicy policy = this.onePerHour.missingKey(MissingKeyAction.REJECT).key("header('X-User')").build();
+		assertThatExceptionOfType(RateLimitKeyMissingException.class).isThrownBy(() -> acquire(policy, null))
+			.withMessageContaining("'p'")
+			.withMessageContaining("header('X-User')");
+	}
+
+	@Test
+	void negativeCostAndCostAboveCapacityAreRejectedWithAMessage() {
+		RateLimitPolicy policy = this.onePerHour.build();
+		assertThatExceptionOfType(InvalidCostException.class)
+			.isThrownBy(() -> this.limiter.acquire(List.of(new LimitRequest(policy, "k", -1))))
+			.withMessageContaining("negative");
+		assertThatExceptionOfType(InvalidCostException.class)
+			.isThrownBy(() -> this.limiter.acquire(List.of(new LimitRequest(policy, "k", 2))))
+			.withMessageContaining("can never be allowed");
+	}
+
+	@Test
+	void firstDenialStopsSoLaterPoliciesAreNotCharged() {
+		RateLimitPolicy tight = RateLimitPolicy.builder("tight").capacity(1).refill("1/1h").build();
+		RateLimitPolicy loose = RateLimitPolicy.builder("loose").capacity(10).refill("1/1h").build();
+		List<LimitRequest> call = List.of(new LimitRequest(tight, "k", 1), new LimitRequest(loose, "k", 1));
+		assertThat(this.limiter.acquire(call).allowed()).isTrue();
+		RateLimitOutcome denied = this.limiter.acquire(call);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.violatedPolicies()).containsExactly("tight");
+		assertThat(denied.retryAfterMicros()).isEqualTo(3_600_000_000L);
+		assertThat(acquire(loose, "k").decisions().get(0).decision().remaining()).isEqualTo(8);
+	}
+
+	@Test
+	void failedBackendAllowsOpenPoliciesAndRejectsClosedOnes() {
+		RateLimitBackend broken = (policy, key, cost) -> {
+			throw new IllegalStateException("connection refused");
+		};
+		RateLimiter failing = new RateLimiter(broken, this.keys);
+		RateLimitPolicy open = this.onePerHour.failureMode(FailureMode.OPEN).build();
+		RateLimitPolicy closed = RateLimitPolicy.builder("money").capacity(1).refill("1/1h")
+			.failureMode(FailureMode.CLOSED).build();
+		assertThat(failing.acquire(List.of(new LimitRequest(open, "k", 1))).allowed()).isTrue();
+		assertThatExceptionOfType(RateLimitBackendUnavailableException.class)
+			.isThrownBy(() -> failing.acquire(List.of(new LimitRequest(closed, "k", 1))))
+			.satisfies((ex) -> assertThat(ex.getPolicy()).isEqualTo("money"));
+	}
+
+	@Test
+	void acquireOrThrowCarriesTheDecisionAndPolicyNames() {
+		RateLimitPolicy policy = this.onePerHour.build();
+		this.limiter.acquireOrThrow(policy, "k", 1);
+		assertThatExceptionOfType(RateLimitExceededException.class)
+			.isThrownBy(() -> this.limiter.acquireOrThrow(policy, "k", 1))
+			.satisfies((ex) -> {
+				assertThat(ex.getViolatedPolicies()).containsExactly("p");
+				assertThat(ex.getOutcome().decisions().get(0).decision().allowed()).isFalse();
+				assertThat(ex.getRetryAfterMicros()).isEqualTo(3_600_000_000L);
+			});
+	}
+
+	private RateLimitOutcome acquire(RateLimitPolicy policy, String key) {
+		return this.limiter.acquire(List.of(new LimitRequest(policy, key, 1)));
+	}
+
+}
