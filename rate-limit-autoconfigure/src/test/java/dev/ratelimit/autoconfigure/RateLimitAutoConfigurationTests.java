@@ -1,0 +1,301 @@
+package dev.ratelimit.autoconfigure;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import dev.ratelimit.RateLimited;
+import dev.ratelimit.aop.RateLimitAspect;
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.memory.InMemoryRateLimitBackend;
+import dev.ratelimit.redis.RedisRateLimitBackend;
+import dev.ratelimit.web.RateLimitExceptionResolver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class RateLimitAutoConfigurationTests {
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class));
+
+	@Test
+	void runWithDefaultsShouldUseTheInMemoryBackend() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(RateLimiter.class);
+			assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(InMemoryRateLimitBackend.class);
+			assertThat(context).hasSingleBean(RateLimitAspect.class);
+			assertThat(context).doesNotHaveBean(RateLimitExceptionResolver.class);
+		});
+	}
+
+	@Test
+	void runWhenDisabledShouldCreateNothing() {
+		this.contextRunner.withPropertyValues("rate-limit.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(RateLimiter.class)
+				.doesNotHaveBean(RateLimitAspect.class));
+	}
+
+	@Test
+	void runWithUserBackendShouldBackOff() {
+		this.contextRunner.withUserConfiguration(UserBackendConfiguration.class)
+			.withPropertyValues("rate-limit.backend=redis")
+			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+				.isSameAs(context.getBean(UserBackendConfiguration.class).backend));
+	}
+
+	@Test
+	void runWithRedisBackendShouldUseTheApplicationsConnectionFactory() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(RedisConnectionFactory.class);
+				assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(RedisRateLimitBackend.class);
+			});
+	}
+
+	@Test
+	void runWithRedisBackendAndNoConnectionFactoryShouldFailWithAClearMessage() {
+		this.contextRunner.withPropertyValues("rate-limit.backend=redis")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.backend=redis but no RedisConnectionFactory bean exists"));
+	}
+
+	@Test
+	void runWithRedisBackendAndNoSpringDataRedisShouldFailWithAClearMessage() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+			.withPropertyValues("rate-limit.backend=redis")
+			.run((context) -> {
+				FailureAnalysis analysis = analyze(context);
+				assertThat(analysis.getDescription()).contains("Spring Data Redis is not on the classpath");
+				assertThat(analysis.getAction()).contains("spring-boot-starter-data-redis");
+			});
+	}
+
+	@Test
+	void runWithNamedPoliciesShouldBindThemWithPlaceholders() {
+		this.contextRunner
+			.withPropertyValues("limits.burst=7", "rate-limit.policies.api.capacity=${limits.burst}",
+					"rate-limit.policies.api.refill=7/1s", "rate-limit.policies.api.key=header('X-Api-Key')")
+			.run((context) -> {
+				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				assertThat(policies.find("api")).hasValueSatisfying((policy) -> {
+					assertThat(policy.capacity()).isEqualTo(7);
+					assertThat(policy.key()).isEqualTo("header('X-Api-Key')");
+				});
+			});
+	}
+
+	@Test
+	void runWithNonPositiveCapacityShouldNameTheProperty() {
+		this.contextRunner.withPropertyValues("rate-limit.policies.api.capacity=0", "rate-limit.policies.api.refill=1/1s")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.policies.api.capacity")
+				.contains("'0'"));
+	}
+
+	@Test
+	void runWithNonPositiveRefillShouldNameTheProperty() {
+		this.contextRunner.withPropertyValues("rate-limit.policies.api.capacity=5", "rate-limit.policies.api.refill=0/1s")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.policies.api.refill")
+				.contains("'0/1s'"));
+	}
+
+	@Test
+	void runWithUnparsablePolicyKeyShouldNameTheProperty() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.policies.api.capacity=5", "rate-limit.policies.api.refill=1/1s",
+					"rate-limit.policies.api.key=header('X-Api-Key'")
+			.run((context) -> assertThat(analyze(context).getDescription()).contains("rate-limit.policies.api.key"));
+	}
+
+	@Test
+	void runWithAnnotationNamingAnUnknownPolicyShouldNameTheMethod() {
+		this.contextRunner.withUserConfiguration(UnknownPolicyConfiguration.class)
+			.withPropertyValues("rate-limit.policies.agent-runs.capacity=5", "rate-limit.policies.agent-runs.refill=1/1s")
+			.run((context) -> {
+				FailureAnalysis analysis = analyze(context);
+				assertThat(analysis.getDescription()).contains(UnknownPolicyService.class.getName() + ".run()")
+					.contains("'agnt-runs'")
+					.contains("[agent-runs]");
+				assertThat(analysis.getAction()).contains("rate-limit.policies.agnt-runs");
+			});
+	}
+
+	@Test
+	void runWithUnparsableAnnotationKeyShouldNameTheMethodAndExpression() {
+		this.contextRunner.withUserConfiguration(BadExpressionConfiguration.class)
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains(BadExpressionService.class.getName() + ".run()")
+				.contains("#user.."));
+	}
+
+	@Test
+	void runWithInvalidInlineCapacityShouldNameTheMethodAndAttribute() {
+		this.contextRunner.withUserConfiguration(BadInlineConfiguration.class)
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains(BadInlineService.class.getName() + ".run()")
+				.contains("capacity '-3'"));
+	}
+
+	@Test
+	void annotatedServiceMethodIsLimitedOutsideWebRequests() {
+		this.contextRunner.withUserConfiguration(InlineConfiguration.class)
+			.withPropertyValues("inline.capacity=2")
+			.run((context) -> {
+				InlineService service = context.getBean(InlineService.class);
+				assertThat(service.work("a")).isEqualTo("done a");
+				assertThat(service.work("a")).isEqualTo("done a");
+				assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.work("a"))
+					.satisfies((ex) -> assertThat(ex.getViolatedPolicies()).containsExactly("inline-work"));
+				assertThat(service.work("b")).isEqualTo("done b");
+				assertThat(service.calls()).isEqualTo(3);
+			});
+	}
+
+	@Test
+	void runInServletApplicationShouldRegisterTheFilterAndExceptionResolver() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
+			.withPropertyValues("rate-limit.filter.order=5")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(RateLimitExceptionResolver.class);
+				assertThat(context).getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
+					.satisfies((registration) -> assertThat(registration.getOrder()).isEqualTo(5));
+			});
+	}
+
+	@Test
+	void runWithRouteNamingAnUnknownPolicyShouldNameTheProperty() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
+			.withPropertyValues("rate-limit.routes[0].pattern=/api/**", "rate-limit.routes[0].policies=nope")
+			.run((context) -> assertThat(analyze(context).getDescription()).contains("rate-limit.routes[0].policies")
+				.contains("'nope'"));
+	}
+
+	@Test
+	void runWithInvalidTrustedProxyShouldNameTheProperty() {
+		this.contextRunner.withPropertyValues("rate-limit.trusted-proxies=10.0.0.0/8,proxy.local")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.trusted-proxies[1]")
+				.contains("proxy.local"));
+	}
+
+	private static FailureAnalysis analyze(ApplicationContextAssertProvider<?> context) {
+		assertThat(context).hasFailed();
+		Throwable failure = context.getStartupFailure();
+		FailureAnalysis analysis = new RateLimitConfigurationFailureAnalyzer().analyze(failure);
+		assertThat(analysis).isNotNull();
+		return analysis;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserBackendConfiguration {
+
+		final RateLimitBackend backend = (policy, key, cost) -> new Decision(true, 0, 0, 0, 0);
+
+		@Bean
+		RateLimitBackend userBackend() {
+			return this.backend;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UnknownPolicyConfiguration {
+
+		@Bean
+		UnknownPolicyService unknownPolicyService() {
+			return new UnknownPolicyService();
+		}
+
+	}
+
+	static class UnknownPolicyService {
+
+		@RateLimited("agnt-runs")
+		public void run() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BadExpressionConfiguration {
+
+		@Bean
+		BadExpressionService badExpressionService() {
+			return new BadExpressionService();
+		}
+
+	}
+
+	static class BadExpressionService {
+
+		@RateLimited(capacity = "5", refill = "1/1s", key = "#user..")
+		public void run() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BadInlineConfiguration {
+
+		@Bean
+		BadInlineService badInlineService() {
+			return new BadInlineService();
+		}
+
+	}
+
+	static class BadInlineService {
+
+		@RateLimited(capacity = "-3", refill = "1/1s")
+		public void run() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class InlineConfiguration {
+
+		@Bean
+		InlineService inlineService() {
+			return new InlineService();
+		}
+
+	}
+
+	static class InlineService {
+
+		private int calls;
+
+		public int calls() {
+			return this.calls;
+		}
+
+		@RateLimited(policy = "inline-work", capacity = "${inline.capacity}", refill = "1/1h", key = "#user")
+		public String work(String user) {
+			this.calls++;
+			return "done " + user;
+		}
+
+	}
+
+}

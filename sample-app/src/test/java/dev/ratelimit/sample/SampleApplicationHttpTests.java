@@ -1,0 +1,152 @@
+package dev.ratelimit.sample;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+
+import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.memory.InMemoryRateLimitBackend;
+import dev.ratelimit.support.ManualTimeSource;
+
+import static dev.ratelimit.sample.HttpContract.assertAllowed;
+import static dev.ratelimit.sample.HttpContract.assertTooManyRequests;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The sample app over real HTTP on the default in-memory backend, with a clock
+ * the test moves.
+ */
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+@Import(SampleApplicationHttpTests.ManualClock.class)
+class SampleApplicationHttpTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	ManualTimeSource clock;
+
+	@Autowired
+	RateLimitBackend backend;
+
+	HttpContract http;
+
+	@BeforeEach
+	void setUp() {
+		this.http = new HttpContract(this.port);
+		// Every test starts from full buckets: an hour refills them all.
+		this.clock.advance(Duration.ofHours(1));
+	}
+
+	@Test
+	void startsOnTheInMemoryBackend() {
+		assertThat(this.backend).isInstanceOf(InMemoryRateLimitBackend.class);
+	}
+
+	@Test
+	void agentRunAllowsABurstOfFiveThenAnswers429WithTheContract() throws Exception {
+		for (int remaining = 4; remaining >= 0; remaining--) {
+			HttpResponse<String> response = this.http.post("/agent/run", "X-User-Id", "alice");
+			assertAllowed(response, "\"agent-runs\";q=5;w=5", "\"agent-runs\";r=" + remaining + ";t=" + (5 - remaining));
+			assertThat((String) JsonPath.read(response.body(), "$.status")).isEqualTo("queued");
+		}
+		HttpResponse<String> denied = this.http.post("/agent/run", "X-User-Id", "alice");
+		assertTooManyRequests(denied, "1", List.of("agent-runs"), "/agent/run");
+		HttpContract.assertRateLimitFields(denied, "\"agent-runs\";q=5;w=5", "\"agent-runs\";r=0;t=5");
+	}
+
+	@Test
+	void agentRunRefillsOnePerSecond() throws Exception {
+		for (int i = 0; i < 5; i++) {
+			assertThat(this.http.post("/agent/run", "X-User-Id", "bob").statusCode()).isEqualTo(200);
+		}
+		this.clock.advance(Duration.ofMillis(999));
+		assertThat(this.http.post("/agent/run", "X-User-Id", "bob").statusCode()).isEqualTo(429);
+		this.clock.advance(Duration.ofMillis(1));
+		assertAllowed(this.http.post("/agent/run", "X-User-Id", "bob"), "\"agent-runs\";q=5;w=5",
+				"\"agent-runs\";r=0;t=5");
+		HttpResponse<String> denied = this.http.post("/agent/run", "X-User-Id", "bob");
+		assertTooManyRequests(denied, "1", List.of("agent-runs"), "/agent/run");
+	}
+
+	@Test
+	void agentRunLimitsEachUserSeparately() throws Exception {
+		for (int i = 0; i < 5; i++) {
+			this.http.post("/agent/run", "X-User-Id", "carol");
+		}
+		assertThat(this.http.post("/agent/run", "X-User-Id", "carol").statusCode()).isEqualTo(429);
+		assertThat(this.http.post("/agent/run", "X-User-Id", "dave").statusCode()).isEqualTo(200);
+	}
+
+	@Test
+	void agentRunWithoutUserHeaderIsABadRequestNotAServerError() throws Exception {
+		HttpResponse<String> response = this.http.post("/agent/run");
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
+				(type) -> assertThat(type).startsWith("application/problem+json"));
+		assertThat((String) JsonPath.read(response.body(), "$.detail")).contains("agent-runs")
+			.contains("header('X-User-Id')");
+	}
+
+	@Test
+	void hostileUserKeysAreLimitedLikeAnyOther() throws Exception {
+		String hostile = "{x}" + "y".repeat(4000);
+		for (int i = 0; i < 5; i++) {
+			assertThat(this.http.post("/agent/run", "X-User-Id", hostile).statusCode()).isEqualTo(200);
+		}
+		assertThat(this.http.post("/agent/run", "X-User-Id", hostile).statusCode()).isEqualTo(429);
+	}
+
+	@Test
+	void helloIsLimitedPerClientIpByTheRouteRule() throws Exception {
+		for (int remaining = 19; remaining >= 0; remaining--) {
+			HttpResponse<String> response = this.http.get("/api/hello");
+			assertAllowed(response, "\"per-ip\";q=20;w=2",
+					"\"per-ip\";r=" + remaining + ";t=" + -Math.floorDiv(-(20 - remaining) * 100_000, 1_000_000));
+		}
+		HttpResponse<String> denied = this.http.get("/api/hello");
+		assertTooManyRequests(denied, "1", List.of("per-ip"), "/api/hello");
+		assertThat(denied.body()).doesNotContain("\"message\"");
+		this.clock.advance(Duration.ofMillis(100));
+		assertThat(this.http.get("/api/hello").statusCode()).isEqualTo(200);
+	}
+
+	@Test
+	void spoofedForwardedForFromAnUntrustedPeerDoesNotEscapeTheIpLimit() throws Exception {
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.http.get("/api/hello", "X-Forwarded-For", "10.0.0." + i).statusCode()).isEqualTo(200);
+		}
+		assertThat(this.http.get("/api/hello", "X-Forwarded-For", "10.9.9.9").statusCode()).isEqualTo(429);
+	}
+
+	@Test
+	void agentRunCarriesNoRouteHeadersAndHelloNoAnnotationHeaders() throws Exception {
+		assertThat(this.http.post("/agent/run", "X-User-Id", "erin").headers().firstValue("RateLimit-Policy"))
+			.hasValue("\"agent-runs\";q=5;w=5");
+		assertThat(this.http.get("/api/hello").headers().firstValue("RateLimit-Policy"))
+			.hasValue("\"per-ip\";q=20;w=2");
+	}
+
+	@TestConfiguration(proxyBeanMethods = false)
+	static class ManualClock {
+
+		@Bean
+		ManualTimeSource rateLimitTimeSource() {
+			return new ManualTimeSource();
+		}
+
+	}
+
+}
