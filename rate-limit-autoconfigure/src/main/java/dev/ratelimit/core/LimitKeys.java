@@ -15,7 +15,8 @@ import java.util.Base64;
  * value can neither break the Redis Cluster hash tag nor inject a separator, and
  * two different values never collide;</li>
  * <li>a value longer than the configured maximum is replaced by {@code %h} and
- * the Base64url SHA-256 of the value (a form no encoded value can take);</li>
+ * the Base64url SHA-256 of its encoded form, and the empty value by
+ * {@code %e} (forms no encoded value can take);</li>
  * <li>the value sits in a hash tag, so every key of one caller lands in one
  * Redis Cluster slot.</li>
  * </ul>
@@ -74,8 +75,12 @@ public final class LimitKeys {
 	 * @return the value as it appears inside the hash tag
 	 */
 	public String safeValue(String value) {
+		if (value.isEmpty()) {
+			// An empty hash tag would make Redis Cluster hash the whole key.
+			return "%e";
+		}
 		String encoded = needsEncoding(value) ? encode(value) : value;
-		return (encoded.length() <= this.maxLength) ? encoded : hashed(value);
+		return (encoded.length() <= this.maxLength) ? encoded : hashed(encoded);
 	}
 
 	private static boolean needsEncoding(String value) {
@@ -88,22 +93,39 @@ public final class LimitKeys {
 	}
 
 	private static boolean isReserved(char c) {
-		return c <= ' ' || c == 0x7F || c == '{' || c == '}' || c == '%' || Character.isISOControl(c);
+		return c <= ' ' || c == 0x7F || c == '{' || c == '}' || c == '%' || Character.isISOControl(c)
+				|| Character.isSurrogate(c);
 	}
 
 	private static String encode(String value) {
 		StringBuilder sb = new StringBuilder(value.length() + 16);
-		for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
-			char c = (char) (b & 0xFF);
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
 			if (c < 0x80 && !isReserved(c)) {
 				sb.append(c);
 			}
+			else if (Character.isHighSurrogate(c) && i + 1 < value.length()
+					&& Character.isLowSurrogate(value.charAt(i + 1))) {
+				escapeUtf8(sb, value.substring(i, i + 2));
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				// A lone surrogate has no UTF-8 form; getBytes would turn it into '?' and collide.
+				sb.append("%u").append(HEX[(c >> 12) & 0xF]).append(HEX[(c >> 8) & 0xF])
+					.append(HEX[(c >> 4) & 0xF]).append(HEX[c & 0xF]);
+			}
 			else {
-				// Once a value needs escaping, non-ASCII bytes are escaped too: byte-exact and injective.
-				sb.append('%').append(HEX[c >> 4]).append(HEX[c & 0xF]);
+				// Once a value needs escaping, non-ASCII is escaped too: byte-exact and injective.
+				escapeUtf8(sb, String.valueOf(c));
 			}
 		}
 		return sb.toString();
+	}
+
+	private static void escapeUtf8(StringBuilder sb, String text) {
+		for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
+			sb.append('%').append(HEX[(b >> 4) & 0xF]).append(HEX[b & 0xF]);
+		}
 	}
 
 	private static String hashed(String value) {

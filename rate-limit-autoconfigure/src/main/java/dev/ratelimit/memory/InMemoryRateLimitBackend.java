@@ -1,5 +1,7 @@
 package dev.ratelimit.memory;
 
+import java.util.concurrent.TimeUnit;
+
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
@@ -22,6 +24,14 @@ import dev.ratelimit.core.TokenBucket;
  * early; size the bound above the number of concurrently active keys.
  */
 public final class InMemoryRateLimitBackend implements RateLimitBackend {
+
+	/**
+	 * Caffeine leaves an entry's expiry alone when a read would move it by less
+	 * than one second, so an entry can expire up to that much early. Keeping a
+	 * bucket that much longer than it takes to fill never drops one that is not
+	 * full yet; a full bucket kept longer changes no decision.
+	 */
+	private static final long EXPIRY_TOLERANCE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
 	private final TimeSource time;
 
@@ -73,7 +83,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		Bucket(RateLimitPolicy policy, long now) {
 			this.state = new TokenBucket.State(policy, now);
 			// Below 2^60: policies keep capacity x period under 2^50 microseconds.
-			this.idleNanos = policy.fullRefillMicros() * 1_000L;
+			this.idleNanos = policy.fullRefillMicros() * 1_000L + EXPIRY_TOLERANCE_NANOS;
 		}
 
 	}

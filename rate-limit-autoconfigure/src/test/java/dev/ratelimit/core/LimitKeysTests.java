@@ -29,6 +29,19 @@ class LimitKeysTests {
 	}
 
 	@Test
+	void emptyValueAndLoneSurrogatesGetFormsOfTheirOwn() {
+		assertThat(this.keys.build("p", "")).isEqualTo("rl:p:{%e}");
+		assertThat(this.keys.build("p", "a\uD800")).isEqualTo("rl:p:{a%uD800}");
+		assertThat(this.keys.build("p", "a\uD800")).isNotEqualTo(this.keys.build("p", "a\uDBFF"))
+			.isNotEqualTo(this.keys.build("p", "a?"));
+		assertThat(this.keys.build("p", "x\uD83D\uDE00")).isEqualTo("rl:p:{x%F0%9F%98%80}");
+		assertThat(this.keys.build("p", "{\uD83D\uDE00")).isEqualTo("rl:p:{%7B%F0%9F%98%80}");
+		String longA = "x".repeat(200) + "\uD800";
+		String longB = "x".repeat(200) + "\uDBFF";
+		assertThat(this.keys.build("p", longA)).isNotEqualTo(this.keys.build("p", longB));
+	}
+
+	@Test
 	void longValuesAreHashedToABoundedLength() {
 		String huge = "x".repeat(10_000);
 		String key = this.keys.build("p", huge);
