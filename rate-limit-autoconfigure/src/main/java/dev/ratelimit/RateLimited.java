@@ -54,18 +54,34 @@ public @interface RateLimited {
 	String policy() default "";
 
 	/**
-	 * Inline policy: the capacity, i.e. the largest burst. Setting it makes this
-	 * annotation define its own token-bucket policy.
+	 * Inline policy: the algorithm, {@code token-bucket} (default),
+	 * {@code fixed-window}, {@code sliding-window-log},
+	 * {@code sliding-window-counter}, {@code leaky-bucket} or
+	 * {@code leaky-bucket-shaping}.
+	 * @return the algorithm
+	 */
+	String algorithm() default "";
+
+	/**
+	 * Inline policy: the capacity, i.e. the largest burst (buckets) or the limit
+	 * per window. Setting it makes this annotation define its own policy.
 	 * @return the capacity, a positive whole number
 	 */
 	String capacity() default "";
 
 	/**
-	 * Inline policy: the refill rate as {@code tokens/period}, for example
-	 * {@code 10/1s}; required with {@link #capacity()}.
+	 * Inline policy of a bucket algorithm: the refill rate as
+	 * {@code tokens/period}, for example {@code 10/1s}.
 	 * @return the refill rate
 	 */
 	String refill() default "";
+
+	/**
+	 * Inline policy of a window algorithm: the window, for example {@code 1s},
+	 * {@code 1m} or {@code 1d}.
+	 * @return the window
+	 */
+	String window() default "";
 
 	/**
 	 * Key expression overriding the policy's: SpEL over the method arguments

@@ -3,6 +3,7 @@ package dev.ratelimit.aop;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,6 +17,7 @@ import org.springframework.expression.ParseException;
 import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicies;
@@ -113,11 +115,14 @@ public final class RateLimitedMethods {
 		String name = resolve(annotation.policy(), "policy", where);
 		String capacity = resolve(annotation.capacity(), "capacity", where);
 		String refill = resolve(annotation.refill(), "refill", where);
+		String window = resolve(annotation.window(), "window", where);
+		String algorithm = resolve(annotation.algorithm(), "algorithm", where);
 		String key = resolve(annotation.key(), "key", where);
 		String cost = resolve(annotation.cost(), "cost", where);
-		RateLimitPolicy policy = (capacity.isEmpty() && refill.isEmpty()) ? named(name, where)
+		boolean inline = !(capacity.isEmpty() && refill.isEmpty() && window.isEmpty() && algorithm.isEmpty());
+		RateLimitPolicy policy = !inline ? named(name, where)
 				: inline(name.isEmpty() ? method.getDeclaringClass().getSimpleName() + "." + method.getName() : name,
-						capacity, refill, where);
+						new InlineValues(algorithm, capacity, refill, window), where);
 		if (!key.isEmpty()) {
 			policy = policy.toBuilder(policy.name()).key(key).build();
 		}
@@ -149,7 +154,7 @@ public final class RateLimitedMethods {
 					null));
 	}
 
-	private RateLimitPolicy inline(String name, String capacity, String refill, String where) {
+	private RateLimitPolicy inline(String name, InlineValues values, String where) {
 		if (!name.isEmpty() && this.policies.find(name).isPresent()) {
 			throw new RateLimitConfigurationException(
 					where + " defines an inline policy named '" + name
@@ -159,14 +164,7 @@ public final class RateLimitedMethods {
 					null);
 		}
 		try {
-			long parsedCapacity;
-			try {
-				parsedCapacity = Long.parseLong(capacity.strip());
-			}
-			catch (NumberFormatException ex) {
-				throw new PolicyValidationException("capacity", capacity, "must be a positive whole number");
-			}
-			return RateLimitPolicy.builder(name).capacity(parsedCapacity).refill(refill).build();
+			return values.toPolicy(name);
 		}
 		catch (PolicyValidationException ex) {
 			throw new RateLimitConfigurationException(
@@ -207,6 +205,44 @@ public final class RateLimitedMethods {
 		catch (NumberFormatException ex) {
 			return null;
 		}
+	}
+
+	/**
+	 * The inline policy attributes of one annotation, placeholders resolved.
+	 */
+	private record InlineValues(String algorithm, String capacity, String refill, String window) {
+
+		RateLimitPolicy toPolicy(String name) {
+			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name);
+			if (!this.algorithm.isEmpty()) {
+				builder.algorithm(parseAlgorithm(this.algorithm));
+			}
+			try {
+				builder.capacity(Long.parseLong(this.capacity));
+			}
+			catch (NumberFormatException ex) {
+				throw new PolicyValidationException("capacity", this.capacity, "must be a positive whole number");
+			}
+			if (!this.refill.isEmpty()) {
+				builder.refill(this.refill);
+			}
+			if (!this.window.isEmpty()) {
+				builder.window(this.window);
+			}
+			return builder.build();
+		}
+
+		private static Algorithm parseAlgorithm(String text) {
+			String constant = text.replace('-', '_').toUpperCase(Locale.ROOT);
+			for (Algorithm candidate : Algorithm.values()) {
+				if (candidate.name().equals(constant)) {
+					return candidate;
+				}
+			}
+			throw new PolicyValidationException("algorithm", text, "use one of token-bucket, fixed-window, "
+					+ "sliding-window-log, sliding-window-counter, leaky-bucket, leaky-bucket-shaping");
+		}
+
 	}
 
 	static String describe(Method method) {

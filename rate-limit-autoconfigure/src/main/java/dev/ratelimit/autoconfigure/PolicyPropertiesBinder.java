@@ -42,10 +42,13 @@ final class PolicyPropertiesBinder {
 				throw new PolicyValidationException("capacity", null, "must be set to a positive number");
 			}
 			builder.capacity(source.getCapacity());
-			if (source.getRefill() == null) {
-				throw new PolicyValidationException("refill", null, "must be set, for example 10/1s");
+			if (source.getRefill() != null) {
+				builder.refill(source.getRefill());
 			}
-			policy = builder.refill(source.getRefill()).build();
+			if (source.getWindow() != null) {
+				builder.windowMicros(source.getWindow().toNanos() / 1_000L);
+			}
+			policy = builder.build();
 		}
 		catch (PolicyValidationException ex) {
 			String property = "name".equals(ex.getAttribute()) ? "rate-limit.policies." + name : prefix + ex.getAttribute();

@@ -1,5 +1,6 @@
 package dev.ratelimit.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -170,14 +171,23 @@ public class RateLimitProperties {
 		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
 		/**
-		 * Capacity: the largest burst, and the quota advertised in the headers.
+		 * Capacity: the bucket size (largest burst or queue), or the limit per
+		 * window; also the quota advertised in the headers.
 		 */
 		private Long capacity;
 
 		/**
-		 * Refill rate as tokens/period, for example 10/1s, 100/1m or 5/500ms.
+		 * Refill rate of the bucket algorithms as tokens/period, for example 10/1s,
+		 * 100/1m or 5/500ms: tokens added (token bucket), drained (leaky bucket) or
+		 * served (shaping leaky bucket) per period.
 		 */
 		private String refill;
+
+		/**
+		 * Window of the window algorithms (fixed-window, sliding-window-log,
+		 * sliding-window-counter), for example 1s, 1m or 1d.
+		 */
+		private Duration window;
 
 		/**
 		 * Key expression: ip, principal, global, header('Name'), or any SpEL
@@ -205,6 +215,14 @@ public class RateLimitProperties {
 
 		public void setAlgorithm(Algorithm algorithm) {
 			this.algorithm = algorithm;
+		}
+
+		public Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(Duration window) {
+			this.window = window;
 		}
 
 		public Long getCapacity() {

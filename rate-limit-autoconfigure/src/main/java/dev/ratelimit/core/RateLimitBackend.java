@@ -1,23 +1,36 @@
 package dev.ratelimit.core;
 
+import java.util.List;
+
 /**
  * Where limiter state lives and decisions are made: in this process or in a
- * shared store such as Redis. Every backend gives the same {@link Decision} for
+ * shared store such as Redis. Every backend gives the same {@link Decision}s for
  * the same sequence of (time, cost) inputs on a key.
  * <p>
  * Implementations are thread-safe. They throw {@link RuntimeException}s when
- * the store cannot answer; the {@link RateLimiter} applies the policy's
- * {@link FailureMode} to those.
+ * the store cannot answer; the {@link RateLimiter} applies the policies'
+ * {@link FailureMode}s to those.
  */
 public interface RateLimitBackend {
 
 	/**
-	 * Takes {@code cost} units from the quota stored under {@code key}, or denies.
+	 * Decides several policies for one call, all or nothing: when any denies, no
+	 * policy's quota is taken. The policies that did not deny report their state
+	 * without the call's cost taken.
+	 * @param acquisitions the policies with their keys and costs; keys are distinct
+	 * @return one decision per acquisition, in the same order
+	 */
+	List<Decision> tryConsumeAll(List<Acquisition> acquisitions);
+
+	/**
+	 * Decides one policy for one call.
 	 * @param policy the policy deciding
 	 * @param key the storage key, already namespaced and sanitised by {@link LimitKeys}
 	 * @param cost units to take; {@code 0 <= cost <= policy.capacity()}
 	 * @return the decision
 	 */
-	Decision tryConsume(RateLimitPolicy policy, String key, long cost);
+	default Decision tryConsume(RateLimitPolicy policy, String key, long cost) {
+		return tryConsumeAll(List.of(new Acquisition(policy, key, cost))).get(0);
+	}
 
 }

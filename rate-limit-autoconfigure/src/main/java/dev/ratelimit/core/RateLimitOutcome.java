@@ -7,8 +7,8 @@ import java.util.List;
  * only when every policy allowed it; the wait is the longest among the policies
  * that denied.
  *
- * @param decisions the decisions made, in the order the policies were applied;
- * a policy that was skipped (missing key with {@code allow}, or a failed-open
+ * @param decisions the decisions, in the order the policies were applied; a
+ * policy that was skipped (missing key with {@code allow}, or a failed-open
  * backend) has none
  */
 public record RateLimitOutcome(List<PolicyDecision> decisions) {
@@ -36,6 +36,21 @@ public record RateLimitOutcome(List<PolicyDecision> decisions) {
 			.filter((pd) -> !pd.decision().allowed())
 			.map((pd) -> pd.policy().name())
 			.toList();
+	}
+
+	/**
+	 * Returns how long an allowed call waits for its turn (shaping policies).
+	 * @return the longest delay in microseconds; 0 when denied or unshaped
+	 */
+	public long delayMicros() {
+		if (!allowed()) {
+			return 0;
+		}
+		long max = 0;
+		for (PolicyDecision pd : this.decisions) {
+			max = Math.max(max, pd.decision().delayMicros());
+		}
+		return max;
 	}
 
 	/** @return the longest wait among the denying policies in microseconds; 0 when allowed */

@@ -31,6 +31,8 @@ public final class RateLimitPolicy {
 
 	private final Refill refill;
 
+	private final long windowMicros;
+
 	private final String key;
 
 	private final FailureMode failureMode;
@@ -42,6 +44,7 @@ public final class RateLimitPolicy {
 		this.algorithm = builder.algorithm;
 		this.capacity = builder.capacity;
 		this.refill = builder.refill;
+		this.windowMicros = builder.windowMicros;
 		this.key = builder.key;
 		this.failureMode = builder.failureMode;
 		this.missingKey = builder.missingKey;
@@ -73,7 +76,11 @@ public final class RateLimitPolicy {
 		return this.capacity;
 	}
 
-	/** @return the refill rate */
+	/**
+	 * Returns the refill rate of the bucket algorithms: tokens added (token
+	 * bucket), drained (leaky bucket) or served (shaping) per period.
+	 * @return the rate, or {@code null} for the window algorithms
+	 */
 	public Refill refill() {
 		return this.refill;
 	}
@@ -94,12 +101,23 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Returns the time an empty bucket takes to fill, which is also the window
-	 * advertised in the {@code RateLimit-Policy} header.
-	 * @return the time in microseconds
+	 * Returns the policy's window: the window of the window algorithms, or the time
+	 * a bucket takes to refill (or drain) completely. This is the window advertised
+	 * in the {@code RateLimit-Policy} header.
+	 * @return the window in microseconds
 	 */
-	public long fullRefillMicros() {
-		return this.refill.microsFor(this.capacity);
+	public long windowMicros() {
+		return this.algorithm.isRateBased() ? this.refill.microsFor(this.capacity) : this.windowMicros;
+	}
+
+	/**
+	 * Returns how long a key's state must be kept after its last use: after that
+	 * long, forgetting it changes no decision.
+	 * @return the idle time in microseconds
+	 */
+	public long idleMicros() {
+		// The sliding counter still weighs the previous window during the current one.
+		return (this.algorithm == Algorithm.SLIDING_WINDOW_COUNTER) ? 2 * this.windowMicros : windowMicros();
 	}
 
 	/**
@@ -108,10 +126,14 @@ public final class RateLimitPolicy {
 	 * @return a builder
 	 */
 	public Builder toBuilder(String newName) {
-		return new Builder(newName).algorithm(this.algorithm)
-			.capacity(this.capacity)
-			.refill(this.refill)
-			.key(this.key)
+		Builder builder = new Builder(newName).algorithm(this.algorithm).capacity(this.capacity);
+		if (this.refill != null) {
+			builder.refill(this.refill);
+		}
+		else {
+			builder.windowMicros(this.windowMicros);
+		}
+		return builder.key(this.key)
 			.failureMode(this.failureMode)
 			.missingKey(this.missingKey);
 	}
@@ -120,7 +142,8 @@ public final class RateLimitPolicy {
 	public boolean equals(Object other) {
 		return this == other || (other instanceof RateLimitPolicy that && this.name.equals(that.name)
 				&& this.algorithm == that.algorithm && this.capacity == that.capacity
-				&& this.refill.equals(that.refill) && this.key.equals(that.key)
+				&& Objects.equals(this.refill, that.refill) && this.windowMicros == that.windowMicros
+				&& this.key.equals(that.key)
 				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey);
 	}
 
@@ -131,8 +154,8 @@ public final class RateLimitPolicy {
 
 	@Override
 	public String toString() {
-		return "RateLimitPolicy[" + this.name + ": " + this.algorithm + " capacity=" + this.capacity + " refill="
-				+ this.refill + " key=" + this.key + " failure-mode=" + this.failureMode + " missing-key="
+		return "RateLimitPolicy[" + this.name + ": " + this.algorithm + " capacity=" + this.capacity
+				+ ((this.refill != null) ? " refill=" + this.refill : " window=" + this.windowMicros + "us") + " key=" + this.key + " failure-mode=" + this.failureMode + " missing-key="
 				+ this.missingKey + "]";
 	}
 
@@ -148,6 +171,8 @@ public final class RateLimitPolicy {
 		private long capacity;
 
 		private Refill refill;
+
+		private long windowMicros;
 
 		private String key = DEFAULT_KEY;
 
@@ -206,6 +231,29 @@ public final class RateLimitPolicy {
 		}
 
 		/**
+		 * Sets the window of the window algorithms.
+		 * @param micros the window in microseconds, positive
+		 * @return this builder
+		 */
+		public Builder windowMicros(long micros) {
+			if (micros <= 0 || micros > MAX_SCALED_CAPACITY) {
+				throw new PolicyValidationException("window", micros + "us", "must be positive and below 2^50us");
+			}
+			this.windowMicros = micros;
+			return this;
+		}
+
+		/**
+		 * Sets the window of the window algorithms from its text form, for example
+		 * {@code 1s}, {@code 500ms} or {@code PT1M}.
+		 * @param window the window
+		 * @return this builder
+		 */
+		public Builder window(String window) {
+			return windowMicros(Durations.parseMicros("window", window));
+		}
+
+		/**
 		 * Sets the key expression; blank means {@value RateLimitPolicy#DEFAULT_KEY}.
 		 * @param key the key expression
 		 * @return this builder
@@ -244,13 +292,34 @@ public final class RateLimitPolicy {
 			if (this.capacity <= 0) {
 				throw new PolicyValidationException("capacity", this.capacity, "must be set to a positive number");
 			}
-			if (this.refill == null) {
-				throw new PolicyValidationException("refill", null, "must be set, for example 10/1s");
+			String kind = this.algorithm.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+			if (this.algorithm.isRateBased()) {
+				if (this.refill == null) {
+					throw new PolicyValidationException("refill", null, "must be set for " + kind + ", for example 10/1s");
+				}
+				if (this.windowMicros != 0) {
+					throw new PolicyValidationException("window", this.windowMicros + "us",
+							kind + " is configured with refill, not window");
+				}
+				if (this.capacity > MAX_SCALED_CAPACITY / this.refill.periodMicros()) {
+					throw new PolicyValidationException("capacity", this.capacity,
+							"capacity times the refill period (" + this.refill.periodMicros()
+									+ "us per token group) must stay below 2^50; lower the capacity or refill faster");
+				}
 			}
-			if (this.capacity > MAX_SCALED_CAPACITY / this.refill.periodMicros()) {
-				throw new PolicyValidationException("capacity", this.capacity,
-						"capacity times the refill period (" + this.refill.periodMicros()
-								+ "us per token group) must stay below 2^50; lower the capacity or refill faster");
+			else {
+				if (this.windowMicros == 0) {
+					throw new PolicyValidationException("window", null, "must be set for " + kind + ", for example 1s");
+				}
+				if (this.refill != null) {
+					throw new PolicyValidationException("refill", this.refill, kind + " is configured with window, not refill");
+				}
+				if (this.algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+						&& this.capacity > MAX_SCALED_CAPACITY / this.windowMicros) {
+					throw new PolicyValidationException("capacity", this.capacity,
+							"capacity times the window in microseconds must stay below 2^50 for the sliding window counter; "
+									+ "use a fixed window or a token bucket for limits this large");
+				}
 			}
 			return new RateLimitPolicy(this);
 		}

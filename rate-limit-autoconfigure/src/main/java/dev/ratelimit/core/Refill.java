@@ -67,14 +67,7 @@ public record Refill(long tokens, long periodMicros) {
 		}
 		long tokens = Long.parseLong(matcher.group(1));
 		long amount = matcher.group(2).isEmpty() ? 1 : Long.parseLong(matcher.group(2));
-		long unitMicros = switch (matcher.group(3)) {
-			case "us" -> 1L;
-			case "ms" -> 1_000L;
-			case "s" -> 1_000_000L;
-			case "m" -> 60_000_000L;
-			case "h" -> 3_600_000_000L;
-			default -> 86_400_000_000L;
-		};
+		long unitMicros = Durations.unitMicros(matcher.group(3));
 		if (tokens == 0 || amount == 0) {
 			throw new PolicyValidationException("refill", text, "tokens and period must both be positive");
 		}

@@ -1,8 +1,7 @@
 package dev.ratelimit.core;
 
 /**
- * The token bucket in exact integer arithmetic, shared by the in-memory backend
- * and mirrored line by line in {@code META-INF/scripts/token_bucket.lua}.
+ * The token bucket, mirrored in {@code META-INF/scripts/token_bucket.lua}.
  * <p>
  * Tokens are kept scaled by the refill period: with a refill of {@code n}
  * tokens per {@code P} µs, one token is {@code P} units and every elapsed
@@ -10,67 +9,41 @@ package dev.ratelimit.core;
  * nothing drifts however long a bucket lives, and the Lua copy (doubles, exact
  * below 2^53) reaches the same decisions bit for bit.
  */
-public final class TokenBucket {
+public final class TokenBucket extends LimitState {
 
-	private TokenBucket() {
+	private long scaledTokens;
+
+	private long lastMicros;
+
+	TokenBucket(RateLimitPolicy policy, long nowMicros) {
+		this.scaledTokens = policy.capacity() * policy.refill().periodMicros();
+		this.lastMicros = nowMicros;
 	}
 
-	/**
-	 * Mutable state of one bucket. Callers guard it with their own lock.
-	 */
-	public static final class State {
-
-		long scaledTokens;
-
-		long lastMicros;
-
-		/**
-		 * Creates the state of a full bucket.
-		 * @param policy the policy the bucket belongs to
-		 * @param nowMicros the current time
-		 */
-		public State(RateLimitPolicy policy, long nowMicros) {
-			this.scaledTokens = scaledCapacity(policy);
-			this.lastMicros = nowMicros;
-		}
-
-	}
-
-	/**
-	 * Refills the bucket up to {@code nowMicros} and takes {@code cost} tokens if
-	 * it holds that many.
-	 * @param policy the policy
-	 * @param state the bucket, mutated in place
-	 * @param cost tokens to take, {@code 0 <= cost <= capacity}
-	 * @param nowMicros the current time; an earlier time than the last one refills nothing
-	 * @return the decision
-	 */
-	public static Decision consume(RateLimitPolicy policy, State state, long cost, long nowMicros) {
+	@Override
+	public Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit) {
 		long perToken = policy.refill().periodMicros();
 		long unitsPerMicro = policy.refill().tokens();
-		long full = scaledCapacity(policy);
-		if (nowMicros > state.lastMicros) {
-			long elapsed = nowMicros - state.lastMicros;
+		long full = policy.capacity() * perToken;
+		if (nowMicros > this.lastMicros) {
+			long elapsed = nowMicros - this.lastMicros;
 			// Compare times rather than multiply first, so elapsed * rate cannot overflow.
-			state.scaledTokens = (elapsed >= LongMath.ceilDiv(full - state.scaledTokens, unitsPerMicro)) ? full
-					: state.scaledTokens + elapsed * unitsPerMicro;
-			state.lastMicros = nowMicros;
+			this.scaledTokens = (elapsed >= LongMath.ceilDiv(full - this.scaledTokens, unitsPerMicro)) ? full
+					: this.scaledTokens + elapsed * unitsPerMicro;
+			this.lastMicros = nowMicros;
 		}
 		long needed = cost * perToken;
-		boolean allowed = state.scaledTokens >= needed;
-		long retryAfter = 0;
-		if (allowed) {
-			state.scaledTokens -= needed;
+		if (this.scaledTokens < needed) {
+			long retryAfter = LongMath.ceilDiv(needed - this.scaledTokens, unitsPerMicro);
+			return new Decision(false, this.scaledTokens / perToken, policy.capacity(),
+					LongMath.ceilDiv(full - this.scaledTokens, unitsPerMicro), retryAfter);
 		}
-		else {
-			retryAfter = LongMath.ceilDiv(needed - state.scaledTokens, unitsPerMicro);
+		long after = this.scaledTokens - needed;
+		if (commit) {
+			this.scaledTokens = after;
 		}
-		long resetAfter = LongMath.ceilDiv(full - state.scaledTokens, unitsPerMicro);
-		return new Decision(allowed, state.scaledTokens / perToken, policy.capacity(), resetAfter, retryAfter);
-	}
-
-	static long scaledCapacity(RateLimitPolicy policy) {
-		return policy.capacity() * policy.refill().periodMicros();
+		return new Decision(true, after / perToken, policy.capacity(), LongMath.ceilDiv(full - after, unitsPerMicro),
+				0);
 	}
 
 }

@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -209,7 +211,7 @@ class RateLimitAutoConfigurationTests {
 	@Configuration(proxyBeanMethods = false)
 	static class UserBackendConfiguration {
 
-		final RateLimitBackend backend = (policy, key, cost) -> new Decision(true, 0, 0, 0, 0);
+		final RateLimitBackend backend = (acquisitions) -> List.of(new Decision(true, 0, 0, 0, 0));
 
 		@Bean
 		RateLimitBackend userBackend() {

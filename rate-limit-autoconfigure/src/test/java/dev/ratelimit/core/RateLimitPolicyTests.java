@@ -59,7 +59,7 @@ class RateLimitPolicyTests {
 	@Test
 	void windowIsTheTimeAnEmptyBucketTakesToFill() {
 		RateLimitPolicy policy = RateLimitPolicy.builder("p").capacity(5).refill("1/1s").build();
-		assertThat(policy.fullRefillMicros()).isEqualTo(5_000_000);
+		assertThat(policy.windowMicros()).isEqualTo(5_000_000);
 		assertThat(policy.key()).isEqualTo("global");
 		assertThat(policy.failureMode()).isEqualTo(FailureMode.OPEN);
 	}

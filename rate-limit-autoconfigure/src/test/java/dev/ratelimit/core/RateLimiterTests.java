@@ -50,25 +50,63 @@ class RateLimiterTests {
 			.withMessageContaining("negative");
 		assertThatExceptionOfType(InvalidCostException.class)
 			.isThrownBy(() -> this.limiter.acquire(List.of(new LimitRequest(policy, "k", 2))))
-			.withMessageContaining("can never be allowed");
+			.withMessageContaining("can never succeed");
 	}
 
 	@Test
-	void firstDenialStopsSoLaterPoliciesAreNotCharged() {
-		RateLimitPolicy tight = RateLimitPolicy.builder("tight").capacity(1).refill("1/1h").build();
+	void layeredPoliciesAreAllOrNothingAndAllReported() {
 		RateLimitPolicy loose = RateLimitPolicy.builder("loose").capacity(10).refill("1/1h").build();
-		List<LimitRequest> call = List.of(new LimitRequest(tight, "k", 1), new LimitRequest(loose, "k", 1));
+		RateLimitPolicy tight = RateLimitPolicy.builder("tight").capacity(1).refill("1/1h").build();
+		List<LimitRequest> call = List.of(new LimitRequest(loose, "k", 1), new LimitRequest(tight, "k", 1));
 		assertThat(this.limiter.acquire(call).allowed()).isTrue();
 		RateLimitOutcome denied = this.limiter.acquire(call);
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.violatedPolicies()).containsExactly("tight");
 		assertThat(denied.retryAfterMicros()).isEqualTo(3_600_000_000L);
+		// loose is reported, allowed, and was not charged for the refused call
+		assertThat(denied.decisions()).hasSize(2);
+		assertThat(denied.decisions().get(0).decision().allowed()).isTrue();
+		assertThat(denied.decisions().get(0).decision().remaining()).isEqualTo(9);
 		assertThat(acquire(loose, "k").decisions().get(0).decision().remaining()).isEqualTo(8);
 	}
 
 	@Test
+	void retryAfterIsTheLongestWaitAmongViolatedPolicies() {
+		RateLimitPolicy minute = RateLimitPolicy.builder("minute").capacity(1).refill("1/1m").build();
+		RateLimitPolicy hour = RateLimitPolicy.builder("hour").capacity(1).refill("1/1h").build();
+		List<LimitRequest> call = List.of(new LimitRequest(minute, "k", 1), new LimitRequest(hour, "k", 1));
+		this.limiter.acquire(call);
+		RateLimitOutcome denied = this.limiter.acquire(call);
+		assertThat(denied.violatedPolicies()).containsExactly("minute", "hour");
+		assertThat(denied.retryAfterMicros()).isEqualTo(3_600_000_000L);
+	}
+
+	@Test
+	void shapingPolicyMakesTheCallerWaitForItsTurn() {
+		ManualTimeSource clock = new ManualTimeSource();
+		List<Long> waits = new java.util.ArrayList<>();
+		RateLimiter shaping = new RateLimiter(new InMemoryRateLimitBackend(clock, 100), this.keys, (micros) -> {
+			waits.add(micros);
+			clock.advanceMicros(micros);
+		});
+		RateLimitPolicy smooth = RateLimitPolicy.builder("smooth").algorithm(Algorithm.LEAKY_BUCKET_SHAPING)
+			.capacity(3).refill("10/1s").build();
+		for (int i = 0; i < 3; i++) {
+			assertThat(shaping.acquire(List.of(new LimitRequest(smooth, "k", 1))).allowed()).isTrue();
+		}
+		assertThat(waits).containsExactly(100_000L, 100_000L);
+		// Without waiting, the queue of 3 fills: turns at 0, 100 and 200 ms, then a refusal
+		for (long turn : new long[] { 0, 100_000, 200_000 }) {
+			assertThat(shaping.tryAcquire(List.of(new LimitRequest(smooth, "fresh", 1))).delayMicros()).isEqualTo(turn);
+		}
+		RateLimitOutcome refused = shaping.tryAcquire(List.of(new LimitRequest(smooth, "fresh", 1)));
+		assertThat(refused.allowed()).isFalse();
+		assertThat(refused.retryAfterMicros()).isEqualTo(100_000L);
+	}
+
+	@Test
 	void failedBackendAllowsOpenPoliciesAndRejectsClosedOnes() {
-		RateLimitBackend broken = (policy, key, cost) -> {
+		RateLimitBackend broken = (acquisitions) -> {
 			throw new IllegalStateException("connection refused");
 		};
 		RateLimiter failing = new RateLimiter(broken, this.keys);

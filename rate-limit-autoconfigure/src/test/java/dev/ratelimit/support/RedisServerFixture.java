@@ -272,7 +272,13 @@ public final class RedisServerFixture implements AutoCloseable {
 		}
 	}
 
-	private static synchronized Path binary() {
+	/**
+	 * Returns the {@code redis-server} binary these fixtures run, found (or
+	 * extracted) once per JVM.
+	 * @return the binary
+	 * @throws IllegalStateException if no binary is available
+	 */
+	static synchronized Path binary() {
 		if (serverBinary == null) {
 			serverBinary = findBinary();
 		}

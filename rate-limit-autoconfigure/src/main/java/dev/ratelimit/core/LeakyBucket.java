@@ -1,0 +1,47 @@
+package dev.ratelimit.core;
+
+/**
+ * The leaky bucket as a meter (policing), mirrored in
+ * {@code META-INF/scripts/leaky_bucket.lua}: each request pours {@code cost}
+ * into a bucket of {@code capacity} that drains continuously at the refill
+ * rate, and a request that would overflow it is rejected. The level is kept
+ * scaled by the refill period, like {@link TokenBucket}'s tokens.
+ * <p>
+ * As a meter it admits exactly what a token bucket of the same numbers admits
+ * (its level is the bucket's missing tokens); it is offered under the name
+ * teams reason with, and its state reads as the backlog.
+ */
+public final class LeakyBucket extends LimitState {
+
+	private long scaledLevel;
+
+	private long lastMicros;
+
+	LeakyBucket(long nowMicros) {
+		this.lastMicros = nowMicros;
+	}
+
+	@Override
+	public Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit) {
+		long perToken = policy.refill().periodMicros();
+		long unitsPerMicro = policy.refill().tokens();
+		long full = policy.capacity() * perToken;
+		if (nowMicros > this.lastMicros) {
+			long elapsed = nowMicros - this.lastMicros;
+			this.scaledLevel = (elapsed >= LongMath.ceilDiv(this.scaledLevel, unitsPerMicro)) ? 0
+					: this.scaledLevel - elapsed * unitsPerMicro;
+			this.lastMicros = nowMicros;
+		}
+		long poured = this.scaledLevel + cost * perToken;
+		if (poured > full) {
+			return new Decision(false, (full - this.scaledLevel) / perToken, policy.capacity(),
+					LongMath.ceilDiv(this.scaledLevel, unitsPerMicro), LongMath.ceilDiv(poured - full, unitsPerMicro));
+		}
+		if (commit) {
+			this.scaledLevel = poured;
+		}
+		return new Decision(true, (full - poured) / perToken, policy.capacity(),
+				LongMath.ceilDiv(poured, unitsPerMicro), 0);
+	}
+
+}

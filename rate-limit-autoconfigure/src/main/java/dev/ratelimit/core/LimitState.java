@@ -1,0 +1,46 @@
+package dev.ratelimit.core;
+
+/**
+ * The state one algorithm keeps for one key, and the decision logic over it, in
+ * exact integer arithmetic. The Lua scripts in {@code META-INF/scripts} mirror
+ * each subclass line by line, so both backends decide alike.
+ * <p>
+ * Instances are not thread-safe: callers hold the state's monitor while they
+ * decide. A decision is made in two steps so that layered policies can be
+ * all-or-nothing: {@link #decide} with {@code commit = false} answers as if the
+ * cost were taken without taking it; with {@code commit = true} it takes it.
+ * Bringing the state up to date (refilling, rolling a window, dropping expired
+ * entries) changes no decision and may happen in either step.
+ */
+public abstract class LimitState {
+
+	/**
+	 * Creates the state of a key that has not been seen (or was forgotten): a full
+	 * bucket, an empty window.
+	 * @param policy the policy
+	 * @param nowMicros the current time
+	 * @return the state
+	 */
+	public static LimitState create(RateLimitPolicy policy, long nowMicros) {
+		return switch (policy.algorithm()) {
+			case TOKEN_BUCKET -> new TokenBucket(policy, nowMicros);
+			case FIXED_WINDOW -> new FixedWindow();
+			case SLIDING_WINDOW_LOG -> new SlidingWindowLog();
+			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter();
+			case LEAKY_BUCKET -> new LeakyBucket(nowMicros);
+			case LEAKY_BUCKET_SHAPING -> new ShapingLeakyBucket(nowMicros);
+		};
+	}
+
+	/**
+	 * Decides whether {@code cost} units may be taken now.
+	 * @param policy the policy this state belongs to
+	 * @param cost units to take, {@code 0 <= cost <= capacity}
+	 * @param nowMicros the current time; a time earlier than an earlier call's is
+	 * treated as no time passing
+	 * @param commit whether to take the cost when allowed
+	 * @return the decision, describing the state after taking the cost when allowed
+	 */
+	public abstract Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit);
+
+}

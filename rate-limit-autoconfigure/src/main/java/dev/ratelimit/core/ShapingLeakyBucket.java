@@ -1,0 +1,48 @@
+package dev.ratelimit.core;
+
+/**
+ * The leaky bucket as a queue (shaping), mirrored in
+ * {@code META-INF/scripts/leaky_bucket_shaping.lua}: requests are served one
+ * after another at the refill rate, each waiting for its turn, so the output is
+ * perfectly smooth. Up to {@code capacity} units may wait; a request that would
+ * queue beyond that is rejected.
+ * <p>
+ * The state is the time the queue drains, kept as whole microseconds plus a
+ * remainder in {@code 1/n} µs, so that intervals such as a third of a second
+ * stay exact without scaling the (large) absolute time.
+ */
+public final class ShapingLeakyBucket extends LimitState {
+
+	private long drainMicros;
+
+	private long drainRemainder;
+
+	ShapingLeakyBucket(long nowMicros) {
+		this.drainMicros = nowMicros;
+	}
+
+	@Override
+	public Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit) {
+		long perToken = policy.refill().periodMicros();
+		long unitsPerMicro = policy.refill().tokens();
+		long full = policy.capacity() * perToken;
+		// Work still queued, in units of 1/n microseconds.
+		long backlog = 0;
+		if (this.drainMicros > nowMicros || (this.drainMicros == nowMicros && this.drainRemainder > 0)) {
+			backlog = (this.drainMicros - nowMicros) * unitsPerMicro + this.drainRemainder;
+		}
+		long delay = LongMath.ceilDiv(backlog, unitsPerMicro);
+		long queued = backlog + cost * perToken;
+		if (queued > full) {
+			return new Decision(false, (full - backlog) / perToken, policy.capacity(), delay,
+					LongMath.ceilDiv(queued - full, unitsPerMicro));
+		}
+		if (commit) {
+			this.drainMicros = nowMicros + queued / unitsPerMicro;
+			this.drainRemainder = queued % unitsPerMicro;
+		}
+		return new Decision(true, (full - queued) / perToken, policy.capacity(),
+				LongMath.ceilDiv(queued, unitsPerMicro), 0, delay);
+	}
+
+}
