@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -19,6 +20,7 @@ import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
 
@@ -86,8 +88,8 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimiter rateLimiter(RateLimitBackend backend, LimitKeys keys) {
-		return new RateLimiter(backend, keys);
+	RateLimiter rateLimiter(RateLimitBackend backend, LimitKeys keys, ObjectProvider<Sleeper> sleeper) {
+		return new RateLimiter(backend, keys, sleeper.getIfAvailable(Sleeper::system));
 	}
 
 }

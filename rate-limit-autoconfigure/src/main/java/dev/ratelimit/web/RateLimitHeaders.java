@@ -78,7 +78,7 @@ public final class RateLimitHeaders {
 					.append(";q=")
 					.append(d.limit())
 					.append(";w=")
-					.append(seconds(pd.policy().fullRefillMicros()));
+					.append(seconds(pd.policy().windowMicros()));
 				separate(state).append(name)
 					.append(";r=")
 					.append(d.remaining())
