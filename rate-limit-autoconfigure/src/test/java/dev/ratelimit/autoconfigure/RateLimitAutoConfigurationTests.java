@@ -19,6 +19,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.aop.RateLimitAspect;
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitExceededException;
@@ -101,6 +102,45 @@ class RateLimitAutoConfigurationTests {
 					assertThat(policy.key()).isEqualTo("header('X-Api-Key')");
 				});
 			});
+	}
+
+	@Test
+	void runWithWindowPoliciesShouldBindAlgorithmAndWindow() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.policies.daily.algorithm=fixed-window",
+					"rate-limit.policies.daily.capacity=10000", "rate-limit.policies.daily.window=1d",
+					"rate-limit.policies.exact.algorithm=sliding-window-log", "rate-limit.policies.exact.capacity=30",
+					"rate-limit.policies.exact.window=PT1M")
+			.run((context) -> {
+				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				assertThat(policies.find("daily")).hasValueSatisfying((policy) -> {
+					assertThat(policy.algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
+					assertThat(policy.windowMicros()).isEqualTo(86_400_000_000L);
+				});
+				assertThat(policies.find("exact")).hasValueSatisfying(
+						(policy) -> assertThat(policy.windowMicros()).isEqualTo(60_000_000L));
+			});
+	}
+
+	@Test
+	void runWithWindowAlgorithmAndRefillShouldNameTheProperty() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.policies.daily.algorithm=fixed-window",
+					"rate-limit.policies.daily.capacity=100", "rate-limit.policies.daily.refill=1/1s")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.policies.daily.window")
+				.contains("must be set for fixed-window"));
+	}
+
+	@Test
+	void inlineWindowPolicyIsEnforced() {
+		this.contextRunner.withUserConfiguration(InlineWindowConfiguration.class).run((context) -> {
+			InlineWindowService service = context.getBean(InlineWindowService.class);
+			service.work();
+			service.work();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(service::work)
+				.satisfies((ex) -> assertThat(ex.getViolatedPolicies()).containsExactly("InlineWindowService.work"));
+		});
 	}
 
 	@Test
@@ -270,6 +310,24 @@ class RateLimitAutoConfigurationTests {
 
 		@RateLimited(capacity = "-3", refill = "1/1s")
 		public void run() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class InlineWindowConfiguration {
+
+		@Bean
+		InlineWindowService inlineWindowService() {
+			return new InlineWindowService();
+		}
+
+	}
+
+	static class InlineWindowService {
+
+		@RateLimited(algorithm = "sliding-window-log", capacity = "2", window = "1h")
+		public void work() {
 		}
 
 	}
