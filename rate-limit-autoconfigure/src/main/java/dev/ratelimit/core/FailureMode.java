@@ -13,6 +13,12 @@ public enum FailureMode {
 	/**
 	 * Reject the request as temporarily unavailable (HTTP 503 with Retry-After).
 	 */
-	CLOSED
+	CLOSED,
+
+	/**
+	 * Decide with an in-memory limiter of the same policy (optionally scaled to
+	 * this instance's share) until the backend answers again.
+	 */
+	LOCAL
 
 }

@@ -7,17 +7,28 @@ import java.util.List;
  * only when every policy allowed it; the wait is the longest among the policies
  * that denied.
  *
- * @param decisions the decisions, in the order the policies were applied; a
- * policy that was skipped (missing key with {@code allow}, or a failed-open
- * backend) has none
+ * @param decisions the enforced policies' decisions, in the order the policies
+ * were applied; a policy that was skipped (missing key with {@code allow}, or a
+ * failed-open backend) has none
+ * @param shadowDecisions the decisions of shadow policies, reported but never
+ * enforced
  */
-public record RateLimitOutcome(List<PolicyDecision> decisions) {
+public record RateLimitOutcome(List<PolicyDecision> decisions, List<PolicyDecision> shadowDecisions) {
 
 	/**
 	 * Creates an outcome.
 	 */
 	public RateLimitOutcome {
 		decisions = List.copyOf(decisions);
+		shadowDecisions = List.copyOf(shadowDecisions);
+	}
+
+	/**
+	 * Creates an outcome without shadow policies.
+	 * @param decisions the decisions
+	 */
+	public RateLimitOutcome(List<PolicyDecision> decisions) {
+		this(decisions, List.of());
 	}
 
 	/** @return whether every policy allowed the call */

@@ -39,6 +39,10 @@ public final class RateLimitPolicy {
 
 	private final MissingKeyAction missingKey;
 
+	private final boolean shadow;
+
+	private final int localInstances;
+
 	private RateLimitPolicy(Builder builder) {
 		this.name = builder.name;
 		this.algorithm = builder.algorithm;
@@ -48,6 +52,8 @@ public final class RateLimitPolicy {
 		this.key = builder.key;
 		this.failureMode = builder.failureMode;
 		this.missingKey = builder.missingKey;
+		this.shadow = builder.shadow;
+		this.localInstances = builder.localInstances;
 	}
 
 	/**
@@ -101,6 +107,42 @@ public final class RateLimitPolicy {
 	}
 
 	/**
+	 * Returns whether the policy runs in shadow mode: it decides and reports, but
+	 * never rejects a call.
+	 * @return whether the policy is a shadow policy
+	 */
+	public boolean shadow() {
+		return this.shadow;
+	}
+
+	/**
+	 * Returns the number of application instances that share this policy while
+	 * the backend is unavailable and the policy falls back to a local limiter
+	 * ({@link FailureMode#LOCAL}): each instance then enforces its share.
+	 * @return the number of instances, at least 1
+	 */
+	public int localInstances() {
+		return this.localInstances;
+	}
+
+	/**
+	 * Returns this policy scaled to one instance's share, for the local fallback:
+	 * the capacity and the rate divided by {@link #localInstances()}, the window
+	 * kept.
+	 * @return the per-instance policy, or this policy when it is not shared
+	 */
+	public RateLimitPolicy localShare() {
+		if (this.localInstances == 1) {
+			return this;
+		}
+		Builder builder = toBuilder(this.name).capacity(Math.max(1, this.capacity / this.localInstances));
+		if (this.refill != null) {
+			builder.refill(new Refill(this.refill.tokens(), this.refill.periodMicros() * this.localInstances));
+		}
+		return builder.localInstances(1).build();
+	}
+
+	/**
 	 * Returns the policy's window: the window of the window algorithms, or the time
 	 * a bucket takes to refill (or drain) completely. This is the window advertised
 	 * in the {@code RateLimit-Policy} header.
@@ -135,7 +177,9 @@ public final class RateLimitPolicy {
 		}
 		return builder.key(this.key)
 			.failureMode(this.failureMode)
-			.missingKey(this.missingKey);
+			.missingKey(this.missingKey)
+			.shadow(this.shadow)
+			.localInstances(this.localInstances);
 	}
 
 	@Override
@@ -144,7 +188,8 @@ public final class RateLimitPolicy {
 				&& this.algorithm == that.algorithm && this.capacity == that.capacity
 				&& Objects.equals(this.refill, that.refill) && this.windowMicros == that.windowMicros
 				&& this.key.equals(that.key)
-				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey);
+				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey
+				&& this.shadow == that.shadow && this.localInstances == that.localInstances);
 	}
 
 	@Override
@@ -156,7 +201,8 @@ public final class RateLimitPolicy {
 	public String toString() {
 		return "RateLimitPolicy[" + this.name + ": " + this.algorithm + " capacity=" + this.capacity
 				+ ((this.refill != null) ? " refill=" + this.refill : " window=" + this.windowMicros + "us") + " key=" + this.key + " failure-mode=" + this.failureMode + " missing-key="
-				+ this.missingKey + "]";
+				+ this.missingKey + (this.shadow ? " shadow" : "")
+				+ ((this.localInstances > 1) ? " local-instances=" + this.localInstances : "") + "]";
 	}
 
 	/**
@@ -179,6 +225,10 @@ public final class RateLimitPolicy {
 		private FailureMode failureMode = FailureMode.OPEN;
 
 		private MissingKeyAction missingKey = MissingKeyAction.SHARED;
+
+		private boolean shadow;
+
+		private int localInstances = 1;
 
 		private Builder(String name) {
 			if (name == null || !NAME.matcher(name).matches()) {
@@ -280,6 +330,29 @@ public final class RateLimitPolicy {
 		 */
 		public Builder missingKey(MissingKeyAction missingKey) {
 			this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
+			return this;
+		}
+
+		/**
+		 * Sets whether the policy only decides and reports, never rejecting.
+		 * @param shadow whether the policy is a shadow policy
+		 * @return this builder
+		 */
+		public Builder shadow(boolean shadow) {
+			this.shadow = shadow;
+			return this;
+		}
+
+		/**
+		 * Sets the number of instances sharing the policy during a local fallback.
+		 * @param localInstances the number of instances, at least 1
+		 * @return this builder
+		 */
+		public Builder localInstances(int localInstances) {
+			if (localInstances < 1) {
+				throw new PolicyValidationException("local-instances", localInstances, "must be at least 1");
+			}
+			this.localInstances = localInstances;
 			return this;
 		}
 

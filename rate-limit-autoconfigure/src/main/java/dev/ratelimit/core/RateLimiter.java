@@ -6,17 +6,26 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.ratelimit.core.RateLimitListener.DecisionSource;
 
 /**
  * Applies a list of policies to one call: resolves storage keys, validates
  * costs, asks the backend for one all-or-nothing decision, and applies each
- * policy's missing-key and failure behaviour. Used by the aspect, the servlet
- * filter and programmatic callers.
+ * policy's missing-key, failure and shadow behaviour. Used by the aspect, the
+ * servlet filter and programmatic callers.
  * <p>
  * When any policy denies, none is charged, and the outcome still reports every
  * policy's state. When a shaping policy asks the call to wait for its turn,
  * {@link #acquire} waits; {@link #tryAcquire} returns the wait instead.
+ * <p>
+ * When the backend fails, each policy's {@link FailureMode} applies: open
+ * policies let the call through, closed ones reject it as unavailable, local
+ * ones are decided by an in-memory fallback. Shadow policies are decided after
+ * the enforced ones and never reject.
  */
 public final class RateLimiter {
 
@@ -28,10 +37,17 @@ public final class RateLimiter {
 
 	private final Sleeper sleeper;
 
+	private final RateLimitBackend localFallback;
+
+	private final RateLimitListener listener;
+
+	private final Map<RateLimitPolicy, RateLimitPolicy> localShares = new ConcurrentHashMap<>();
+
 	private final AtomicBoolean backendFailing = new AtomicBoolean();
 
 	/**
-	 * Creates a limiter that waits with {@link Sleeper#system()}.
+	 * Creates a limiter that waits with {@link Sleeper#system()}, has no local
+	 * fallback (local policies fail open) and reports to no listener.
 	 * @param backend where decisions are made
 	 * @param keys how storage keys are built
 	 */
@@ -40,15 +56,32 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Creates a limiter.
+	 * Creates a limiter without local fallback or listener.
 	 * @param backend where decisions are made
 	 * @param keys how storage keys are built
 	 * @param sleeper how callers of shaping policies wait for their turn
 	 */
 	public RateLimiter(RateLimitBackend backend, LimitKeys keys, Sleeper sleeper) {
-		this.backend = backend;
-		this.keys = keys;
-		this.sleeper = sleeper;
+		this(backend, keys, sleeper, null, new RateLimitListener() {
+		});
+	}
+
+	/**
+	 * Creates a limiter.
+	 * @param backend where decisions are made
+	 * @param keys how storage keys are built
+	 * @param sleeper how callers of shaping policies wait for their turn
+	 * @param localFallback the in-memory backend deciding {@link FailureMode#LOCAL}
+	 * policies while {@code backend} fails, or {@code null} to let them fail open
+	 * @param listener hears decisions and failures
+	 */
+	public RateLimiter(RateLimitBackend backend, LimitKeys keys, Sleeper sleeper, RateLimitBackend localFallback,
+			RateLimitListener listener) {
+		this.backend = Objects.requireNonNull(backend, "backend");
+		this.keys = Objects.requireNonNull(keys, "keys");
+		this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+		this.localFallback = localFallback;
+		this.listener = Objects.requireNonNull(listener, "listener");
 	}
 
 	/**
@@ -84,27 +117,18 @@ public final class RateLimiter {
 	 */
 	public RateLimitOutcome tryAcquire(List<LimitRequest> requests) {
 		// Several policies on one storage key (the same policy twice) become one, costs added.
-		Map<String, Acquisition> byKey = new LinkedHashMap<>();
+		Map<String, Acquisition> enforced = new LinkedHashMap<>();
+		Map<String, Acquisition> shadow = new LinkedHashMap<>();
 		for (LimitRequest request : requests) {
 			Acquisition acquisition = toAcquisition(request);
 			if (acquisition != null) {
-				byKey.merge(acquisition.key(), acquisition, (a, b) -> new Acquisition(a.policy(), a.key(),
-						checkCost(a.policy(), a.cost() + b.cost())));
+				(acquisition.policy().shadow() ? shadow : enforced).merge(acquisition.key(), acquisition,
+						(a, b) -> new Acquisition(a.policy(), a.key(), checkCost(a.policy(), a.cost() + b.cost())));
 			}
 		}
-		if (byKey.isEmpty()) {
-			return new RateLimitOutcome(List.of());
-		}
-		List<Acquisition> acquisitions = List.copyOf(byKey.values());
-		List<Decision> decisions = decide(acquisitions);
-		if (decisions == null) {
-			return new RateLimitOutcome(List.of());
-		}
-		List<PolicyDecision> result = new ArrayList<>(decisions.size());
-		for (int i = 0; i < decisions.size(); i++) {
-			result.add(new PolicyDecision(acquisitions.get(i).policy(), decisions.get(i)));
-		}
-		return new RateLimitOutcome(result);
+		List<PolicyDecision> decisions = enforced.isEmpty() ? List.of() : decide(List.copyOf(enforced.values()));
+		List<PolicyDecision> shadowDecisions = shadow.isEmpty() ? List.of() : decideShadow(shadow.values());
+		return new RateLimitOutcome(decisions, shadowDecisions);
 	}
 
 	/**
@@ -141,24 +165,93 @@ public final class RateLimiter {
 		return new Acquisition(policy, this.keys.build(policy.name(), value), cost);
 	}
 
-	private List<Decision> decide(List<Acquisition> acquisitions) {
+	private List<PolicyDecision> decide(List<Acquisition> acquisitions) {
+		List<Decision> decisions;
 		try {
-			List<Decision> decisions = this.backend.tryConsumeAll(acquisitions);
-			if (this.backendFailing.compareAndSet(true, false)) {
-				logger.log(Level.INFO, "Rate limit backend answers again");
-			}
-			return decisions;
+			decisions = this.backend.tryConsumeAll(acquisitions);
 		}
 		catch (RuntimeException ex) {
-			if (this.backendFailing.compareAndSet(false, true)) {
-				logger.log(Level.WARNING, "Rate limit backend failed; applying each policy's failure mode", ex);
+			backendFailed(ex);
+			return failOver(acquisitions, ex);
+		}
+		backendAnswered();
+		List<PolicyDecision> result = new ArrayList<>(decisions.size());
+		for (int i = 0; i < decisions.size(); i++) {
+			RateLimitPolicy policy = acquisitions.get(i).policy();
+			result.add(new PolicyDecision(policy, decisions.get(i)));
+			this.listener.decided(policy, decisions.get(i), DecisionSource.BACKEND);
+		}
+		return result;
+	}
+
+	/**
+	 * Applies the failure modes: closed rejects the whole call, local policies are
+	 * decided in memory (all or nothing among themselves), open ones pass.
+	 */
+	private List<PolicyDecision> failOver(List<Acquisition> acquisitions, RuntimeException cause) {
+		for (Acquisition acquisition : acquisitions) {
+			if (acquisition.policy().failureMode() == FailureMode.CLOSED) {
+				this.listener.failedOver(acquisition.policy(), FailureMode.CLOSED, cause);
+				throw new RateLimitBackendUnavailableException(acquisition.policy().name(), cause);
 			}
-			for (Acquisition acquisition : acquisitions) {
-				if (acquisition.policy().failureMode() == FailureMode.CLOSED) {
-					throw new RateLimitBackendUnavailableException(acquisition.policy().name(), ex);
-				}
+		}
+		List<Acquisition> local = new ArrayList<>();
+		for (Acquisition acquisition : acquisitions) {
+			RateLimitPolicy policy = acquisition.policy();
+			if (policy.failureMode() == FailureMode.LOCAL && this.localFallback != null) {
+				RateLimitPolicy share = this.localShares.computeIfAbsent(policy, RateLimitPolicy::localShare);
+				// A cost the full policy accepts must not become an error against the smaller share.
+				local.add(new Acquisition(share, acquisition.key(), Math.min(acquisition.cost(), share.capacity())));
 			}
-			return null;
+			else {
+				this.listener.failedOver(policy, FailureMode.OPEN, cause);
+			}
+		}
+		if (local.isEmpty()) {
+			return List.of();
+		}
+		List<Decision> decisions = this.localFallback.tryConsumeAll(local);
+		List<PolicyDecision> result = new ArrayList<>(local.size());
+		for (int i = 0; i < local.size(); i++) {
+			RateLimitPolicy policy = local.get(i).policy();
+			result.add(new PolicyDecision(policy, decisions.get(i)));
+			this.listener.decided(policy, decisions.get(i), DecisionSource.LOCAL_FALLBACK);
+		}
+		return result;
+	}
+
+	/**
+	 * Decides shadow policies one by one, so that a shadow denial charges nothing
+	 * and blocks nothing; a backend failure only skips them.
+	 */
+	private List<PolicyDecision> decideShadow(Iterable<Acquisition> acquisitions) {
+		List<PolicyDecision> result = new ArrayList<>();
+		for (Acquisition acquisition : acquisitions) {
+			try {
+				Decision decision = this.backend.tryConsume(acquisition.policy(), acquisition.key(),
+						acquisition.cost());
+				result.add(new PolicyDecision(acquisition.policy(), decision));
+				this.listener.decided(acquisition.policy(), decision, DecisionSource.SHADOW);
+			}
+			catch (RuntimeException ex) {
+				backendFailed(ex);
+			}
+		}
+		return result;
+	}
+
+	private void backendFailed(RuntimeException ex) {
+		if (this.backendFailing.compareAndSet(false, true)) {
+			logger.log(Level.WARNING, "Rate limit backend failed; applying each policy's failure mode until it "
+					+ "answers again: " + ex);
+			this.listener.backendAvailabilityChanged(false, ex);
+		}
+	}
+
+	private void backendAnswered() {
+		if (this.backendFailing.compareAndSet(true, false)) {
+			logger.log(Level.INFO, "Rate limit backend answers again; decisions are back on it");
+			this.listener.backendAvailabilityChanged(true, null);
 		}
 	}
 
