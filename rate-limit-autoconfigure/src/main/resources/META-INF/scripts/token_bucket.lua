@@ -1,101 +1,66 @@
--- Token bucket: takes a cost from one bucket or denies, in one atomic step.
--- A line-by-line mirror of dev.ratelimit.core.TokenBucket#consume, so that the
--- in-memory and Redis backends give the same decision for the same inputs.
+-- Token bucket: a line-by-line mirror of dev.ratelimit.core.TokenBucket, so
+-- that the in-memory and Redis backends make the same decisions.
 --
--- KEYS[1]  the bucket, a hash with
---            t   tokens scaled by the refill period (one token = P units)
---            ts  time of the last refill in microseconds
---          A missing key is a full bucket.
--- ARGV[1]  capacity in tokens
--- ARGV[2]  refill: n tokens ...
--- ARGV[3]  ... per P microseconds (n/P already reduced to lowest terms)
--- ARGV[4]  cost in tokens, 0 <= cost <= capacity (checked by the caller)
--- ARGV[5]  optional current time in microseconds; absent or empty means the
---          server's TIME. Only tests pass it, to replay a timeline exactly.
---
--- Returns {allowed (1 or 0), remaining tokens, retry_after_us, reset_after_us}.
---
--- Lua numbers are doubles. Policies keep capacity * P below 2^50 and times are
--- below 2^53, so +, - and * are exact; divisions are corrected to the exact
--- integer quotient below.
+-- KEYS[i]  the bucket, a hash
+--            t   scaledTokens: tokens scaled by the refill period (one token = P units)
+--            ts  lastMicros: time of the last refill in µs
+--          A missing key is a full bucket; a full bucket is deleted.
+-- ARGV     code 'tb', capacity, n tokens, per P µs (n/P reduced), cost
+-- TTL      until the bucket would be full again
+-- Receipt  none: a refund adds the cost back, capped at a full bucket.
 
--- Java's Math.floorDiv: the double quotient can be one off near 2^50, so step
--- to the integer q with q * b <= a < (q + 1) * b.
-local function floor_div(a, b)
-	local q = math.floor(a / b)
-	if q * b > a then
-		q = q - 1
-	elseif (q + 1) * b <= a then
-		q = q + 1
+local TokenBucket = { rateBased = true }
+ALGORITHMS['tb'] = TokenBucket
+
+function TokenBucket.load(key, policy, nowMicros)
+	local stored = redis.call('HMGET', key, 't', 'ts')
+	local self = { key = key, scaledTokens = tonumber(stored[1]), lastMicros = tonumber(stored[2]) }
+	if self.scaledTokens == nil or self.lastMicros == nil then
+		self.scaledTokens = policy.capacity * policy.periodMicros
+		self.lastMicros = nowMicros
 	end
-	return q
+	return self
 end
 
--- LongMath.ceilDiv
-local function ceil_div(a, b)
-	return -floor_div(-a, b)
-end
-
--- Whole numbers as plain digits: Redis' own number-to-string conversion for
--- redis.call arguments has changed between versions, this one cannot.
-local function int(x)
-	return string.format('%.0f', x)
-end
-
-local key = KEYS[1]
-local capacity = tonumber(ARGV[1])
-local units_per_micro = tonumber(ARGV[2])
-local per_token = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
-
-local now
-if ARGV[5] ~= nil and ARGV[5] ~= '' then
-	now = tonumber(ARGV[5])
-else
-	-- Redis before 5 refuses writes after TIME unless effects are replicated.
-	if redis.replicate_commands then
-		redis.replicate_commands()
+function TokenBucket.decide(self, policy, cost, nowMicros, commit)
+	local perToken = policy.periodMicros
+	local unitsPerMicro = policy.tokens
+	local full = policy.capacity * perToken
+	if nowMicros > self.lastMicros then
+		local elapsed = nowMicros - self.lastMicros
+		-- Compare times rather than multiply first, so elapsed * rate stays small.
+		if elapsed >= ceilDiv(full - self.scaledTokens, unitsPerMicro) then
+			self.scaledTokens = full
+		else
+			self.scaledTokens = self.scaledTokens + elapsed * unitsPerMicro
+		end
+		self.lastMicros = nowMicros
 	end
-	local time = redis.call('TIME')
-	now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+	local needed = cost * perToken
+	if self.scaledTokens < needed then
+		local retryAfter = ceilDiv(needed - self.scaledTokens, unitsPerMicro)
+		return Decision(false, floorDiv(self.scaledTokens, perToken), policy.capacity,
+			ceilDiv(full - self.scaledTokens, unitsPerMicro), retryAfter)
+	end
+	local after = self.scaledTokens - needed
+	if commit then
+		self.scaledTokens = after
+	end
+	return Decision(true, floorDiv(after, perToken), policy.capacity, ceilDiv(full - after, unitsPerMicro), 0)
 end
 
-local full = capacity * per_token
-local state = redis.call('HMGET', key, 't', 'ts')
-local tokens = tonumber(state[1])
-local last = tonumber(state[2])
-if tokens == nil or last == nil then
-	tokens = full
-	last = now
-end
-
-if now > last then
-	local elapsed = now - last
-	-- Compare times rather than multiply first, so elapsed * rate stays small.
-	if elapsed >= ceil_div(full - tokens, units_per_micro) then
-		tokens = full
+function TokenBucket.store(self, policy, decision)
+	if decision.resetAfterMicros == 0 then
+		-- A full bucket is the same as no bucket: keep no state for it.
+		redis.call('DEL', self.key)
 	else
-		tokens = tokens + elapsed * units_per_micro
+		redis.call('HSET', self.key, 't', int(self.scaledTokens), 'ts', int(self.lastMicros))
+		expireAfter(self.key, decision.resetAfterMicros)
 	end
-	last = now
-end
-local needed = cost * per_token
-local allowed = tokens >= needed
-local retry_after = 0
-if allowed then
-	tokens = tokens - needed
-else
-	retry_after = ceil_div(needed - tokens, units_per_micro)
-end
-local reset_after = ceil_div(full - tokens, units_per_micro)
-
-if reset_after == 0 then
-	-- A full bucket is the same as no bucket: keep no state for it.
-	redis.call('DEL', key)
-else
-	redis.call('HSET', key, 't', int(tokens), 'ts', int(last))
-	-- Rounded up, the key vanishes exactly when it would be full again.
-	redis.call('PEXPIRE', key, int(ceil_div(reset_after, 1000)))
+	return ''
 end
 
-return { allowed and 1 or 0, floor_div(tokens, per_token), retry_after, reset_after }
+function TokenBucket.refund(self, policy, cost, receipt, nowMicros)
+	-- Tokens are interchangeable: giving them back is right whoever took some since.
+	self.scaledTokens = math.min(self.scaledTokens + cost * policy.periodMicros, policy.capacity * policy.periodMicros)
+end

@@ -34,7 +34,8 @@ public final class ShapingLeakyBucket extends LimitState {
 		long delay = LongMath.ceilDiv(backlog, unitsPerMicro);
 		long queued = backlog + cost * perToken;
 		if (queued > full) {
-			return new Decision(false, (full - backlog) / perToken, policy.capacity(), delay,
+			// A clock that stepped back can leave more queued than fits: report none left, not a negative.
+			return new Decision(false, Math.max(0, full - backlog) / perToken, policy.capacity(), delay,
 					LongMath.ceilDiv(queued - full, unitsPerMicro));
 		}
 		if (commit) {

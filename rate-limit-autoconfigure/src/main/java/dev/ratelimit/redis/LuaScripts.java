@@ -4,36 +4,63 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Loads the Lua scripts shipped in {@code META-INF/scripts}.
+ * Composes the Lua scripts shipped in {@code META-INF/scripts}: the shared
+ * {@code lib.lua}, one file per algorithm, then a driver. Each composed script
+ * is one text, loaded once by the server, so a decision stays one
+ * {@code EVALSHA} however many policies and algorithms it involves.
  */
 final class LuaScripts {
 
 	private static final String LOCATION = "META-INF/scripts/";
 
+	/** The algorithms, each registering itself with {@code lib.lua}'s table. */
+	private static final List<String> ALGORITHMS = List.of("token_bucket.lua", "leaky_bucket.lua",
+			"leaky_bucket_shaping.lua", "fixed_window.lua", "sliding_window_log.lua", "sliding_window_counter.lua");
+
 	private LuaScripts() {
 	}
 
 	/**
-	 * Reads a script once into a {@link RedisScript} that Spring Data Redis runs
-	 * with {@code EVALSHA}, falling back to {@code EVAL} when the server does not
-	 * know it yet.
-	 * @param <T> the result type
-	 * @param name the file name, for example {@code token_bucket.lua}
-	 * @param resultType the result type
+	 * Returns the script that decides several policies all or nothing, see
+	 * {@code decide.lua}.
 	 * @return the script
 	 */
-	static <T> RedisScript<T> load(String name, Class<T> resultType) {
+	static RedisScript<List<Object>> decide() {
+		return compose("decide.lua");
+	}
+
+	/**
+	 * Returns the script that gives back what {@link #decide()} took, see
+	 * {@code refund.lua}.
+	 * @return the script
+	 */
+	static RedisScript<List<Object>> refund() {
+		return compose("refund.lua");
+	}
+
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	private static RedisScript<List<Object>> compose(String driver) {
+		StringBuilder text = new StringBuilder(read("lib.lua"));
+		for (String algorithm : ALGORITHMS) {
+			text.append('\n').append(read(algorithm));
+		}
+		text.append('\n').append(read(driver));
 		// Text rather than a resource-backed script: a resource is checked for
 		// modification (a file or jar look-up under a lock) on every execution.
+		return (RedisScript) new DefaultRedisScript<>(text.toString(), List.class);
+	}
+
+	private static String read(String name) {
 		ClassPathResource resource = new ClassPathResource(LOCATION + name, LuaScripts.class.getClassLoader());
 		try (InputStream in = resource.getInputStream()) {
-			return new DefaultRedisScript<>(new String(in.readAllBytes(), StandardCharsets.UTF_8), resultType);
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot read the Lua script " + resource, ex);

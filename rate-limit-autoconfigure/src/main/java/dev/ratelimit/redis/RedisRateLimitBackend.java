@@ -1,40 +1,76 @@
 package dev.ratelimit.redis;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.util.ClassUtils;
 
+import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
-import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.TimeSource;
 
 /**
- * Keeps token buckets in Redis, so that every application instance sharing the
- * server shares the limit. Each decision is one {@code EVALSHA} of
- * {@code META-INF/scripts/token_bucket.lua}, which reads, refills, takes and
- * writes the bucket atomically and sets its TTL; the arithmetic is the same as
- * {@link dev.ratelimit.core.TokenBucket}'s, so both backends decide alike.
+ * Keeps limiter state in Redis, so that every application instance sharing the
+ * server shares the limits. Every algorithm runs inside one composed Lua script
+ * ({@code META-INF/scripts/decide.lua} with {@code lib.lua} and one file per
+ * algorithm, each a line-by-line mirror of its {@link dev.ratelimit.core.LimitState}),
+ * which reads, decides, writes and sets the TTL atomically, so both backends
+ * decide alike. A decision is one {@code EVALSHA}, however many policies it
+ * layers, as long as their keys share a Redis Cluster slot; on a standalone
+ * server or Sentinel they always do.
+ * <p>
+ * <strong>Layered decisions across cluster slots.</strong> A script may only
+ * touch keys of one slot, so when the connection factory talks to a cluster
+ * (or is of a type this class does not know), the policies are grouped by slot
+ * and the groups decided one after another, each all or nothing in its own
+ * script. When a later group denies, the earlier groups have already taken
+ * their costs: they are given back at once with {@code refund.lua}, and those
+ * policies are reported as allowed with nothing taken. Until the refund lands
+ * (one round trip per group) a concurrent caller of the same keys can see the
+ * quota taken and be denied where it would have been allowed; the limit itself
+ * is never exceeded. Turns of the shaping leaky bucket are only given back
+ * while no later caller has queued behind them, since that caller was already
+ * told when to go. Keys that share a hash tag, as the keys of one caller do,
+ * share a slot and never need this.
  * <p>
  * By default the script reads the Redis server's {@code TIME}, the one clock
- * all instances agree on. Failures of Redis are thrown as Spring's
+ * all instances agree on (in a cluster, each key is always decided on its own
+ * node's clock). Failures of Redis are thrown as Spring's
  * {@link org.springframework.dao.DataAccessException}s, unchanged, for the
- * caller to apply the policy's failure mode.
+ * caller to apply the policies' failure modes; a failure in the middle of a
+ * layered decision across slots first gives back what earlier groups took, as
+ * far as Redis still answers.
  */
 public final class RedisRateLimitBackend implements RateLimitBackend {
 
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private static final RedisScript<List<Long>> TOKEN_BUCKET = (RedisScript) LuaScripts.load("token_bucket.lua",
-			List.class);
+	private static final RedisScript<List<Object>> DECIDE = LuaScripts.decide();
+
+	private static final RedisScript<List<Object>> REFUND = LuaScripts.refund();
+
+	/** Values per policy in the replies of both scripts. */
+	private static final int REPLY_FIELDS = 6;
+
+	private static final String TAKE = "1";
+
+	private static final String LOOK = "0";
 
 	private final StringRedisTemplate redis;
 
 	private final @Nullable TimeSource explicitClock;
+
+	private final boolean clusterAware;
 
 	/**
 	 * Creates a backend that uses the Redis server's clock.
@@ -55,27 +91,213 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.explicitClock = explicitClock;
+		this.clusterAware = isClusterAware(connectionFactory);
 	}
 
 	@Override
-	public Decision tryConsume(RateLimitPolicy policy, String key, long cost) {
-		Refill refill = policy.refill();
-		String capacity = Long.toString(policy.capacity());
-		String tokens = Long.toString(refill.tokens());
-		String period = Long.toString(refill.periodMicros());
-		String amount = Long.toString(cost);
-		List<Long> result = (this.explicitClock != null)
-				? this.redis.execute(TOKEN_BUCKET, List.of(key), capacity, tokens, period, amount,
-						Long.toString(this.explicitClock.currentTimeMicros()))
-				: this.redis.execute(TOKEN_BUCKET, List.of(key), capacity, tokens, period, amount);
-		return toDecision(result, policy.capacity());
+	public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
+		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
+		List<List<Integer>> groups = slotGroups(acquisitions);
+		if (groups.size() == 1) {
+			return decide(acquisitions, now, TAKE).decisions();
+		}
+		return decideSlotBySlot(acquisitions, groups, now);
 	}
 
-	private static Decision toDecision(@Nullable List<Long> result, long limit) {
-		if (result == null || result.size() != 4) {
-			throw new IllegalStateException("Unexpected reply from token_bucket.lua: " + result);
+	private List<Decision> decideSlotBySlot(List<Acquisition> acquisitions, List<List<Integer>> groups, String now) {
+		Decision[] decisions = new Decision[acquisitions.size()];
+		List<Taken> taken = new ArrayList<>();
+		try {
+			for (int g = 0; g < groups.size(); g++) {
+				List<Integer> group = groups.get(g);
+				List<Acquisition> members = select(acquisitions, group);
+				Reply reply = decide(members, now, TAKE);
+				reply.copyInto(decisions, group);
+				if (!reply.allAllowed()) {
+					giveBack(taken, now, decisions);
+					for (List<Integer> later : groups.subList(g + 1, groups.size())) {
+						// Reported as the in-memory backend would: denials, or the state with nothing taken.
+						decide(select(acquisitions, later), now, LOOK).copyInto(decisions, later);
+					}
+					return List.of(decisions);
+				}
+				taken.add(new Taken(group, members, reply.receipts()));
+			}
+			return List.of(decisions);
 		}
-		return new Decision(result.get(0) == 1L, result.get(1), limit, result.get(3), result.get(2));
+		catch (RuntimeException ex) {
+			try {
+				giveBack(taken, now, decisions);
+			}
+			catch (RuntimeException refundFailure) {
+				ex.addSuppressed(refundFailure);
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * Refunds the groups in {@code taken}, removing each before its attempt: a
+	 * refund whose reply was lost may have landed, and giving back twice would
+	 * admit more than the limit.
+	 */
+	private void giveBack(List<Taken> taken, String now, Decision[] decisions) {
+		while (!taken.isEmpty()) {
+			Taken group = taken.remove(0);
+			List<String> args = new ArrayList<>(1 + 6 * group.members().size());
+			args.add(now);
+			for (int i = 0; i < group.members().size(); i++) {
+				addPolicy(args, group.members().get(i));
+				args.add(group.receipts().get(i));
+			}
+			run(REFUND, group.members(), args).copyInto(decisions, group.indices());
+		}
+	}
+
+	private Reply decide(List<Acquisition> acquisitions, String now, String mode) {
+		List<String> args = new ArrayList<>(2 + 5 * acquisitions.size());
+		args.add(now);
+		args.add(mode);
+		for (Acquisition acquisition : acquisitions) {
+			addPolicy(args, acquisition);
+		}
+		return run(DECIDE, acquisitions, args);
+	}
+
+	private Reply run(RedisScript<List<Object>> script, List<Acquisition> acquisitions, List<String> args) {
+		List<String> keys = new ArrayList<>(acquisitions.size());
+		for (Acquisition acquisition : acquisitions) {
+			keys.add(acquisition.key());
+		}
+		List<Object> reply = this.redis.execute(script, keys, args.toArray());
+		if (reply == null || reply.size() != REPLY_FIELDS * acquisitions.size()) {
+			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
+		}
+		List<Decision> decisions = new ArrayList<>(acquisitions.size());
+		List<String> receipts = new ArrayList<>(acquisitions.size());
+		for (int i = 0; i < acquisitions.size(); i++) {
+			int at = i * REPLY_FIELDS;
+			decisions.add(new Decision(number(reply, at) == 1L, number(reply, at + 1),
+					acquisitions.get(i).policy().capacity(), number(reply, at + 2), number(reply, at + 3),
+					number(reply, at + 4)));
+			receipts.add(String.valueOf(reply.get(at + 5)));
+		}
+		return new Reply(decisions, receipts);
+	}
+
+	/** Appends algorithm, capacity, a, b and cost, as {@code decide.lua} reads them. */
+	private static void addPolicy(List<String> args, Acquisition acquisition) {
+		RateLimitPolicy policy = acquisition.policy();
+		args.add(code(policy));
+		args.add(Long.toString(policy.capacity()));
+		if (policy.algorithm().isRateBased()) {
+			args.add(Long.toString(policy.refill().tokens()));
+			args.add(Long.toString(policy.refill().periodMicros()));
+		}
+		else {
+			args.add(Long.toString(policy.windowMicros()));
+			args.add("0");
+		}
+		args.add(Long.toString(acquisition.cost()));
+	}
+
+	private static String code(RateLimitPolicy policy) {
+		return switch (policy.algorithm()) {
+			case TOKEN_BUCKET -> "tb";
+			case LEAKY_BUCKET -> "lb";
+			case LEAKY_BUCKET_SHAPING -> "ls";
+			case FIXED_WINDOW -> "fw";
+			case SLIDING_WINDOW_LOG -> "sl";
+			case SLIDING_WINDOW_COUNTER -> "sc";
+		};
+	}
+
+	private static long number(List<Object> reply, int index) {
+		if (!(reply.get(index) instanceof Long value)) {
+			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
+		}
+		return value;
+	}
+
+	/**
+	 * Groups the acquisitions by cluster slot, keeping their order; one group when
+	 * the server is not a cluster or every key shares a slot.
+	 */
+	private List<List<Integer>> slotGroups(List<Acquisition> acquisitions) {
+		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+		for (int i = 0; i < acquisitions.size(); i++) {
+			int slot = this.clusterAware ? ClusterSlotHashUtil.calculateSlot(acquisitions.get(i).key()) : 0;
+			bySlot.computeIfAbsent(slot, (s) -> new ArrayList<>()).add(i);
+		}
+		return new ArrayList<>(bySlot.values());
+	}
+
+	private static List<Acquisition> select(List<Acquisition> acquisitions, List<Integer> indices) {
+		List<Acquisition> selected = new ArrayList<>(indices.size());
+		for (int index : indices) {
+			selected.add(acquisitions.get(index));
+		}
+		return selected;
+	}
+
+	/**
+	 * Returns whether keys of one script call must share a slot: true for a
+	 * cluster, and for factories this class cannot ask, which may be one.
+	 */
+	private static boolean isClusterAware(RedisConnectionFactory connectionFactory) {
+		ClassLoader classLoader = RedisRateLimitBackend.class.getClassLoader();
+		// Each check only runs with its client present: the factory classes need it to load.
+		if (ClassUtils.isPresent("io.lettuce.core.RedisClient", classLoader)
+				&& Lettuce.isFactory(connectionFactory)) {
+			return Lettuce.isClusterAware(connectionFactory);
+		}
+		if (ClassUtils.isPresent("redis.clients.jedis.Jedis", classLoader) && Jedis.isFactory(connectionFactory)) {
+			return Jedis.isClusterAware(connectionFactory);
+		}
+		return true;
+	}
+
+	/** The decisions of one script call, and the receipts of what it took. */
+	private record Reply(List<Decision> decisions, List<String> receipts) {
+
+		boolean allAllowed() {
+			return this.decisions.stream().allMatch(Decision::allowed);
+		}
+
+		void copyInto(Decision[] target, List<Integer> indices) {
+			for (int i = 0; i < indices.size(); i++) {
+				target[indices.get(i)] = this.decisions.get(i);
+			}
+		}
+
+	}
+
+	/** A slot group whose costs were taken, with what {@code refund.lua} needs to give them back. */
+	private record Taken(List<Integer> indices, List<Acquisition> members, List<String> receipts) {
+	}
+
+	private static final class Lettuce {
+
+		static boolean isFactory(RedisConnectionFactory factory) {
+			return factory instanceof LettuceConnectionFactory;
+		}
+
+		static boolean isClusterAware(RedisConnectionFactory factory) {
+			return ((LettuceConnectionFactory) factory).isClusterAware();
+		}
+
+	}
+
+	private static final class Jedis {
+
+		static boolean isFactory(RedisConnectionFactory factory) {
+			return factory instanceof JedisConnectionFactory;
+		}
+
+		static boolean isClusterAware(RedisConnectionFactory factory) {
+			return ((JedisConnectionFactory) factory).isRedisClusterAware();
+		}
+
 	}
 
 }

@@ -1,9 +1,12 @@
 package dev.ratelimit.conformance;
 
+import java.util.List;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.redis.RedisRateLimitBackend;
@@ -18,14 +21,22 @@ class RedisConformanceTests extends ConformanceTests {
 
 	private static LettuceConnectionFactory connectionFactory;
 
+	private static StringRedisTemplate redis;
+
 	@BeforeAll
 	static void connect() {
 		connectionFactory = RedisServerFixture.shared().newConnectionFactory();
+		redis = new StringRedisTemplate(connectionFactory);
 	}
 
 	@AfterAll
 	static void disconnect() {
 		connectionFactory.destroy();
+	}
+
+	@Override
+	void afterDecision(List<String> keys) {
+		keys.forEach(redis::persist);
 	}
 
 	@Override

@@ -91,11 +91,13 @@ final class Scenarios {
 
 	static Scenario fixedWindowBoundaryBurst() {
 		RateLimitPolicy policy = window("fw-boundary", Algorithm.FIXED_WINDOW, 5, "1s");
-		return new Scenario("fixed window 5/s: 10 admitted within 1 ms across the boundary", policy,
-				List.of(allow(999, 1, 4, 5, 1), allow(999, 1, 3, 5, 1), allow(999, 1, 2, 5, 1),
-						allow(999, 1, 1, 5, 1), allow(999, 1, 0, 5, 1), allow(1000, 1, 4, 5, 1000),
-						allow(1000, 1, 3, 5, 1000), allow(1000, 1, 2, 5, 1000), allow(1000, 1, 1, 5, 1000),
-						allow(1000, 1, 0, 5, 1000), deny(1001, 1, 0, 5, 999, 999)));
+		// 0.95 s rather than 0.999 s: Redis expires the first window's key on its own clock,
+		// and a 1 ms TTL could fire in real time before the next simulated step.
+		return new Scenario("fixed window 5/s: 10 admitted within 50 ms across the boundary", policy,
+				List.of(allow(950, 1, 4, 5, 50), allow(950, 1, 3, 5, 50), allow(950, 1, 2, 5, 50),
+						allow(950, 1, 1, 5, 50), allow(950, 1, 0, 5, 50), deny(999, 1, 0, 5, 1, 1),
+						allow(1000, 1, 4, 5, 1000), allow(1000, 1, 3, 5, 1000), allow(1000, 1, 2, 5, 1000),
+						allow(1000, 1, 1, 5, 1000), allow(1000, 1, 0, 5, 1000), deny(1001, 1, 0, 5, 999, 999)));
 	}
 
 	static Scenario fixedWindowCosts() {

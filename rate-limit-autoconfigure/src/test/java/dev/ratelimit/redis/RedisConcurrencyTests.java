@@ -9,29 +9,38 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.support.ManualTimeSource;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Two application instances (two backends, each with its own Redis client)
- * hammer one key from many threads: the limit holds exactly.
+ * hammer one key from many threads: every algorithm's limit holds exactly.
+ * Refills are an hour long and windows an hour wide, so nothing is given back
+ * while the test runs and the capacity is all that can be admitted.
  */
 class RedisConcurrencyTests {
 
 	private static final int THREADS_PER_INSTANCE = 32;
 
 	private static final int ATTEMPTS_PER_THREAD = 25;
+
+	private static final int CAPACITY = 50;
 
 	private static final RedisServerFixture server = RedisServerFixture.shared();
 
@@ -51,13 +60,17 @@ class RedisConcurrencyTests {
 		this.connectionFactories.forEach(LettuceConnectionFactory::destroy);
 	}
 
-	@Test
-	void twoInstancesOnOneKeyAdmitExactlyTheCapacity() throws Exception {
-		// One token an hour: nothing refills while the test runs.
-		RateLimitPolicy policy = RateLimitPolicy.builder("shared").capacity(50).refill("1/1h").build();
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void twoInstancesOnOneKeyAdmitExactlyTheCapacity(Algorithm algorithm) throws Exception {
+		RateLimitPolicy.Builder builder = RateLimitPolicy.builder("shared").algorithm(algorithm).capacity(CAPACITY);
+		RateLimitPolicy policy = algorithm.isRateBased() ? builder.refill("1/1h").build() : builder.window("1h").build();
 		String key = new LimitKeys("rl", 128).build(policy.name(), "tenant-1");
-		RateLimitBackend first = instance();
-		RateLimitBackend second = instance();
+		// A fixed window of the server's clock could roll over mid-test: both
+		// instances read one fixed clock instead. The others use the server's TIME.
+		TimeSource clock = (algorithm == Algorithm.FIXED_WINDOW) ? new ManualTimeSource() : null;
+		RateLimitBackend first = instance(clock);
+		RateLimitBackend second = instance(clock);
 		CyclicBarrier startGate = new CyclicBarrier(2 * THREADS_PER_INSTANCE);
 		LongAdder admitted = new LongAdder();
 		LongAdder denied = new LongAdder();
@@ -69,17 +82,17 @@ class RedisConcurrencyTests {
 		for (Future<?> worker : workers) {
 			worker.get(60, TimeUnit.SECONDS);
 		}
-		assertThat(admitted.sum()).isEqualTo(50);
-		assertThat(denied.sum()).isEqualTo(2L * THREADS_PER_INSTANCE * ATTEMPTS_PER_THREAD - 50);
+		assertThat(admitted.sum()).isEqualTo(CAPACITY);
+		assertThat(denied.sum()).isEqualTo(2L * THREADS_PER_INSTANCE * ATTEMPTS_PER_THREAD - CAPACITY);
 		Decision after = first.tryConsume(policy, key, 1);
 		assertThat(after.allowed()).isFalse();
 		assertThat(after.remaining()).isZero();
 	}
 
-	private RateLimitBackend instance() {
+	private RateLimitBackend instance(@Nullable TimeSource clock) {
 		LettuceConnectionFactory connectionFactory = server.newConnectionFactory();
 		this.connectionFactories.add(connectionFactory);
-		return new RedisRateLimitBackend(connectionFactory);
+		return new RedisRateLimitBackend(connectionFactory, clock);
 	}
 
 	private static Void hammer(RateLimitBackend backend, RateLimitPolicy policy, String key, CyclicBarrier startGate,

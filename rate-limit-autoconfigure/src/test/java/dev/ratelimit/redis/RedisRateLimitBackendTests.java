@@ -1,9 +1,5 @@
 package dev.ratelimit.redis;
 
-import java.util.Properties;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,7 +9,6 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.core.Decision;
@@ -31,8 +26,6 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 class RedisRateLimitBackendTests {
 
 	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static final Pattern CALLS = Pattern.compile("(?:^|,)calls=(\\d+)");
 
 	private static LettuceConnectionFactory connectionFactory;
 
@@ -116,15 +109,7 @@ class RedisRateLimitBackendTests {
 	}
 
 	private long calls(String command) {
-		Properties stats = this.redis.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands()
-			.info("commandstats"));
-		String line = stats.getProperty("cmdstat_" + command);
-		if (line == null) {
-			return 0;
-		}
-		Matcher matcher = CALLS.matcher(line);
-		assertThat(matcher.find()).as("calls in %s", line).isTrue();
-		return Long.parseLong(matcher.group(1));
+		return CommandStats.calls(connectionFactory, command);
 	}
 
 }

@@ -63,7 +63,7 @@ public final class RedisServerFixture implements AutoCloseable {
 
 	private final Path log;
 
-	private final Process process;
+	private volatile Process process;
 
 	private RedisServerFixture(List<String> command, int port, Path log, Process process) {
 		this.command = command;
@@ -186,6 +186,66 @@ public final class RedisServerFixture implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Redis on port " + this.port + " did not answer " + arguments[0], ex);
+		}
+	}
+
+	/**
+	 * Kills the server with {@code SIGKILL}, as a crash would, and waits for it to
+	 * end. Its data is lost; {@link #restart()} brings up an empty server on the
+	 * same port.
+	 */
+	public void kill() {
+		close();
+	}
+
+	/**
+	 * Freezes the server with {@code SIGSTOP}: connections stay open but nothing
+	 * is answered, as with a stalled host or a long GC-like pause.
+	 */
+	public void pause() {
+		signal("STOP");
+	}
+
+	/**
+	 * Thaws a server frozen by {@link #pause()} with {@code SIGCONT}.
+	 */
+	public void resume() {
+		signal("CONT");
+	}
+
+	/**
+	 * Starts the server again on the same port after {@link #kill()}, empty, and
+	 * waits until it answers.
+	 */
+	public synchronized void restart() {
+		if (this.process.isAlive()) {
+			throw new IllegalStateException("redis-server on port " + this.port + " is still running");
+		}
+		try {
+			this.process = new ProcessBuilder(this.command).redirectErrorStream(true)
+				.redirectOutput(ProcessBuilder.Redirect.appendTo(this.log.toFile()))
+				.start();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot run " + this.command, ex);
+		}
+		awaitPing();
+	}
+
+	private void signal(String signal) {
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(this.process.pid())).inheritIO()
+				.start();
+			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+				throw new IllegalStateException("kill -" + signal + " " + this.process.pid() + " failed");
+			}
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot send SIG" + signal + " to redis-server", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while signalling redis-server", ex);
 		}
 	}
 

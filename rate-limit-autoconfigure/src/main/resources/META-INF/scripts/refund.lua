@@ -1,0 +1,30 @@
+-- Gives back what decide.lua took for policies whose call was then denied by
+-- a policy in another Redis Cluster slot (RedisRateLimitBackend decides slot by
+-- slot). Each algorithm refunds in its own way, see the receipts in their
+-- files; a refund never gives back more than the call took, and never what
+-- has since stopped counting (a window that passed, an entry that expired).
+--
+-- KEYS[i]   the state of policy i; every key in one Redis Cluster slot
+-- ARGV[1]   the current time in µs, or '' to read the server's TIME
+-- ARGV[2..] six values per policy, in KEYS order: algorithm, capacity, a, b
+--           (as for decide.lua), the cost taken, and decide.lua's receipt
+--
+-- Returns six values per policy, as decide.lua does: the state after the
+-- refund, reported as an allowed decision of cost 0, and an empty receipt.
+
+local nowMicros = currentTimeMicros(ARGV[1])
+
+local reply = {}
+for i = 1, #KEYS do
+	local at = 2 + (i - 1) * 6
+	local policy = readPolicy(ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3])
+	local cost = tonumber(ARGV[at + 4])
+	local state = policy.algorithm.load(KEYS[i], policy, nowMicros)
+	-- Up to date first, so that the refund applies to the state as it is now.
+	policy.algorithm.decide(state, policy, 0, nowMicros, false)
+	policy.algorithm.refund(state, policy, cost, ARGV[at + 5], nowMicros)
+	local decision = policy.algorithm.decide(state, policy, 0, nowMicros, false)
+	policy.algorithm.store(state, policy, decision)
+	appendReply(reply, decision, '')
+end
+return reply
