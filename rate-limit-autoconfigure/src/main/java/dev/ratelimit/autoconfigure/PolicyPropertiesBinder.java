@@ -37,7 +37,9 @@ final class PolicyPropertiesBinder {
 				.algorithm(source.getAlgorithm())
 				.key(source.getKey())
 				.failureMode(source.getFailureMode())
-				.missingKey(source.getMissingKey());
+				.missingKey(source.getMissingKey())
+				.shadow(source.isShadow())
+				.localInstances(source.getLocalInstances());
 			if (source.getCapacity() == null) {
 				throw new PolicyValidationException("capacity", null, "must be set to a positive number");
 			}

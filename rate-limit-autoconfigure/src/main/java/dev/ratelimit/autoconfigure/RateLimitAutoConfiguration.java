@@ -15,14 +15,17 @@ import org.springframework.context.expression.BeanFactoryResolver;
 
 import dev.ratelimit.core.CidrRange;
 import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.CompositeRateLimitListener;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.RateLimitListener;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.memory.InMemoryRateLimitBackend;
 
 /**
  * Auto-configuration of the rate limiter: named policies, keys, the backend
@@ -88,8 +91,13 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimiter rateLimiter(RateLimitBackend backend, LimitKeys keys, ObjectProvider<Sleeper> sleeper) {
-		return new RateLimiter(backend, keys, sleeper.getIfAvailable(Sleeper::system));
+	RateLimiter rateLimiter(RateLimitBackend backend, LimitKeys keys, ObjectProvider<Sleeper> sleeper,
+			ObjectProvider<RateLimitListener> listeners, TimeSource timeSource, RateLimitProperties properties) {
+		// A remote backend gets an in-memory twin for policies with failure-mode local.
+		RateLimitBackend localFallback = (backend instanceof InMemoryRateLimitBackend) ? null
+				: new InMemoryRateLimitBackend(timeSource, properties.getMemory().getMaxKeys());
+		return new RateLimiter(backend, keys, sleeper.getIfAvailable(Sleeper::system), localFallback,
+				new CompositeRateLimitListener(listeners.orderedStream().toList()));
 	}
 
 }

@@ -70,6 +70,14 @@ public class RateLimitProperties {
 
 	private final Aspect aspect = new Aspect();
 
+	private final Redis redis = new Redis();
+
+	/**
+	 * Retry-After sent with a 503 when a fail-closed policy's backend cannot
+	 * answer.
+	 */
+	private Duration unavailableRetryAfter = Duration.ofSeconds(1);
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -142,6 +150,18 @@ public class RateLimitProperties {
 		return this.aspect;
 	}
 
+	public Redis getRedis() {
+		return this.redis;
+	}
+
+	public Duration getUnavailableRetryAfter() {
+		return this.unavailableRetryAfter;
+	}
+
+	public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
+		this.unavailableRetryAfter = unavailableRetryAfter;
+	}
+
 	/**
 	 * Where limiter state is kept.
 	 */
@@ -198,9 +218,23 @@ public class RateLimitProperties {
 
 		/**
 		 * What happens when the backend cannot answer: open allows the request,
-		 * closed rejects it with 503.
+		 * closed rejects it with 503, local decides it with an in-memory limiter of
+		 * the same policy until the backend answers again.
 		 */
 		private FailureMode failureMode = FailureMode.OPEN;
+
+		/**
+		 * With failure-mode local, the number of application instances sharing the
+		 * policy: while the backend is down each instance enforces this share of the
+		 * capacity and rate.
+		 */
+		private int localInstances = 1;
+
+		/**
+		 * Whether the policy runs in shadow mode: it decides and reports (metrics,
+		 * optionally headers) but never rejects a request.
+		 */
+		private boolean shadow;
 
 		/**
 		 * What happens when the key cannot be resolved: shared counts the request
@@ -255,6 +289,22 @@ public class RateLimitProperties {
 
 		public void setFailureMode(FailureMode failureMode) {
 			this.failureMode = failureMode;
+		}
+
+		public int getLocalInstances() {
+			return this.localInstances;
+		}
+
+		public void setLocalInstances(int localInstances) {
+			this.localInstances = localInstances;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(boolean shadow) {
+			this.shadow = shadow;
 		}
 
 		public MissingKeyAction getMissingKey() {
@@ -325,12 +375,26 @@ public class RateLimitProperties {
 		 */
 		private HeaderMode mode = HeaderMode.IETF;
 
+		/**
+		 * Whether shadow policies appear in the rate-limit header fields too. Off by
+		 * default, so that clients never see a limit that is not enforced.
+		 */
+		private boolean includeShadow;
+
 		public HeaderMode getMode() {
 			return this.mode;
 		}
 
 		public void setMode(HeaderMode mode) {
 			this.mode = mode;
+		}
+
+		public boolean isIncludeShadow() {
+			return this.includeShadow;
+		}
+
+		public void setIncludeShadow(boolean includeShadow) {
+			this.includeShadow = includeShadow;
 		}
 
 	}
@@ -396,6 +460,122 @@ public class RateLimitProperties {
 
 		public void setOrder(int order) {
 			this.order = order;
+		}
+
+	}
+
+	/**
+	 * Redis backend settings.
+	 */
+	public static class Redis {
+
+		/**
+		 * Command timeout of limiter calls, separate from the application's own
+		 * Redis timeout (Lettuce only: the limiter gets a connection of its own).
+		 */
+		private Duration timeout = Duration.ofMillis(100);
+
+		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public CircuitBreaker getCircuitBreaker() {
+			return this.circuitBreaker;
+		}
+
+	}
+
+	/**
+	 * Circuit breaker in front of the Redis backend.
+	 */
+	public static class CircuitBreaker {
+
+		/**
+		 * Whether a circuit breaker protects requests from waiting for Redis
+		 * timeouts during an outage.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Percentage of failed calls, among the recent ones, at which the breaker
+		 * opens.
+		 */
+		private float failureRateThreshold = 50;
+
+		/**
+		 * Number of recent calls the failure rate is computed over.
+		 */
+		private int slidingWindowSize = 20;
+
+		/**
+		 * Fewest recent calls before the failure rate is considered.
+		 */
+		private int minimumNumberOfCalls = 5;
+
+		/**
+		 * How long the breaker stays open, failing calls at once, before it lets
+		 * trial calls through.
+		 */
+		private Duration waitDurationInOpenState = Duration.ofSeconds(5);
+
+		/**
+		 * Trial calls let through when the wait is over; when they succeed the
+		 * breaker closes.
+		 */
+		private int permittedNumberOfCallsInHalfOpenState = 2;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumNumberOfCalls() {
+			return this.minimumNumberOfCalls;
+		}
+
+		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+			this.minimumNumberOfCalls = minimumNumberOfCalls;
+		}
+
+		public Duration getWaitDurationInOpenState() {
+			return this.waitDurationInOpenState;
+		}
+
+		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
+			this.waitDurationInOpenState = waitDurationInOpenState;
+		}
+
+		public int getPermittedNumberOfCallsInHalfOpenState() {
+			return this.permittedNumberOfCallsInHalfOpenState;
+		}
+
+		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
+			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
 		}
 
 	}

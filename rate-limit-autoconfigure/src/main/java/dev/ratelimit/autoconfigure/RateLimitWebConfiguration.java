@@ -13,6 +13,7 @@ import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
+import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.web.RateLimitFilter;
 import dev.ratelimit.web.RateLimitHeaders;
@@ -30,7 +31,13 @@ class RateLimitWebConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitHeaders rateLimitHeaders(RateLimitProperties properties) {
-		return new RateLimitHeaders(properties.getHeaders().getMode());
+		return new RateLimitHeaders(properties.getHeaders().getMode(), properties.getHeaders().isIncludeShadow());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ProblemResponses rateLimitProblemResponses(RateLimitProperties properties) {
+		return new ProblemResponses(properties.getUnavailableRetryAfter());
 	}
 
 	@Bean
@@ -41,17 +48,17 @@ class RateLimitWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitExceptionResolver rateLimitExceptionResolver() {
-		return new RateLimitExceptionResolver();
+	RateLimitExceptionResolver rateLimitExceptionResolver(ProblemResponses problems) {
+		return new RateLimitExceptionResolver(problems);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
 	FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
 			RateLimitPolicies policies, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
-			RateLimitHeaders headers) {
+			RateLimitHeaders headers, ProblemResponses problems) {
 		RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, policies, expressions), limiter,
-				expressions, ipResolver, headers);
+				expressions, ipResolver, headers, problems);
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setName("rateLimitFilter");
 		registration.setOrder(properties.getFilter().getOrder());

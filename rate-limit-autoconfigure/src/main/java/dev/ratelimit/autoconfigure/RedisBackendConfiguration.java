@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -11,12 +13,17 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
+import dev.ratelimit.resilience.CircuitBreakingBackend;
 
 /**
- * The Redis backend, chosen with {@code rate-limit.backend=redis}. It runs on
- * the application's own {@link RedisConnectionFactory}, so standalone, Sentinel
- * and Cluster set-ups configured with {@code spring.data.redis.*} all work.
+ * The Redis backend, chosen with {@code rate-limit.backend=redis}. It connects
+ * to the Redis of the application's own {@link RedisConnectionFactory}, so
+ * standalone, Sentinel and Cluster set-ups configured with
+ * {@code spring.data.redis.*} all work, with a short command timeout of its own
+ * and a circuit breaker in front.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(prefix = "rate-limit", name = "backend", havingValue = "redis")
@@ -27,8 +34,9 @@ class RedisBackendConfiguration {
 			+ "(or define a RedisConnectionFactory bean), or set rate-limit.backend=memory.";
 
 	@Bean
-	@ConditionalOnMissingBean
-	RateLimitBackend rateLimitBackend(ObjectProvider<RedisConnectionFactory> connectionFactory) {
+	@ConditionalOnMissingBean({ RedisLimiterConnection.class, RateLimitBackend.class })
+	RedisLimiterConnection rateLimitRedisConnection(ObjectProvider<RedisConnectionFactory> connectionFactory,
+			RateLimitProperties properties) {
 		RedisConnectionFactory factory = connectionFactory.getIfUnique();
 		if (factory == null) {
 			boolean several = connectionFactory.stream().findAny().isPresent();
@@ -37,7 +45,42 @@ class RedisBackendConfiguration {
 							: "no RedisConnectionFactory bean exists"),
 					several ? "Mark the connection factory the limiter should use as @Primary." : ACTION, null);
 		}
-		return new RedisRateLimitBackend(factory, null);
+		if (properties.getRedis().getTimeout().isNegative() || properties.getRedis().getTimeout().isZero()) {
+			throw new RateLimitConfigurationException(
+					"Property rate-limit.redis.timeout with value '" + properties.getRedis().getTimeout()
+							+ "' is invalid: must be positive",
+					"Set rate-limit.redis.timeout to a short positive duration such as 100ms.", null);
+		}
+		return new RedisLimiterConnection(factory, properties.getRedis().getTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitBackend rateLimitBackend(RedisLimiterConnection connection, RateLimitProperties properties,
+			TimeSource timeSource) {
+		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory(), null);
+		RateLimitProperties.CircuitBreaker breaker = properties.getRedis().getCircuitBreaker();
+		return breaker.isEnabled() ? new CircuitBreakingBackend(redis, circuitBreakerConfig(breaker), timeSource)
+				: redis;
+	}
+
+	private static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
+		try {
+			return CircuitBreakerConfig.custom()
+				.failureRateThreshold(breaker.getFailureRateThreshold())
+				.slidingWindowSize(breaker.getSlidingWindowSize())
+				.minimumNumberOfCalls(breaker.getMinimumNumberOfCalls())
+				.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
+				.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
+				.build();
+		}
+		catch (IllegalArgumentException ex) {
+			throw new RateLimitConfigurationException(
+					"Properties rate-limit.redis.circuit-breaker.* are invalid: " + ex.getMessage(),
+					"Use a failure rate threshold in (0, 100], positive window sizes and call counts, "
+							+ "and a positive wait duration.",
+					ex);
+		}
 	}
 
 	/**

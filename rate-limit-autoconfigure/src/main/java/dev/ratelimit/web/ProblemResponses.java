@@ -25,10 +25,15 @@ public final class ProblemResponses {
 	/** Problem type of a limiter that cannot decide. */
 	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
-	/** Seconds a client is asked to wait when the backend of a fail-closed policy is down. */
-	static final long UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+	private final long unavailableRetryAfterSeconds;
 
-	private ProblemResponses() {
+	/**
+	 * Creates a writer.
+	 * @param unavailableRetryAfter the Retry-After of 503 responses, rounded up to whole seconds
+	 */
+	public ProblemResponses(java.time.Duration unavailableRetryAfter) {
+		this.unavailableRetryAfterSeconds = Math.max(1,
+				RateLimitHeaders.seconds(unavailableRetryAfter.toNanos() / 1_000L));
 	}
 
 	/**
@@ -38,7 +43,7 @@ public final class ProblemResponses {
 	 * @param ex the exception
 	 * @throws IOException if the body cannot be written
 	 */
-	public static void write(HttpServletRequest request, HttpServletResponse response, RateLimitException ex)
+	public void write(HttpServletRequest request, HttpServletResponse response, RateLimitException ex)
 			throws IOException {
 		if (ex instanceof RateLimitExceededException exceeded) {
 			long retryAfter = Math.max(1, RateLimitHeaders.seconds(exceeded.getRetryAfterMicros()));
@@ -47,7 +52,7 @@ public final class ProblemResponses {
 					"Rate limit exceeded; retry after " + retryAfter + " s.", exceeded.getViolatedPolicies());
 		}
 		else if (ex instanceof RateLimitBackendUnavailableException unavailable) {
-			response.setHeader("Retry-After", Long.toString(UNAVAILABLE_RETRY_AFTER_SECONDS));
+			response.setHeader("Retry-After", Long.toString(this.unavailableRetryAfterSeconds));
 			write(request, response, 503, TEMPORARY_REDUCED_CAPACITY, "Service Unavailable",
 					"The rate limiter cannot decide right now; retry shortly.", List.of(unavailable.getPolicy()));
 		}

@@ -20,6 +20,16 @@ import dev.ratelimit.core.RateLimitException;
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
+	private final ProblemResponses problems;
+
+	/**
+	 * Creates a resolver.
+	 * @param problems writes the problem responses
+	 */
+	public RateLimitExceptionResolver(ProblemResponses problems) {
+		this.problems = problems;
+	}
+
 	@Override
 	public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
 			Exception ex) {
@@ -27,7 +37,7 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 			return null;
 		}
 		try {
-			ProblemResponses.write(request, response, limitException);
+			this.problems.write(request, response, limitException);
 			return new ModelAndView();
 		}
 		catch (IOException writeFailure) {

@@ -40,6 +40,8 @@ public class RateLimitFilter extends OncePerRequestFilter {
 
 	private final RateLimitHeaders headers;
 
+	private final ProblemResponses problems;
+
 	/**
 	 * Creates the filter.
 	 * @param routes the route rules, in configuration order
@@ -47,14 +49,16 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	 * @param expressions evaluates keys
 	 * @param ipResolver resolves client addresses
 	 * @param headers writes the header fields
+	 * @param problems writes the problem responses
 	 */
 	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
-			ClientIpResolver ipResolver, RateLimitHeaders headers) {
+			ClientIpResolver ipResolver, RateLimitHeaders headers, ProblemResponses problems) {
 		this.routes = List.copyOf(routes);
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
 		this.headers = headers;
+		this.problems = problems;
 	}
 
 	@Override
@@ -81,12 +85,12 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			outcome = this.limiter.acquire(calls);
 		}
 		catch (RateLimitException ex) {
-			ProblemResponses.write(request, response, ex);
+			this.problems.write(request, response, ex);
 			return;
 		}
 		this.headers.record(request, response, outcome);
 		if (!outcome.allowed()) {
-			ProblemResponses.write(request, response, new RateLimitExceededException(outcome));
+			this.problems.write(request, response, new RateLimitExceededException(outcome));
 			return;
 		}
 		chain.doFilter(request, response);

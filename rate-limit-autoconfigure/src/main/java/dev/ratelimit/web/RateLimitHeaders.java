@@ -28,12 +28,24 @@ public final class RateLimitHeaders {
 
 	private final HeaderMode mode;
 
+	private final boolean includeShadow;
+
 	/**
-	 * Creates a writer.
+	 * Creates a writer that leaves shadow policies out.
 	 * @param mode which fields to write
 	 */
 	public RateLimitHeaders(HeaderMode mode) {
+		this(mode, false);
+	}
+
+	/**
+	 * Creates a writer.
+	 * @param mode which fields to write
+	 * @param includeShadow whether shadow policies are listed too
+	 */
+	public RateLimitHeaders(HeaderMode mode, boolean includeShadow) {
 		this.mode = mode;
+		this.includeShadow = includeShadow;
 	}
 
 	/**
@@ -43,11 +55,16 @@ public final class RateLimitHeaders {
 	 * @param outcome the outcome
 	 */
 	public void record(HttpServletRequest request, HttpServletResponse response, RateLimitOutcome outcome) {
-		if (this.mode == HeaderMode.NONE || outcome.decisions().isEmpty()) {
+		List<PolicyDecision> reported = outcome.decisions();
+		if (this.includeShadow && !outcome.shadowDecisions().isEmpty()) {
+			reported = new ArrayList<>(reported);
+			reported.addAll(outcome.shadowDecisions());
+		}
+		if (this.mode == HeaderMode.NONE || reported.isEmpty()) {
 			return;
 		}
 		List<PolicyDecision> decisions = decisions(request);
-		for (PolicyDecision decision : outcome.decisions()) {
+		for (PolicyDecision decision : reported) {
 			decisions.removeIf((d) -> d.policy().name().equals(decision.policy().name()));
 			decisions.add(decision);
 		}

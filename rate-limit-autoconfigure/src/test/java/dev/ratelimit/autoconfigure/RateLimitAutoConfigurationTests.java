@@ -21,12 +21,15 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.aop.RateLimitAspect;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
+import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
+import dev.ratelimit.resilience.CircuitBreakingBackend;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,9 +70,65 @@ class RateLimitAutoConfigurationTests {
 		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis")
 			.run((context) -> {
+				// The limiter's own connection is not a second RedisConnectionFactory bean.
 				assertThat(context).hasSingleBean(RedisConnectionFactory.class);
-				assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(RedisRateLimitBackend.class);
+				assertThat(context).hasSingleBean(RedisLimiterConnection.class);
+				assertThat(context.getBean(RedisLimiterConnection.class).connectionFactory())
+					.isNotSameAs(context.getBean(RedisConnectionFactory.class));
 			});
+	}
+
+	@Test
+	void runWithRedisBackendShouldPutACircuitBreakerInFrontUnlessDisabled() {
+		ApplicationContextRunner redis = this.contextRunner
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis");
+		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+			.isInstanceOf(CircuitBreakingBackend.class));
+		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false")
+			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+				.isInstanceOf(RedisRateLimitBackend.class));
+	}
+
+	@Test
+	void runWithInvalidCircuitBreakerSettingsShouldNameTheProperties() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.circuit-breaker.failure-rate-threshold=150")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.redis.circuit-breaker"));
+	}
+
+	@Test
+	void runWithNonPositiveRedisTimeoutShouldNameTheProperty() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.timeout=0ms")
+			.run((context) -> assertThat(analyze(context).getDescription()).contains("rate-limit.redis.timeout"));
+	}
+
+	@Test
+	void runWithShadowAndLocalPoliciesShouldBindThem() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.policies.p.capacity=8", "rate-limit.policies.p.refill=8/1s",
+					"rate-limit.policies.p.failure-mode=local", "rate-limit.policies.p.local-instances=4",
+					"rate-limit.policies.s.capacity=1", "rate-limit.policies.s.refill=1/1s",
+					"rate-limit.policies.s.shadow=true")
+			.run((context) -> {
+				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				assertThat(policies.find("p")).hasValueSatisfying((policy) -> {
+					assertThat(policy.failureMode()).isEqualTo(FailureMode.LOCAL);
+					assertThat(policy.localShare().capacity()).isEqualTo(2);
+				});
+				assertThat(policies.find("s")).hasValueSatisfying((policy) -> assertThat(policy.shadow()).isTrue());
+			});
+	}
+
+	@Test
+	void runWithZeroLocalInstancesShouldNameTheProperty() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.policies.p.capacity=8", "rate-limit.policies.p.refill=8/1s",
+					"rate-limit.policies.p.local-instances=0")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.policies.p.local-instances"));
 	}
 
 	@Test

@@ -120,6 +120,72 @@ class RateLimiterTests {
 	}
 
 	@Test
+	void failedBackendDecidesLocalPoliciesInMemoryAtTheirShare() {
+		RateLimitBackend broken = (acquisitions) -> {
+			throw new IllegalStateException("connection refused");
+		};
+		List<String> events = new java.util.ArrayList<>();
+		RateLimitListener listener = new RateLimitListener() {
+
+			@Override
+			public void decided(RateLimitPolicy policy, Decision decision, DecisionSource source) {
+				events.add(source + " " + policy.name() + " " + decision.allowed());
+			}
+
+			@Override
+			public void failedOver(RateLimitPolicy policy, FailureMode mode, RuntimeException cause) {
+				events.add("failed over " + policy.name() + " " + mode);
+			}
+
+			@Override
+			public void backendAvailabilityChanged(boolean available, RuntimeException cause) {
+				events.add("available " + available);
+			}
+
+		};
+		RateLimiter limiter = new RateLimiter(broken, this.keys, Sleeper.system(),
+				new InMemoryRateLimitBackend(new ManualTimeSource(), 100), listener);
+		RateLimitPolicy local = RateLimitPolicy.builder("local").capacity(8).refill("8/1h")
+			.failureMode(FailureMode.LOCAL).localInstances(4).build();
+		RateLimitPolicy open = RateLimitPolicy.builder("open").capacity(1).refill("1/1h").build();
+		List<LimitRequest> call = List.of(new LimitRequest(local, "k", 1), new LimitRequest(open, "k", 1));
+		// 8 shared by 4 instances: this one allows 2 while the backend is down
+		assertThat(limiter.acquire(call).allowed()).isTrue();
+		RateLimitOutcome second = limiter.acquire(call);
+		assertThat(second.allowed()).isTrue();
+		assertThat(second.decisions()).singleElement()
+			.satisfies((pd) -> assertThat(pd.decision().limit()).isEqualTo(2));
+		assertThat(limiter.acquire(call).allowed()).isFalse();
+		assertThat(events).startsWith("available false", "failed over open OPEN", "LOCAL_FALLBACK local true")
+			.containsOnlyOnce("available false");
+	}
+
+	@Test
+	void localShareDividesCapacityAndRateButKeepsWindows() {
+		RateLimitPolicy bucket = RateLimitPolicy.builder("b").capacity(100).refill("10/1s").localInstances(4).build();
+		assertThat(bucket.localShare().capacity()).isEqualTo(25);
+		assertThat(bucket.localShare().refill()).isEqualTo(Refill.parse("10/4s"));
+		RateLimitPolicy window = RateLimitPolicy.builder("w").algorithm(Algorithm.FIXED_WINDOW).capacity(3)
+			.window("1m").localInstances(4).build();
+		assertThat(window.localShare().capacity()).isEqualTo(1);
+		assertThat(window.localShare().windowMicros()).isEqualTo(60_000_000L);
+	}
+
+	@Test
+	void shadowPoliciesNeverRejectNorBlockOthers() {
+		RateLimitPolicy shadow = RateLimitPolicy.builder("new-limit").capacity(1).refill("1/1h").shadow(true).build();
+		RateLimitPolicy real = RateLimitPolicy.builder("real").capacity(10).refill("10/1h").build();
+		List<LimitRequest> call = List.of(new LimitRequest(shadow, "k", 1), new LimitRequest(real, "k", 1));
+		assertThat(this.limiter.acquire(call).allowed()).isTrue();
+		RateLimitOutcome second = this.limiter.acquire(call);
+		assertThat(second.allowed()).isTrue();
+		assertThat(second.shadowDecisions()).singleElement()
+			.satisfies((pd) -> assertThat(pd.decision().allowed()).isFalse());
+		assertThat(second.decisions()).singleElement()
+			.satisfies((pd) -> assertThat(pd.decision().remaining()).isEqualTo(8));
+	}
+
+	@Test
 	void acquireOrThrowCarriesTheDecisionAndPolicyNames() {
 		RateLimitPolicy policy = this.onePerHour.build();
 		this.limiter.acquireOrThrow(policy, "k", 1);

@@ -1,0 +1,73 @@
+package dev.ratelimit.outage;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.RateLimitListener;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.support.ManualTimeSource;
+
+/**
+ * A web application whose routes are limited by policies of every failure mode,
+ * on the Redis backend. Its nested components are registered as members.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableAutoConfiguration
+class OutageTestApplication {
+
+	@Bean
+	ManualTimeSource rateLimitTimeSource() {
+		return new ManualTimeSource();
+	}
+
+	@Bean
+	RecordingListener recordingListener() {
+		return new RecordingListener();
+	}
+
+	@RestController
+	static class Endpoints {
+
+		@GetMapping({ "/open", "/closed", "/local", "/shadow" })
+		Map<String, String> ok() {
+			return Map.of("ok", "yes");
+		}
+
+	}
+
+	/**
+	 * Records what the limiter reports.
+	 */
+	static class RecordingListener implements RateLimitListener {
+
+		final List<String> events = new ArrayList<>();
+
+		@Override
+		public synchronized void decided(RateLimitPolicy policy, Decision decision, DecisionSource source) {
+			this.events.add(source + " " + policy.name() + " " + (decision.allowed() ? "allowed" : "denied"));
+		}
+
+		@Override
+		public synchronized void backendAvailabilityChanged(boolean available, RuntimeException cause) {
+			this.events.add(available ? "backend up" : "backend down");
+		}
+
+		synchronized List<String> events() {
+			return List.copyOf(this.events);
+		}
+
+		synchronized void clear() {
+			this.events.clear();
+		}
+
+	}
+
+}

@@ -1,0 +1,208 @@
+package dev.ratelimit.outage;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.MvcResult;
+
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.resilience.CircuitBreakingBackend;
+import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.RedisServerFixture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/**
+ * Breaks the real redis-server under a running application: kills it, freezes
+ * it with SIGSTOP, restarts it, flushes its script cache, and checks that every
+ * failure mode does what it promises and that decisions return to Redis by
+ * themselves.
+ */
+@SpringBootTest(classes = OutageTestApplication.class)
+@AutoConfigureMockMvc
+class RedisOutageTests {
+
+	/** A server of this class's own: the tests kill it. */
+	static final RedisServerFixture redis = RedisServerFixture.start();
+
+	static final Duration TIMEOUT = Duration.ofMillis(300);
+
+	@DynamicPropertySource
+	static void properties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", redis::port);
+		registry.add("rate-limit.backend", () -> "redis");
+		registry.add("rate-limit.redis.timeout", TIMEOUT::toString);
+		registry.add("rate-limit.redis.circuit-breaker.minimum-number-of-calls", () -> "4");
+		registry.add("rate-limit.redis.circuit-breaker.sliding-window-size", () -> "10");
+		registry.add("rate-limit.redis.circuit-breaker.wait-duration-in-open-state", () -> "10s");
+		policy(registry, 0, "open", "capacity=1000", "refill=1000/1h");
+		policy(registry, 1, "closed", "capacity=1000", "refill=1000/1h", "failure-mode=closed");
+		policy(registry, 2, "local", "capacity=3", "refill=3/1h", "failure-mode=local");
+		policy(registry, 3, "shadow", "capacity=2", "refill=2/1h", "shadow=true");
+	}
+
+	private static void policy(DynamicPropertyRegistry registry, int route, String name, String... settings) {
+		for (String setting : settings) {
+			String[] pair = setting.split("=", 2);
+			registry.add("rate-limit.policies." + name + "." + pair[0], () -> pair[1]);
+		}
+		registry.add("rate-limit.routes[" + route + "].pattern", () -> "/" + name);
+		registry.add("rate-limit.routes[" + route + "].policies", () -> name);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@Autowired
+	MockMvc mvc;
+
+	@Autowired
+	ManualTimeSource clock;
+
+	@Autowired
+	RateLimitBackend backend;
+
+	@Autowired
+	OutageTestApplication.RecordingListener listener;
+
+	@BeforeEach
+	void healthyRedis() {
+		if (!redis.process().isAlive()) {
+			redis.restart();
+		}
+		redis.flushAll();
+		breaker().reset();
+		this.listener.clear();
+	}
+
+	@Test
+	void backendIsTheRedisBackendBehindABreaker() {
+		assertThat(this.backend).isInstanceOf(CircuitBreakingBackend.class);
+	}
+
+	@Test
+	void redisKilledMidLoadEveryFailureModeDoesWhatItSaysAndDecisionsReturnAfterRestart() throws Exception {
+		this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().exists("RateLimit"));
+		assertThat(redis.call("EXISTS", "rl:open:{global}")).isEqualTo(":1");
+
+		redis.kill();
+
+		for (int i = 0; i < 20; i++) {
+			this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().doesNotExist("RateLimit"));
+		}
+		for (int i = 0; i < 5; i++) {
+			this.mvc.perform(get("/closed"))
+				.andExpect(status().isServiceUnavailable())
+				.andExpect(header().string("Retry-After", "1"))
+				.andExpect(jsonPath("$.type")
+					.value("https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"));
+		}
+		for (int i = 0; i < 3; i++) {
+			this.mvc.perform(get("/local")).andExpect(status().isOk());
+		}
+		this.mvc.perform(get("/local"))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(header().string("RateLimit", "\"local\";r=0;t=3600"));
+		assertThat(breaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(this.listener.events()).contains("backend down", "LOCAL_FALLBACK local denied");
+
+		redis.restart();
+		awaitDecisionsOnRedis();
+		this.mvc.perform(get("/local")).andExpect(status().isOk()).andExpect(header().string("RateLimit",
+				"\"local\";r=2;t=1200"));
+		assertThat(redis.call("EXISTS", "rl:local:{global}")).isEqualTo(":1");
+		assertThat(this.listener.events()).contains("backend up");
+	}
+
+	@Test
+	void redisPausedMidLoadCostsAtMostTheTimeoutAndNothingOnceTheBreakerIsOpen() throws Exception {
+		this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().exists("RateLimit"));
+
+		redis.pause();
+		try {
+			while (breaker().getState() != CircuitBreaker.State.OPEN) {
+				long waited = timed(() -> this.mvc.perform(get("/open")).andExpect(status().isOk()));
+				// Bounded by the limiter's own timeout, not the application's (60 s by default).
+				assertThat(waited).as("request while Redis is frozen").isLessThan(TIMEOUT.toMillis() + 1_000);
+				assertThat(breaker().getMetrics().getNumberOfBufferedCalls()).isLessThanOrEqualTo(10);
+			}
+			for (int i = 0; i < 50; i++) {
+				long waited = timed(() -> this.mvc.perform(get("/open")).andExpect(status().isOk()));
+				assertThat(waited).as("request with the breaker open").isLessThan(TIMEOUT.toMillis() / 2);
+			}
+			assertThat(breaker().getMetrics().getNumberOfNotPermittedCalls()).isGreaterThanOrEqualTo(50);
+		}
+		finally {
+			redis.resume();
+		}
+		awaitDecisionsOnRedis();
+	}
+
+	@Test
+	void scriptFlushBetweenTwoRequestsIsInvisible() throws Exception {
+		this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().string("RateLimit",
+				"\"open\";r=999;t=4"));
+		assertThat(redis.call("SCRIPT", "FLUSH")).isEqualTo("+OK");
+		this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().string("RateLimit",
+				"\"open\";r=998;t=8"));
+	}
+
+	@Test
+	void shadowPolicyOverItsLimitLetsEveryRequestThroughAndRecordsTheWouldBeRejections() throws Exception {
+		for (int i = 0; i < 5; i++) {
+			this.mvc.perform(get("/shadow")).andExpect(status().isOk()).andExpect(header().doesNotExist("RateLimit"));
+		}
+		assertThat(this.listener.events()).containsExactly("SHADOW shadow allowed", "SHADOW shadow allowed",
+				"SHADOW shadow denied", "SHADOW shadow denied", "SHADOW shadow denied");
+	}
+
+	/**
+	 * Waits until Lettuce has reconnected and the breaker let a trial call
+	 * through: moving the breaker's clock past its open wait, then asking.
+	 */
+	private void awaitDecisionsOnRedis() {
+		await().atMost(20, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(50)).until(() -> {
+			this.clock.advance(Duration.ofSeconds(11));
+			MvcResult result = this.mvc.perform(get("/open")).andReturn();
+			return result.getResponse().getHeader("RateLimit") != null;
+		});
+		assertThat(breaker().getState()).isIn(CircuitBreaker.State.CLOSED, CircuitBreaker.State.HALF_OPEN);
+	}
+
+	private CircuitBreaker breaker() {
+		return ((CircuitBreakingBackend) this.backend).getCircuitBreaker();
+	}
+
+	private static long timed(ThrowingRunnable action) throws Exception {
+		long start = System.nanoTime();
+		action.run();
+		return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+	}
+
+	@FunctionalInterface
+	interface ThrowingRunnable {
+
+		void run() throws Exception;
+
+	}
+
+}

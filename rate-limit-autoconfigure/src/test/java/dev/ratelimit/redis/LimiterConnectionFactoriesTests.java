@@ -1,0 +1,59 @@
+package dev.ratelimit.redis;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import dev.ratelimit.support.RedisServerFixture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LimiterConnectionFactoriesTests {
+
+	@Test
+	void limiterGetsItsOwnConnectionToTheSameServerWithItsOwnTimeout() {
+		RedisServerFixture redis = RedisServerFixture.shared();
+		RedisStandaloneConfiguration server = new RedisStandaloneConfiguration("127.0.0.1", redis.port());
+		server.setDatabase(3);
+		LettuceConnectionFactory application = new LettuceConnectionFactory(server,
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(60)).clientName("app").build());
+		application.afterPropertiesSet();
+		application.start();
+		try (RedisLimiterConnection limiter = new RedisLimiterConnection(application, Duration.ofMillis(100))) {
+			RedisConnectionFactory own = limiter.connectionFactory();
+			assertThat(own).isNotSameAs(application).isInstanceOf(LettuceConnectionFactory.class);
+			LettuceConnectionFactory lettuce = (LettuceConnectionFactory) own;
+			assertThat(lettuce.getClientConfiguration().getCommandTimeout()).isEqualTo(Duration.ofMillis(100));
+			assertThat(lettuce.getClientConfiguration().getClientName()).hasValue("app");
+			assertThat(lettuce.getPort()).isEqualTo(redis.port());
+			assertThat(lettuce.getDatabase()).isEqualTo(3);
+			new StringRedisTemplate(own).opsForValue().set("limiter-connection", "works");
+			assertThat(new StringRedisTemplate(application).opsForValue().get("limiter-connection")).isEqualTo("works");
+		}
+		finally {
+			application.destroy();
+		}
+	}
+
+	@Test
+	void clusterConfigurationIsKept() {
+		LettuceConnectionFactory application = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(java.util.List.of("127.0.0.1:7000", "127.0.0.1:7001")));
+		RedisConnectionFactory own = LimiterConnectionFactories.withCommandTimeout(application, Duration.ofMillis(50));
+		try {
+			assertThat(((LettuceConnectionFactory) own).isClusterAware()).isTrue();
+			assertThat(((LettuceConnectionFactory) own).getClusterConfiguration().getClusterNodes()).hasSize(2);
+		}
+		finally {
+			((LettuceConnectionFactory) own).destroy();
+		}
+	}
+
+}
