@@ -37,7 +37,7 @@ import dev.ratelimit.memory.InMemoryRateLimitBackend;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAspectConfiguration.class,
-		RateLimitWebConfiguration.class })
+		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	@Bean

@@ -2,6 +2,8 @@ package dev.ratelimit.autoconfigure;
 
 import java.util.List;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -27,6 +29,7 @@ import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
+import dev.ratelimit.metrics.MicrometerRateLimitListener;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
@@ -200,6 +203,30 @@ class RateLimitAutoConfigurationTests {
 			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(service::work)
 				.satisfies((ex) -> assertThat(ex.getViolatedPolicies()).containsExactly("InlineWindowService.work"));
 		});
+	}
+
+	@Test
+	void decisionsAreCountedInMicrometerByPolicyAndOutcome() {
+		this.contextRunner.withUserConfiguration(InlineConfiguration.class)
+			.withBean(SimpleMeterRegistry.class)
+			.withPropertyValues("inline.capacity=1")
+			.run((context) -> {
+				InlineService service = context.getBean(InlineService.class);
+				service.work("a");
+				assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.work("a"));
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				assertThat(registry.get("rate.limit.decisions").tag("policy", "inline-work").tag("outcome", "allowed")
+					.counter().count()).isEqualTo(1);
+				assertThat(registry.get("rate.limit.decisions").tag("policy", "inline-work").tag("outcome", "denied")
+					.counter().count()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void runWithoutMicrometerShouldCountNothingAndStillLimit() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(MeterRegistry.class))
+			.run((context) -> assertThat(context).hasSingleBean(RateLimiter.class)
+				.doesNotHaveBean(MicrometerRateLimitListener.class));
 	}
 
 	@Test

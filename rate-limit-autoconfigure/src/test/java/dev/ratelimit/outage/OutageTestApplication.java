@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -26,6 +28,11 @@ class OutageTestApplication {
 	@Bean
 	ManualTimeSource rateLimitTimeSource() {
 		return new ManualTimeSource();
+	}
+
+	@Bean
+	SimpleMeterRegistry meterRegistry() {
+		return new SimpleMeterRegistry();
 	}
 
 	@Bean

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -84,6 +86,9 @@ class RedisOutageTests {
 	@Autowired
 	OutageTestApplication.RecordingListener listener;
 
+	@Autowired
+	MeterRegistry meters;
+
 	@BeforeEach
 	void healthyRedis() {
 		if (!redis.process().isAlive()) {
@@ -104,6 +109,8 @@ class RedisOutageTests {
 		this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().exists("RateLimit"));
 		assertThat(redis.call("EXISTS", "rl:open:{global}")).isEqualTo(":1");
 
+		double openFallbacks = count("rate.limit.fallbacks", "open", "mode", "open");
+		double closedFallbacks = count("rate.limit.fallbacks", "closed", "mode", "closed");
 		redis.kill();
 
 		for (int i = 0; i < 20; i++) {
@@ -124,6 +131,8 @@ class RedisOutageTests {
 			.andExpect(header().string("RateLimit", "\"local\";r=0;t=3600"));
 		assertThat(breaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		assertThat(this.listener.events()).contains("backend down", "LOCAL_FALLBACK local denied");
+		assertThat(count("rate.limit.fallbacks", "open", "mode", "open") - openFallbacks).isEqualTo(20);
+		assertThat(count("rate.limit.fallbacks", "closed", "mode", "closed") - closedFallbacks).isEqualTo(5);
 
 		redis.restart();
 		awaitDecisionsOnRedis();
@@ -168,11 +177,13 @@ class RedisOutageTests {
 
 	@Test
 	void shadowPolicyOverItsLimitLetsEveryRequestThroughAndRecordsTheWouldBeRejections() throws Exception {
+		double shadowDenials = count("rate.limit.decisions", "shadow", "outcome", "shadow");
 		for (int i = 0; i < 5; i++) {
 			this.mvc.perform(get("/shadow")).andExpect(status().isOk()).andExpect(header().doesNotExist("RateLimit"));
 		}
 		assertThat(this.listener.events()).containsExactly("SHADOW shadow allowed", "SHADOW shadow allowed",
 				"SHADOW shadow denied", "SHADOW shadow denied", "SHADOW shadow denied");
+		assertThat(count("rate.limit.decisions", "shadow", "outcome", "shadow") - shadowDenials).isEqualTo(3);
 	}
 
 	/**
@@ -186,6 +197,11 @@ class RedisOutageTests {
 			return result.getResponse().getHeader("RateLimit") != null;
 		});
 		assertThat(breaker().getState()).isIn(CircuitBreaker.State.CLOSED, CircuitBreaker.State.HALF_OPEN);
+	}
+
+	private double count(String name, String policy, String tag, String value) {
+		Counter counter = this.meters.find(name).tag("policy", policy).tag(tag, value).counter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	private CircuitBreaker breaker() {
