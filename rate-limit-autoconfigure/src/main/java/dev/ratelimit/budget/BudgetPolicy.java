@@ -1,0 +1,260 @@
+package dev.ratelimit.budget;
+
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.PolicyValidationException;
+
+/**
+ * A named spending cap: one or more amounts, each per window (for example
+ * 5.00 USD per day and 100.00 USD per month), checked together for every
+ * reservation. Amounts are in micro-units of {@link #unit()}.
+ * <p>
+ * Immutable and validated in {@link Builder#build()}; every error names the
+ * attribute.
+ */
+public final class BudgetPolicy {
+
+	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+	private final String name;
+
+	private final String unit;
+
+	private final String key;
+
+	private final ZoneId zone;
+
+	private final List<BudgetLimit> limits;
+
+	private final FailureMode failureMode;
+
+	private final long leaseMicros;
+
+	private final OnError onError;
+
+	private BudgetPolicy(Builder builder) {
+		this.name = builder.name;
+		this.unit = builder.unit;
+		this.key = builder.key;
+		this.zone = builder.zone;
+		this.limits = List.copyOf(builder.limits);
+		this.failureMode = builder.failureMode;
+		this.leaseMicros = builder.leaseMicros;
+		this.onError = builder.onError;
+	}
+
+	/**
+	 * Starts a budget.
+	 * @param name 1 to 64 letters, digits, '.', '_' or '-'
+	 * @return a builder
+	 */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	/** @return the budget's name */
+	public String name() {
+		return this.name;
+	}
+
+	/** @return the unit amounts are counted in, such as {@code USD} or {@code tokens} */
+	public String unit() {
+		return this.unit;
+	}
+
+	/** @return the key expression: whose budget it is */
+	public String key() {
+		return this.key;
+	}
+
+	/** @return the time zone of calendar windows */
+	public ZoneId zone() {
+		return this.zone;
+	}
+
+	/** @return the amounts and their windows, checked together */
+	public List<BudgetLimit> limits() {
+		return this.limits;
+	}
+
+	/** @return what happens when the store cannot answer; budgets fail closed by default */
+	public FailureMode failureMode() {
+		return this.failureMode;
+	}
+
+	/** @return how long a reservation lives if its caller never settles it, in microseconds */
+	public long leaseMicros() {
+		return this.leaseMicros;
+	}
+
+	/** @return what a failed call is charged when its actual cost is unknown */
+	public OnError onError() {
+		return this.onError;
+	}
+
+	@Override
+	public String toString() {
+		return "BudgetPolicy[" + this.name + ": " + this.limits + " " + this.unit + " key=" + this.key + " zone="
+				+ this.zone + " failure-mode=" + this.failureMode + " lease=" + this.leaseMicros + "us on-error="
+				+ this.onError + "]";
+	}
+
+	/**
+	 * Builds a {@link BudgetPolicy}.
+	 */
+	public static final class Builder {
+
+		private final String name;
+
+		private String unit = "units";
+
+		private String key = "global";
+
+		private ZoneId zone = ZoneId.of("UTC");
+
+		private final java.util.ArrayList<BudgetLimit> limits = new java.util.ArrayList<>();
+
+		private FailureMode failureMode = FailureMode.CLOSED;
+
+		private long leaseMicros = Duration.ofMinutes(5).toNanos() / 1_000L;
+
+		private OnError onError = OnError.KEEP;
+
+		private Builder(String name) {
+			if (name == null || !NAME.matcher(name).matches()) {
+				throw new PolicyValidationException("name", name,
+						"use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+			}
+			this.name = name;
+		}
+
+		/**
+		 * Sets the unit, for messages and headers.
+		 * @param unit the unit, for example {@code USD}
+		 * @return this builder
+		 */
+		public Builder unit(String unit) {
+			if (unit == null || unit.isBlank() || unit.chars().anyMatch((c) -> c == '"' || c == '\\' || c < 0x20)) {
+				throw new PolicyValidationException("unit", unit, "must be a short name without quotes");
+			}
+			this.unit = unit.strip();
+			return this;
+		}
+
+		/**
+		 * Sets the key expression; blank means {@code global}.
+		 * @param key the key expression
+		 * @return this builder
+		 */
+		public Builder key(String key) {
+			this.key = (key == null || key.isBlank()) ? "global" : key.strip();
+			return this;
+		}
+
+		/**
+		 * Sets the time zone of calendar windows; UTC by default.
+		 * @param zone the zone
+		 * @return this builder
+		 */
+		public Builder zone(ZoneId zone) {
+			this.zone = Objects.requireNonNull(zone, "zone");
+			return this;
+		}
+
+		/**
+		 * Adds an amount per window.
+		 * @param window the window
+		 * @param amountMicros the amount in micro-units
+		 * @return this builder
+		 */
+		public Builder limit(BudgetWindow window, long amountMicros) {
+			try {
+				this.limits.add(new BudgetLimit(window, amountMicros));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new PolicyValidationException("limits[" + this.limits.size() + "].amount",
+						Amounts.format(amountMicros), ex.getMessage());
+			}
+			return this;
+		}
+
+		/**
+		 * Adds an amount per window from text: {@code limit("day", "5.00")}.
+		 * @param window {@code day}, {@code week}, {@code month} or a rolling duration
+		 * @param amount the decimal amount
+		 * @return this builder
+		 */
+		public Builder limit(String window, String amount) {
+			String prefix = "limits[" + this.limits.size() + "].";
+			BudgetWindow parsedWindow;
+			long micros;
+			try {
+				parsedWindow = BudgetWindow.parse(window);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new PolicyValidationException(prefix + "window", window, ex.getMessage());
+			}
+			try {
+				micros = Amounts.parseMicros(amount);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new PolicyValidationException(prefix + "amount", amount, ex.getMessage());
+			}
+			return limit(parsedWindow, micros);
+		}
+
+		/**
+		 * Sets the failure mode; budgets default to {@link FailureMode#CLOSED}.
+		 * @param failureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
+			return this;
+		}
+
+		/**
+		 * Sets how long an unsettled reservation lives; 5 minutes by default.
+		 * @param lease the lease
+		 * @return this builder
+		 */
+		public Builder lease(Duration lease) {
+			long micros = lease.toNanos() / 1_000L;
+			if (micros <= 0) {
+				throw new PolicyValidationException("lease", lease, "must be positive");
+			}
+			this.leaseMicros = micros;
+			return this;
+		}
+
+		/**
+		 * Sets what a failed call is charged when its actual cost is unknown.
+		 * @param onError the rule
+		 * @return this builder
+		 */
+		public Builder onError(OnError onError) {
+			this.onError = Objects.requireNonNull(onError, "onError");
+			return this;
+		}
+
+		/**
+		 * Builds the budget.
+		 * @return the budget
+		 * @throws PolicyValidationException if no amount is set
+		 */
+		public BudgetPolicy build() {
+			if (this.limits.isEmpty()) {
+				throw new PolicyValidationException("limits", "[]",
+						"at least one amount per window is required, for example day: 5.00");
+			}
+			return new BudgetPolicy(this);
+		}
+
+	}
+
+}

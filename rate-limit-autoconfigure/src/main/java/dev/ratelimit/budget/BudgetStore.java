@@ -1,0 +1,66 @@
+package dev.ratelimit.budget;
+
+/**
+ * Where budget state lives: in this process or in Redis. Every store makes the
+ * same {@link BudgetDecision}s for the same sequence of operations and times.
+ * Implementations are thread-safe and throw {@link RuntimeException}s when they
+ * cannot answer.
+ */
+public interface BudgetStore {
+
+	/**
+	 * Reserves an estimate, atomically: admitted only if every limit has room for
+	 * it after what is spent and reserved.
+	 * @param policy the budget
+	 * @param key the storage key
+	 * @param id the reservation's id, unique
+	 * @param estimateMicros the amount to reserve
+	 * @return the decision
+	 */
+	BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros);
+
+	/**
+	 * Settles a reservation to its actual cost; idempotent.
+	 * @param policy the budget
+	 * @param key the storage key
+	 * @param id the reservation's id
+	 * @param actualMicros the actual cost
+	 * @return the state after settling
+	 */
+	BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros);
+
+	/**
+	 * Releases a reservation without charging it; idempotent.
+	 * @param policy the budget
+	 * @param key the storage key
+	 * @param id the reservation's id
+	 * @return the state after releasing
+	 */
+	BudgetDecision release(BudgetPolicy policy, String key, String id);
+
+	/**
+	 * Reports what is spent, reserved and remaining.
+	 * @param policy the budget
+	 * @param key the storage key
+	 * @return the state
+	 */
+	BudgetDecision peek(BudgetPolicy policy, String key);
+
+	/**
+	 * Returns the calendar windows around a time, per limit of a budget.
+	 * @param policy the budget
+	 * @param nowMicros the time
+	 * @return the spans, {@code null} for rolling limits
+	 */
+	static BudgetWindow.Span[] spans(BudgetPolicy policy, long nowMicros) {
+		BudgetWindow.Span[] spans = new BudgetWindow.Span[policy.limits().size()];
+		for (int i = 0; i < spans.length; i++) {
+			BudgetWindow window = policy.limits().get(i).window();
+			if (window.kind() != BudgetWindow.Kind.ROLLING) {
+				spans[i] = window.span(nowMicros, policy.zone());
+			}
+		}
+		return spans;
+	}
+
+}

@@ -1,0 +1,175 @@
+package dev.ratelimit.budget;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.InvalidCostException;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.RateLimitBackendUnavailableException;
+import dev.ratelimit.core.RateLimitKeyMissingException;
+
+/**
+ * The programmatic API of budgets: reserve before the work, settle to the
+ * actual cost after it (or release), read what remains. Used by the
+ * {@code @CostBudget} aspect and directly for work whose cost is only known
+ * later, such as a streamed response:
+ *
+ * <pre class="code">
+ * Reservation reservation = budgets.reserve(policy, tenant, Amounts.parseMicros("0.20"));
+ * try {
+ *     Usage usage = streamCompletion(request);
+ *     reservation.settle(usage.costMicros());
+ * }
+ * catch (RuntimeException ex) {
+ *     reservation.release();
+ *     throw ex;
+ * }
+ * </pre>
+ *
+ * When the store cannot answer, the budget's failure mode applies: closed
+ * (the default for budgets) refuses the work, open lets it run unrecorded, and
+ * local holds the reservation in an in-memory store.
+ */
+public final class CostBudgets {
+
+	private static final Logger logger = System.getLogger(CostBudgets.class.getName());
+
+	private final BudgetStore store;
+
+	private final BudgetStore localFallback;
+
+	private final LimitKeys keys;
+
+	private final AtomicBoolean storeFailing = new AtomicBoolean();
+
+	/**
+	 * Creates the budgets.
+	 * @param store where budget state lives
+	 * @param localFallback the in-memory store of budgets with failure mode local
+	 * while {@code store} fails, or {@code null}
+	 * @param keys builds storage keys
+	 */
+	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys) {
+		this.store = store;
+		this.localFallback = localFallback;
+		this.keys = keys;
+	}
+
+	/**
+	 * Reserves an estimate against a budget.
+	 * @param policy the budget
+	 * @param key whose budget (a tenant, a user), or {@code null} when unresolved
+	 * @param estimateMicros the estimate in micro-units
+	 * @return the reservation, to settle or release
+	 * @throws BudgetExceededException if the estimate does not fit
+	 * @throws InvalidCostException if the estimate is negative or above an amount of the budget
+	 * @throws RateLimitKeyMissingException if the key is missing
+	 * @throws RateLimitBackendUnavailableException if the store fails and the budget fails closed
+	 */
+	public Reservation reserve(BudgetPolicy policy, String key, long estimateMicros) {
+		checkEstimate(policy, estimateMicros);
+		if (key == null) {
+			throw new RateLimitKeyMissingException(policy.name(), policy.key());
+		}
+		String storageKey = storageKey(policy, key);
+		String id = UUID.randomUUID().toString();
+		BudgetStore used = this.store;
+		BudgetDecision decision;
+		try {
+			decision = this.store.reserve(policy, storageKey, id, estimateMicros);
+			storeAnswered();
+		}
+		catch (RuntimeException ex) {
+			storeFailed(ex);
+			if (policy.failureMode() == FailureMode.OPEN || (policy.failureMode() == FailureMode.LOCAL
+					&& this.localFallback == null)) {
+				// Unenforced: the work runs and its cost is not recorded.
+				return new Reservation(this, policy, storageKey, id, estimateMicros, null, null);
+			}
+			if (policy.failureMode() == FailureMode.CLOSED) {
+				throw new RateLimitBackendUnavailableException(policy.name(), ex);
+			}
+			used = this.localFallback;
+			decision = used.reserve(policy, storageKey, id, estimateMicros);
+		}
+		if (!decision.allowed()) {
+			throw new BudgetExceededException(policy, decision, estimateMicros);
+		}
+		return new Reservation(this, policy, storageKey, id, estimateMicros, decision, used);
+	}
+
+	/**
+	 * Reads a budget's state for a key.
+	 * @param policy the budget
+	 * @param key whose budget
+	 * @return what is spent, reserved and remaining
+	 */
+	public BudgetDecision remaining(BudgetPolicy policy, String key) {
+		return this.store.peek(policy, storageKey(policy, key));
+	}
+
+	BudgetDecision settle(Reservation reservation, long actualMicros) {
+		if (reservation.store() == null) {
+			return null;
+		}
+		try {
+			return reservation.store().settle(reservation.policy(), reservation.key(), reservation.id(),
+					actualMicros);
+		}
+		catch (RuntimeException ex) {
+			// The work is done; the lease returns the estimate if the settle never lands.
+			storeFailed(ex);
+			logger.log(Level.WARNING, "Could not settle reservation " + reservation.id() + " of budget '"
+					+ reservation.policy().name() + "'; its estimate returns when the lease expires: " + ex);
+			return reservation.decision();
+		}
+	}
+
+	BudgetDecision release(Reservation reservation) {
+		if (reservation.store() == null) {
+			return null;
+		}
+		try {
+			return reservation.store().release(reservation.policy(), reservation.key(), reservation.id());
+		}
+		catch (RuntimeException ex) {
+			storeFailed(ex);
+			return reservation.decision();
+		}
+	}
+
+	private String storageKey(BudgetPolicy policy, String key) {
+		return this.keys.build("budget:" + policy.name(), key);
+	}
+
+	private static void checkEstimate(BudgetPolicy policy, long estimateMicros) {
+		if (estimateMicros < 0) {
+			throw new InvalidCostException(policy.name(), "Estimate " + Amounts.format(estimateMicros)
+					+ " for budget '" + policy.name() + "' is negative");
+		}
+		for (BudgetLimit limit : policy.limits()) {
+			if (estimateMicros > limit.amountMicros()) {
+				throw new InvalidCostException(policy.name(),
+						"Estimate " + Amounts.format(estimateMicros) + " " + policy.unit() + " exceeds the "
+								+ limit.label() + " amount " + Amounts.format(limit.amountMicros()) + " of budget '"
+								+ policy.name() + "' and can never succeed");
+			}
+		}
+	}
+
+	private void storeFailed(RuntimeException ex) {
+		if (this.storeFailing.compareAndSet(false, true)) {
+			logger.log(Level.WARNING, "Budget store failed; applying each budget's failure mode: " + ex);
+		}
+	}
+
+	private void storeAnswered() {
+		if (this.storeFailing.compareAndSet(true, false)) {
+			logger.log(Level.INFO, "Budget store answers again");
+		}
+	}
+
+}

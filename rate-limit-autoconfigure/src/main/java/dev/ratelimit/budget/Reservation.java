@@ -1,0 +1,104 @@
+package dev.ratelimit.budget;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * An amount held against a budget until the work's actual cost is known.
+ * Settle it with the actual cost, or release it; whichever comes first counts
+ * and later calls do nothing, so a retried settle never charges twice. A
+ * reservation never settled returns to the budget when its lease expires.
+ */
+public final class Reservation {
+
+	private final CostBudgets budgets;
+
+	private final BudgetPolicy policy;
+
+	private final String key;
+
+	private final String id;
+
+	private final long estimateMicros;
+
+	private final BudgetDecision decision;
+
+	private final BudgetStore store;
+
+	private final AtomicBoolean finished = new AtomicBoolean();
+
+	Reservation(CostBudgets budgets, BudgetPolicy policy, String key, String id, long estimateMicros,
+			BudgetDecision decision, BudgetStore store) {
+		this.budgets = budgets;
+		this.policy = policy;
+		this.key = key;
+		this.id = id;
+		this.estimateMicros = estimateMicros;
+		this.decision = decision;
+		this.store = store;
+	}
+
+	/**
+	 * Charges the actual cost in place of the estimate, refunding or charging the
+	 * difference.
+	 * @param actualMicros the actual cost in micro-units
+	 * @return the budget's state after settling, or the reservation's when it had
+	 * already been settled or released
+	 */
+	public BudgetDecision settle(long actualMicros) {
+		if (actualMicros < 0) {
+			throw new IllegalArgumentException("actual cost of budget '" + this.policy.name() + "' is negative: "
+					+ Amounts.format(actualMicros));
+		}
+		if (!this.finished.compareAndSet(false, true)) {
+			return this.decision;
+		}
+		return this.budgets.settle(this, actualMicros);
+	}
+
+	/**
+	 * Returns the estimate to the budget without charging anything.
+	 * @return the budget's state after releasing
+	 */
+	public BudgetDecision release() {
+		if (!this.finished.compareAndSet(false, true)) {
+			return this.decision;
+		}
+		return this.budgets.release(this);
+	}
+
+	/** @return the budget */
+	public BudgetPolicy policy() {
+		return this.policy;
+	}
+
+	/** @return the reservation's id */
+	public String id() {
+		return this.id;
+	}
+
+	/** @return the storage key */
+	String key() {
+		return this.key;
+	}
+
+	/** @return the store that holds the reservation, or {@code null} when it was not enforced */
+	BudgetStore store() {
+		return this.store;
+	}
+
+	/** @return the reserved estimate in micro-units */
+	public long estimateMicros() {
+		return this.estimateMicros;
+	}
+
+	/** @return the decision that admitted the reservation */
+	public BudgetDecision decision() {
+		return this.decision;
+	}
+
+	/** @return whether the reservation was settled or released */
+	public boolean isFinished() {
+		return this.finished.get();
+	}
+
+}
