@@ -7,11 +7,12 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotationUtils;
 
+import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
 
 /**
- * Resolves every {@link RateLimited} method of every bean once all singletons
+ * Resolves every {@link RateLimited} and {@link CostBudget} method of every bean once all singletons
  * exist, so that an unknown policy, an invalid inline value or an unparsable
  * expression stops the application at start-up instead of failing the first
  * request.
@@ -24,14 +25,19 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final RateLimitedMethods methods;
 
+	private final CostBudgetMethods budgets;
+
 	/**
 	 * Creates a validator.
 	 * @param beanFactory the bean factory whose beans are checked
-	 * @param methods the resolver
+	 * @param methods the resolver of {@code @RateLimited}
+	 * @param budgets the resolver of {@code @CostBudget}
 	 */
-	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, RateLimitedMethods methods) {
+	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, RateLimitedMethods methods,
+			CostBudgetMethods budgets) {
 		this.beanFactory = beanFactory;
 		this.methods = methods;
+		this.budgets = budgets;
 	}
 
 	@Override
@@ -43,9 +49,12 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 					|| AnnotationUtils.isCandidateClass(type, RateLimits.class))) {
 				count += this.methods.validate(type);
 			}
+			if (type != null && AnnotationUtils.isCandidateClass(type, CostBudget.class)) {
+				count += this.budgets.validate(type);
+			}
 		}
 		if (logger.isDebugEnabled()) {
-			logger.debug("Validated " + count + " @RateLimited method(s)");
+			logger.debug("Validated " + count + " @RateLimited and @CostBudget method(s)");
 		}
 	}
 

@@ -8,9 +8,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
+import dev.ratelimit.aop.CostBudgetAspect;
+import dev.ratelimit.aop.CostBudgetMethods;
 import dev.ratelimit.aop.RateLimitAspect;
 import dev.ratelimit.aop.RateLimitedMethods;
 import dev.ratelimit.aop.RateLimitedMethodsValidator;
+import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
@@ -40,9 +44,24 @@ class RateLimitAspectConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
+	CostBudgetMethods costBudgetMethods(BudgetPolicies budgets, KeyExpressions expressions, Environment environment) {
+		return new CostBudgetMethods(budgets, expressions, environment::resolveRequiredPlaceholders);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	CostBudgetAspect costBudgetAspect(CostBudgetMethods methods, KeyExpressions expressions, CostBudgets budgets,
+			ObjectProvider<RequestBinding> requestBinding, RateLimitProperties properties) {
+		// Inside the rate-limit advice: a call refused by a rate limit reserves nothing.
+		return new CostBudgetAspect(methods, expressions, budgets,
+				requestBinding.getIfAvailable(() -> RequestBinding.NONE), properties.getAspect().getOrder() + 1);
+	}
+
+	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
-			RateLimitedMethods methods) {
-		return new RateLimitedMethodsValidator(beanFactory, methods);
+			RateLimitedMethods methods, CostBudgetMethods budgets) {
+		return new RateLimitedMethodsValidator(beanFactory, methods, budgets);
 	}
 
 }

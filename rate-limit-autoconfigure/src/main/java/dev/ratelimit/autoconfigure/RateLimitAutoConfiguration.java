@@ -37,7 +37,8 @@ import dev.ratelimit.memory.InMemoryRateLimitBackend;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAspectConfiguration.class,
-		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class })
+		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class,
+		RateLimitBudgetConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	@Bean

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
+import dev.ratelimit.budget.OnError;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LimitKeys;
@@ -61,6 +62,11 @@ public class RateLimitProperties {
 	 * controller.
 	 */
 	private List<Route> routes = new ArrayList<>();
+
+	/**
+	 * Named cost budgets, referenced by @CostBudget and the CostBudgets API.
+	 */
+	private Map<String, Budget> budgets = new LinkedHashMap<>();
 
 	private final Headers headers = new Headers();
 
@@ -124,6 +130,14 @@ public class RateLimitProperties {
 
 	public void setPolicies(Map<String, Policy> policies) {
 		this.policies = policies;
+	}
+
+	public Map<String, Budget> getBudgets() {
+		return this.budgets;
+	}
+
+	public void setBudgets(Map<String, Budget> budgets) {
+		this.budgets = budgets;
 	}
 
 	public List<Route> getRoutes() {
@@ -576,6 +590,172 @@ public class RateLimitProperties {
 
 		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
 			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
+		}
+
+	}
+
+	/**
+	 * A named cost budget.
+	 */
+	public static class Budget {
+
+		/**
+		 * Unit the amounts are counted in, shown in messages and headers, for example
+		 * USD or tokens.
+		 */
+		private String unit = "units";
+
+		/**
+		 * Key expression: whose budget a call is charged to, for example
+		 * header('X-Tenant-Id') or #tenant.
+		 */
+		private String key = "global";
+
+		/**
+		 * Time zone of calendar windows (day, week, month).
+		 */
+		private String zone = "UTC";
+
+		/**
+		 * Amount per window for a budget with one window, as a decimal in the unit,
+		 * for example 5.00; use limits for several windows.
+		 */
+		private String amount;
+
+		/**
+		 * Window of amount: day, week, month, or a rolling duration from the first
+		 * charge such as 24h.
+		 */
+		private String window;
+
+		/**
+		 * Amounts per window, all checked together, for example a daily and a
+		 * monthly cap.
+		 */
+		private List<BudgetLimit> limits = new ArrayList<>();
+
+		/**
+		 * What happens when the budget store cannot answer: closed refuses the call
+		 * with 503, open runs it unrecorded, local uses an in-memory store.
+		 */
+		private FailureMode failureMode = FailureMode.CLOSED;
+
+		/**
+		 * How long a reservation lives if its caller never settles it; then its
+		 * amount returns to the budget.
+		 */
+		private Duration lease = Duration.ofMinutes(5);
+
+		/**
+		 * What a call that throws is charged when its actual cost cannot be computed:
+		 * keep charges the estimate, release charges nothing.
+		 */
+		private OnError onError = OnError.KEEP;
+
+		public String getUnit() {
+			return this.unit;
+		}
+
+		public void setUnit(String unit) {
+			this.unit = unit;
+		}
+
+		public String getKey() {
+			return this.key;
+		}
+
+		public void setKey(String key) {
+			this.key = key;
+		}
+
+		public String getZone() {
+			return this.zone;
+		}
+
+		public void setZone(String zone) {
+			this.zone = zone;
+		}
+
+		public String getAmount() {
+			return this.amount;
+		}
+
+		public void setAmount(String amount) {
+			this.amount = amount;
+		}
+
+		public String getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(String window) {
+			this.window = window;
+		}
+
+		public List<BudgetLimit> getLimits() {
+			return this.limits;
+		}
+
+		public void setLimits(List<BudgetLimit> limits) {
+			this.limits = limits;
+		}
+
+		public FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+		}
+
+		public Duration getLease() {
+			return this.lease;
+		}
+
+		public void setLease(Duration lease) {
+			this.lease = lease;
+		}
+
+		public OnError getOnError() {
+			return this.onError;
+		}
+
+		public void setOnError(OnError onError) {
+			this.onError = onError;
+		}
+
+	}
+
+	/**
+	 * One amount of a budget and its window.
+	 */
+	public static class BudgetLimit {
+
+		/**
+		 * Window: day, week, month, or a rolling duration from the first charge such
+		 * as 24h.
+		 */
+		private String window;
+
+		/**
+		 * Amount per window, as a decimal in the budget's unit, for example 100.00.
+		 */
+		private String amount;
+
+		public String getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(String window) {
+			this.window = window;
+		}
+
+		public String getAmount() {
+			return this.amount;
+		}
+
+		public void setAmount(String amount) {
+			this.amount = amount;
 		}
 
 	}

@@ -13,6 +13,8 @@ import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
+import dev.ratelimit.web.BudgetHeaders;
+import dev.ratelimit.web.HeaderMode;
 import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.web.RateLimitFilter;
@@ -42,8 +44,15 @@ class RateLimitWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers) {
-		return new ServletRequestBinding(ipResolver, headers);
+	BudgetHeaders rateLimitBudgetHeaders(RateLimitProperties properties) {
+		return new BudgetHeaders(properties.getHeaders().getMode() != HeaderMode.NONE);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers,
+			BudgetHeaders budgetHeaders) {
+		return new ServletRequestBinding(ipResolver, headers, budgetHeaders);
 	}
 
 	@Bean

@@ -1,5 +1,7 @@
 package dev.ratelimit.key;
 
+import dev.ratelimit.budget.BudgetDecision;
+import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.RateLimitOutcome;
 
 /**
@@ -34,5 +36,14 @@ public interface RequestBinding {
 	 * @param outcome the outcome
 	 */
 	void record(RateLimitOutcome outcome);
+
+	/**
+	 * Records a budget's state for the current request's response headers; does
+	 * nothing outside a web request.
+	 * @param policy the budget
+	 * @param decision its state
+	 */
+	default void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
+	}
 
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
@@ -50,6 +51,13 @@ public final class ProblemResponses {
 			response.setHeader("Retry-After", Long.toString(retryAfter));
 			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
 					"Rate limit exceeded; retry after " + retryAfter + " s.", exceeded.getViolatedPolicies());
+		}
+		else if (ex instanceof BudgetExceededException budget) {
+			long retryAfter = Math.max(1, RateLimitHeaders.seconds(budget.getRetryAfterMicros()));
+			response.setHeader("Retry-After", Long.toString(retryAfter));
+			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
+					"Budget '" + budget.getPolicy().name() + "' is spent; retry after " + retryAfter + " s.",
+					budget.getViolatedPolicies());
 		}
 		else if (ex instanceof RateLimitBackendUnavailableException unavailable) {
 			response.setHeader("Retry-After", Long.toString(this.unavailableRetryAfterSeconds));

@@ -4,6 +4,8 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
+import dev.ratelimit.budget.BudgetDecision;
+import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.key.KeyRequest;
@@ -19,14 +21,18 @@ public final class ServletRequestBinding implements RequestBinding {
 
 	private final RateLimitHeaders headers;
 
+	private final BudgetHeaders budgetHeaders;
+
 	/**
 	 * Creates a binding.
 	 * @param ipResolver resolves client addresses
-	 * @param headers writes the response headers
+	 * @param headers writes the rate-limit header fields
+	 * @param budgetHeaders writes the budget header field
 	 */
-	public ServletRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers) {
+	public ServletRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers, BudgetHeaders budgetHeaders) {
 		this.ipResolver = ipResolver;
 		this.headers = headers;
+		this.budgetHeaders = budgetHeaders;
 	}
 
 	@Override
@@ -40,6 +46,14 @@ public final class ServletRequestBinding implements RequestBinding {
 		ServletRequestAttributes attributes = attributes();
 		if (attributes != null && attributes.getResponse() != null) {
 			this.headers.record(attributes.getRequest(), attributes.getResponse(), outcome);
+		}
+	}
+
+	@Override
+	public void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
+		ServletRequestAttributes attributes = attributes();
+		if (attributes != null && attributes.getResponse() != null) {
+			this.budgetHeaders.record(attributes.getRequest(), attributes.getResponse(), policy, decision);
 		}
 	}
 

@@ -1,0 +1,93 @@
+package dev.ratelimit;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import org.springframework.core.annotation.AliasFor;
+
+/**
+ * Charges a Spring bean method's cost to a budget configured under
+ * {@code rate-limit.budgets.<name>}: before the call the {@link #estimate()} is
+ * reserved, atomically; if what is spent and reserved plus the estimate would
+ * exceed the budget, the method does not run and
+ * {@link dev.ratelimit.budget.BudgetExceededException} is thrown (429 in a web
+ * request). After the call the reservation is settled to the {@link #actual()}
+ * cost, refunding or charging the difference. Every attribute accepts
+ * {@code ${...}} placeholders.
+ *
+ * <pre class="code">
+ * &#64;CostBudget(value = "tenant-daily", key = "#tenant",
+ *         estimate = "#request.maxTokens * 0.000002", actual = "#result.usage.costUsd")
+ * Reply chat(String tenant, ChatRequest request) { ... }
+ * </pre>
+ *
+ * When the method throws, the actual expression is evaluated with
+ * {@code #exception} set and {@code #result} null; if it yields no amount, the
+ * budget's {@code on-error} rule applies: {@code keep} charges the estimate,
+ * {@code release} charges nothing. Methods returning a
+ * {@link java.util.concurrent.CompletionStage} are settled when it completes.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Repeatable(CostBudget.List.class)
+public @interface CostBudget {
+
+	/**
+	 * Alias for {@link #policy()}.
+	 * @return the budget name
+	 */
+	@AliasFor("policy")
+	String value() default "";
+
+	/**
+	 * Name of the budget, configured under {@code rate-limit.budgets}.
+	 * @return the budget name
+	 */
+	@AliasFor("value")
+	String policy() default "";
+
+	/**
+	 * Key expression overriding the budget's: whose budget the call is charged
+	 * to, SpEL over the arguments ({@code #tenant}) and the request.
+	 * @return the key expression
+	 */
+	String key() default "";
+
+	/**
+	 * The amount to reserve before the call, in the budget's unit: SpEL over the
+	 * arguments yielding a number, for example {@code #request.maxTokens * 0.000002}.
+	 * Rounded up to the next micro-unit.
+	 * @return the estimate expression
+	 */
+	String estimate();
+
+	/**
+	 * The actual cost, evaluated after the call: SpEL over {@code #result} (and
+	 * the arguments; {@code #exception} when the call threw). Empty charges the
+	 * estimate.
+	 * @return the actual cost expression
+	 */
+	String actual() default "";
+
+	/**
+	 * Container of repeated {@link CostBudget} annotations.
+	 */
+	@Target(ElementType.METHOD)
+	@Retention(RetentionPolicy.RUNTIME)
+	@Documented
+	@interface List {
+
+		/**
+		 * The repeated annotations.
+		 * @return the annotations
+		 */
+		CostBudget[] value();
+
+	}
+
+}

@@ -1,0 +1,39 @@
+package dev.ratelimit.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.budget.BudgetStore;
+import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.budget.InMemoryBudgetStore;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.key.KeyExpressions;
+
+/**
+ * Cost budgets: the configured budgets, their store (the one of the chosen
+ * backend) and the {@link CostBudgets} API.
+ */
+@Configuration(proxyBeanMethods = false)
+class RateLimitBudgetConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	BudgetPolicies rateLimitBudgetPolicies(RateLimitProperties properties, KeyExpressions expressions) {
+		return BudgetPropertiesBinder.bind(properties, expressions);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	CostBudgets costBudgets(ObjectProvider<BudgetStore> store, LimitKeys keys, TimeSource timeSource,
+			RateLimitProperties properties) {
+		BudgetStore memory = new InMemoryBudgetStore(timeSource, properties.getMemory().getMaxKeys());
+		BudgetStore configured = store.getIfAvailable(() -> memory);
+		// A remote store gets an in-memory twin for budgets with failure-mode local.
+		return new CostBudgets(configured, (configured == memory) ? null : memory, keys);
+	}
+
+}
