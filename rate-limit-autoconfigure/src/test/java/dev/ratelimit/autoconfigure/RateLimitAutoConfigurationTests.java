@@ -19,7 +19,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.aop.RateLimitAspect;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
@@ -230,6 +233,52 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
+	void runWithBudgetsShouldBindSingleAndMultipleWindows() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.budgets.daily.unit=USD", "rate-limit.budgets.daily.amount=5.00",
+					"rate-limit.budgets.daily.zone=Europe/Berlin", "rate-limit.budgets.both.limits[0].window=day",
+					"rate-limit.budgets.both.limits[0].amount=5", "rate-limit.budgets.both.limits[1].window=month",
+					"rate-limit.budgets.both.limits[1].amount=2,000,000")
+			.run((context) -> {
+				BudgetPolicies budgets = context.getBean(BudgetPolicies.class);
+				assertThat(budgets.find("daily")).hasValueSatisfying((budget) -> {
+					assertThat(budget.limits()).singleElement()
+						.satisfies((limit) -> assertThat(limit.amountMicros()).isEqualTo(5_000_000));
+					assertThat(budget.failureMode()).isEqualTo(FailureMode.CLOSED);
+				});
+				assertThat(budgets.find("both")).hasValueSatisfying((budget) -> assertThat(budget.limits())
+					.extracting(dev.ratelimit.budget.BudgetLimit::amountMicros)
+					.containsExactly(5_000_000L, 2_000_000_000_000L));
+				assertThat(context).hasSingleBean(CostBudgets.class);
+			});
+	}
+
+	@Test
+	void runWithAnAmountFinerThanAMicroUnitShouldNameTheProperty() {
+		this.contextRunner.withPropertyValues("rate-limit.budgets.b.amount=0.0000001")
+			.run((context) -> assertThat(analyze(context).getDescription()).contains("rate-limit.budgets.b.amount")
+				.contains("six decimal places"));
+	}
+
+	@Test
+	void runWithUnknownZoneOrWindowShouldNameTheProperty() {
+		this.contextRunner.withPropertyValues("rate-limit.budgets.b.amount=1", "rate-limit.budgets.b.zone=Mars/Base")
+			.run((context) -> assertThat(analyze(context).getDescription()).contains("rate-limit.budgets.b.zone"));
+		this.contextRunner
+			.withPropertyValues("rate-limit.budgets.b.limits[0].amount=1", "rate-limit.budgets.b.limits[0].window=fortnight")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.budgets.b.limits[0].window"));
+	}
+
+	@Test
+	void runWithAnnotationNamingAnUnknownBudgetShouldNameTheMethod() {
+		this.contextRunner.withUserConfiguration(UnknownBudgetConfiguration.class)
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains(UnknownBudgetService.class.getName() + ".spend()")
+				.contains("no budget named 'nope'"));
+	}
+
+	@Test
 	void runWithNonPositiveCapacityShouldNameTheProperty() {
 		this.contextRunner.withPropertyValues("rate-limit.policies.api.capacity=0", "rate-limit.policies.api.refill=1/1s")
 			.run((context) -> assertThat(analyze(context).getDescription())
@@ -396,6 +445,24 @@ class RateLimitAutoConfigurationTests {
 
 		@RateLimited(capacity = "-3", refill = "1/1s")
 		public void run() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UnknownBudgetConfiguration {
+
+		@Bean
+		UnknownBudgetService unknownBudgetService() {
+			return new UnknownBudgetService();
+		}
+
+	}
+
+	static class UnknownBudgetService {
+
+		@CostBudget(value = "nope", estimate = "1")
+		public void spend() {
 		}
 
 	}
