@@ -37,6 +37,8 @@ public final class KeyExpressions {
 
 	private final BeanResolver beanResolver;
 
+	private final Map<Method, Boolean> requestParameters = new ConcurrentHashMap<>();
+
 	/**
 	 * Creates an evaluator.
 	 * @param beanResolver resolves {@code @beanName} references, may be {@code null}
@@ -73,13 +75,21 @@ public final class KeyExpressions {
 				? new MethodBasedEvaluationContext(root, method, (args != null) ? args : new Object[0],
 						this.parameterNames)
 				: new StandardEvaluationContext(root);
-		if (request != null) {
+		if (request != null && (method == null || !hasRequestParameter(method))) {
+			// A method parameter named "request" wins: it is what the annotation's author sees.
 			context.setVariable("request", request.nativeRequest());
 		}
 		if (this.beanResolver != null) {
 			context.setBeanResolver(this.beanResolver);
 		}
 		return context;
+	}
+
+	private boolean hasRequestParameter(Method method) {
+		return this.requestParameters.computeIfAbsent(method, (m) -> {
+			String[] names = this.parameterNames.getParameterNames(m);
+			return names != null && java.util.Arrays.asList(names).contains("request");
+		});
 	}
 
 	/**

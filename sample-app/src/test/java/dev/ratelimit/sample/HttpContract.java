@@ -38,6 +38,11 @@ final class HttpContract {
 		return send(HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.ofString("{}")), headers);
 	}
 
+	HttpResponse<String> postJson(String path, String json, String... headers)
+			throws IOException, InterruptedException {
+		return send(HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.ofString(json)), headers);
+	}
+
 	HttpResponse<String> get(String path, String... headers) throws IOException, InterruptedException {
 		return send(HttpRequest.newBuilder(uri(path)).GET(), headers);
 	}

@@ -139,6 +139,46 @@ class SampleApplicationHttpTests {
 			.hasValue("\"per-ip\";q=20;w=2");
 	}
 
+	@Test
+	void chatIsChargedItsActualCostAndReportsTheRemainingBudget() throws Exception {
+		HttpResponse<String> response = this.http.postJson("/agent/chat", "{\"prompt\":\"hello\",\"maxTokens\":1000}",
+				"X-Tenant-Id", "acme");
+		assertThat(response.statusCode()).isEqualTo(200);
+		// 16 tokens at $0.000002 were charged, not the 1000-token estimate
+		assertThat(response.headers().firstValue("Budget-Remaining")).hasValueSatisfying((field) -> assertThat(field)
+			.startsWith("\"tenant-daily\";w=\"day\";r=\"0.999968\";q=\"1.000000\";u=\"USD\";t="));
+		assertThat(response.headers().firstValue("RateLimit")).hasValue("\"tenant-chat\";r=9;t=1");
+		assertThat(new java.math.BigDecimal(JsonPath.read(response.body(), "$.usage.costUsd").toString()))
+			.isEqualByComparingTo("0.000032");
+	}
+
+	@Test
+	void chatWhoseEstimateNoLongerFitsTheDailyBudgetIsRefusedBeforeTheProviderIsCalled() throws Exception {
+		// a prompt as long as the token allowance: each call costs its whole estimate, $0.40
+		String expensive = "{\"prompt\":\"" + "x".repeat(200_000) + "\",\"maxTokens\":200000}";
+		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").statusCode()).isEqualTo(200);
+		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").statusCode()).isEqualTo(200);
+		HttpResponse<String> refused = this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex");
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat((List<String>) JsonPath.read(refused.body(), "$.violated-policies")).containsExactly("tenant-daily");
+		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+		// the next day the budget is back
+		this.clock.advance(Duration.ofDays(1));
+		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").statusCode()).isEqualTo(200);
+	}
+
+	@Test
+	void chatIsRateLimitedPerTenant() throws Exception {
+		String cheap = "{\"prompt\":\"hi\",\"maxTokens\":10}";
+		for (int i = 0; i < 10; i++) {
+			assertThat(this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "initech").statusCode()).isEqualTo(200);
+		}
+		HttpResponse<String> refused = this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "initech");
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat((List<String>) JsonPath.read(refused.body(), "$.violated-policies")).containsExactly("tenant-chat");
+		assertThat(this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "umbrella").statusCode()).isEqualTo(200);
+	}
+
 	@TestConfiguration(proxyBeanMethods = false)
 	static class ManualClock {
 
