@@ -3,6 +3,7 @@ package dev.ratelimit.autoconfigure;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
@@ -11,9 +12,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
@@ -62,6 +65,13 @@ class RedisBackendConfiguration {
 		RateLimitProperties.CircuitBreaker breaker = properties.getRedis().getCircuitBreaker();
 		return breaker.isEnabled() ? new CircuitBreakingBackend(redis, circuitBreakerConfig(breaker), timeSource)
 				: redis;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RedisLimiterConnection.class)
+	BudgetStore rateLimitBudgetStore(RedisLimiterConnection connection) {
+		return new RedisBudgetStore(connection.connectionFactory(), null);
 	}
 
 	private static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {

@@ -147,12 +147,18 @@ public final class BudgetState {
 	/**
 	 * Returns when this state can be forgotten without changing any decision:
 	 * when every window has ended and every lease and settled marker expired.
+	 * @param policy the budget this state belongs to
 	 * @return the time in microseconds, or {@link Long#MIN_VALUE} when it is fresh already
 	 */
-	public long forgettableAt() {
+	public long forgettableAt(BudgetPolicy policy) {
 		long at = NONE;
+		List<BudgetLimit> limits = policy.limits();
 		for (int i = 0; i < this.spent.length; i++) {
-			if (this.spent[i] > 0) {
+			// A started rolling window, even with nothing spent, fixes where later charges
+			// fall and the reset time every decision reports.
+			boolean rollingStarted = limits.get(i).window().kind() == BudgetWindow.Kind.ROLLING
+					&& this.windowStart[i] != NONE;
+			if (this.spent[i] > 0 || rollingStarted) {
 				at = Math.max(at, this.windowEnd[i]);
 			}
 		}

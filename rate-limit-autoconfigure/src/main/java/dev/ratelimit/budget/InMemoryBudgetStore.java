@@ -11,8 +11,8 @@ import dev.ratelimit.core.TimeSource;
 
 /**
  * Keeps budget state in this process: exact for one instance, and the local
- * fallback of budgets whose Redis is down. Each key's state has its own
- * monitor. A key is forgotten once its windows have ended and its leases
+ * fallback of budgets whose Redis is down. Operations on one key are
+ * serialised by the cache's per-key compute. A key is forgotten once its windows have ended and its leases
  * expired, and at most {@code maxKeys} keys are kept.
  */
 public final class InMemoryBudgetStore implements BudgetStore {
@@ -60,16 +60,18 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	}
 
 	private BudgetDecision apply(BudgetPolicy policy, String key, Function<BudgetState, BudgetDecision> operation) {
-		Entry entry = this.entries.get(key, (k) -> new Entry(policy.limits().size()));
-		BudgetDecision decision;
-		synchronized (entry) {
-			decision = operation.apply(entry.state);
-			long forgettable = entry.state.forgettableAt();
-			entry.expiresAtNanos = (forgettable == BudgetState.NONE) ? 0 : forgettable * 1_000L + TOLERANCE_NANOS;
-		}
-		// Re-put so the cache recomputes the expiry from the state just written.
-		this.entries.put(key, entry);
-		return decision;
+		BudgetDecision[] decision = new BudgetDecision[1];
+		// compute holds the key's lock and sees an expired entry as absent, so no
+		// thread can work on an entry another has already replaced.
+		this.entries.asMap().compute(key, (k, entry) -> {
+			Entry current = (entry != null) ? entry : new Entry(policy.limits().size());
+			decision[0] = operation.apply(current.state);
+			long forgettable = current.state.forgettableAt(policy);
+			current.expiresAtNanos = (forgettable == BudgetState.NONE) ? 0
+					: forgettable * 1_000L + TOLERANCE_NANOS;
+			return current;
+		});
+		return decision[0];
 	}
 
 	private long now() {

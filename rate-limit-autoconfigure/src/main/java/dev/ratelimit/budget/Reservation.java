@@ -45,9 +45,9 @@ public final class Reservation {
 	 * already been settled or released
 	 */
 	public BudgetDecision settle(long actualMicros) {
-		if (actualMicros < 0) {
-			throw new IllegalArgumentException("actual cost of budget '" + this.policy.name() + "' is negative: "
-					+ Amounts.format(actualMicros));
+		if (actualMicros < 0 || actualMicros > Amounts.MAX_MICROS) {
+			throw new IllegalArgumentException("actual cost of budget '" + this.policy.name()
+					+ "' is outside 0.." + Amounts.format(Amounts.MAX_MICROS) + ": " + Amounts.format(actualMicros));
 		}
 		if (!this.finished.compareAndSet(false, true)) {
 			return this.decision;

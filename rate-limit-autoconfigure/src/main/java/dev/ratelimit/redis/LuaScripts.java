@@ -12,7 +12,8 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Composes the Lua scripts shipped in {@code META-INF/scripts}: the shared
- * {@code lib.lua}, one file per algorithm, then a driver. Each composed script
+ * {@code lib.lua}, one file per algorithm, then a driver (budgets need only
+ * {@code lib.lua} and {@code budget.lua}). Each composed script
  * is one text, loaded once by the server, so a decision stays one
  * {@code EVALSHA} however many policies and algorithms it involves.
  */
@@ -43,6 +44,18 @@ final class LuaScripts {
 	 */
 	static RedisScript<List<Object>> refund() {
 		return compose("refund.lua");
+	}
+
+	/**
+	 * Returns the script that reserves, settles, releases or reads a cost budget,
+	 * see {@code budget.lua}. It needs only {@code lib.lua}, none of the rate
+	 * limit algorithms.
+	 * @return the script
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	static RedisScript<List<Object>> budget() {
+		String text = read("lib.lua") + '\n' + read("budget.lua");
+		return (RedisScript) new DefaultRedisScript<>(text, List.class);
 	}
 
 	@SuppressWarnings({ "rawtypes", "unchecked" })

@@ -22,6 +22,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.aop.RateLimitAspect;
 import dev.ratelimit.core.Algorithm;
@@ -33,6 +34,7 @@ import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.metrics.MicrometerRateLimitListener;
+import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
@@ -89,8 +91,10 @@ class RateLimitAutoConfigurationTests {
 		ApplicationContextRunner redis = this.contextRunner
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis");
-		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
-			.isInstanceOf(CircuitBreakingBackend.class));
+		redis.run((context) -> {
+			assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(CircuitBreakingBackend.class);
+			assertThat(context).getBean(BudgetStore.class).isInstanceOf(RedisBudgetStore.class);
+		});
 		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(RedisRateLimitBackend.class));

@@ -1,0 +1,178 @@
+package dev.ratelimit.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import dev.ratelimit.budget.Amounts;
+import dev.ratelimit.budget.BudgetDecision;
+import dev.ratelimit.budget.BudgetLimit;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.budget.BudgetStore;
+import dev.ratelimit.budget.BudgetWindow;
+import dev.ratelimit.core.TimeSource;
+
+/**
+ * Keeps budget state in Redis, so that every application instance sharing the
+ * server shares the budgets. Each operation is one {@code EVALSHA} of
+ * {@code META-INF/scripts/budget.lua} (composed with {@code lib.lua}), a
+ * line-by-line mirror of {@link dev.ratelimit.budget.BudgetState} that reads,
+ * decides, writes and sets the TTLs atomically, so both stores decide alike.
+ * <p>
+ * A budget key {@code k} is stored in three Redis keys: the hash {@code k}
+ * (reserved, spent and window per limit, lease amounts), the sorted set
+ * {@code k:l} of live leases and the sorted set {@code k:d} of settled or
+ * released ids. On Redis Cluster they must share a slot, so {@code k} must
+ * carry a hash tag, as the keys {@link dev.ratelimit.core.LimitKeys} builds
+ * do. All three vanish when the state can be forgotten: when every window with
+ * spend has ended and every lease and marker has expired.
+ * <p>
+ * By default the script reads the Redis server's {@code TIME}, the one clock
+ * all instances agree on. Calendar windows (days, weeks and months in the
+ * budget's zone) are placed by Java, which knows time zones and daylight
+ * saving: it passes the window around its own clock and the end of the one
+ * after it, and the script picks the one containing the server's time. A server
+ * clock slightly ahead of this one around midnight thus still finds the new
+ * window; one behind it starts the new window those few seconds early, never
+ * late, and never moves a window back. Failures of Redis are thrown as
+ * Spring's {@link org.springframework.dao.DataAccessException}s, unchanged, for
+ * the caller to apply the budget's failure mode.
+ */
+public final class RedisBudgetStore implements BudgetStore {
+
+	private static final RedisScript<List<Object>> SCRIPT = LuaScripts.budget();
+
+	/** Reply values before the limits: allowed, reserved, retry after. */
+	private static final int HEADER_FIELDS = 3;
+
+	/** Reply values per limit: spent, remaining, reset after, violated. */
+	private static final int LIMIT_FIELDS = 4;
+
+	private final StringRedisTemplate redis;
+
+	private final @Nullable TimeSource explicitClock;
+
+	private final TimeSource spanClock;
+
+	/**
+	 * Creates a store that uses the Redis server's clock.
+	 * @param connectionFactory the connection factory
+	 */
+	public RedisBudgetStore(RedisConnectionFactory connectionFactory) {
+		this(connectionFactory, null);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param connectionFactory the connection factory
+	 * @param explicitClock the clock whose time is passed to the script and
+	 * places calendar windows, or {@code null} to use the Redis server's
+	 * {@code TIME} (calendar windows are then placed by the system clock); only
+	 * tests replaying a timeline should set it, since instances' clocks never
+	 * agree exactly
+	 */
+	public RedisBudgetStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
+		// This constructor calls afterPropertiesSet(): the template is ready to use.
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.explicitClock = explicitClock;
+		this.spanClock = (explicitClock != null) ? explicitClock : TimeSource.system();
+	}
+
+	@Override
+	public BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros) {
+		return run(policy, key, "reserve", id, estimateMicros);
+	}
+
+	@Override
+	public BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros) {
+		return run(policy, key, "settle", id, actualMicros);
+	}
+
+	@Override
+	public BudgetDecision release(BudgetPolicy policy, String key, String id) {
+		return run(policy, key, "release", id, 0);
+	}
+
+	@Override
+	public BudgetDecision peek(BudgetPolicy policy, String key) {
+		return run(policy, key, "peek", "", 0);
+	}
+
+	/**
+	 * Returns the Redis keys of a budget key, as the script reads them: the
+	 * state, the leases and the done markers.
+	 * @param key the storage key
+	 * @return the three keys
+	 */
+	static List<String> redisKeys(String key) {
+		return List.of(key, key + ":l", key + ":d");
+	}
+
+	private BudgetDecision run(BudgetPolicy policy, String key, String operation, String id, long amountMicros) {
+		if (amountMicros < 0 || amountMicros > Amounts.MAX_MICROS) {
+			// Lua's doubles hold sums of such amounts exactly; larger ones would be rounded.
+			throw new IllegalArgumentException("Amount of budget '" + policy.name() + "' must be between 0 and "
+					+ Amounts.format(Amounts.MAX_MICROS) + ", was " + amountMicros + " micro-units");
+		}
+		// One reading places the calendar windows and, with an explicit clock, is the script's now.
+		long javaNow = this.spanClock.currentTimeMicros();
+		List<BudgetLimit> limits = policy.limits();
+		BudgetWindow.Span[] spans = BudgetStore.spans(policy, javaNow);
+		List<String> args = new ArrayList<>(5 + 5 * limits.size());
+		args.add(operation);
+		args.add((this.explicitClock != null) ? Long.toString(javaNow) : "");
+		args.add(id);
+		args.add(Long.toString(amountMicros));
+		args.add(Long.toString(policy.leaseMicros()));
+		for (int i = 0; i < limits.size(); i++) {
+			BudgetLimit limit = limits.get(i);
+			BudgetWindow.Span span = spans[i];
+			args.add((span != null) ? "c" : "r");
+			args.add(Long.toString(limit.amountMicros()));
+			if (span != null) {
+				args.add(Long.toString(span.startMicros()));
+				args.add(Long.toString(span.endMicros()));
+				args.add(Long.toString(span.nextEndMicros()));
+			}
+			else {
+				args.add(Long.toString(limit.window().rollingMicros()));
+				args.add("0");
+				args.add("0");
+			}
+		}
+		List<Object> reply = this.redis.execute(SCRIPT, redisKeys(key), args.toArray());
+		return decision(reply, limits.size());
+	}
+
+	private static BudgetDecision decision(@Nullable List<Object> reply, int limits) {
+		if (reply == null || reply.size() != HEADER_FIELDS + LIMIT_FIELDS * limits) {
+			throw new IllegalStateException("Unexpected reply from the budget script: " + reply);
+		}
+		long[] spent = new long[limits];
+		long[] remaining = new long[limits];
+		long[] resetAfter = new long[limits];
+		boolean[] violated = new boolean[limits];
+		for (int i = 0; i < limits; i++) {
+			int at = HEADER_FIELDS + i * LIMIT_FIELDS;
+			spent[i] = number(reply, at);
+			remaining[i] = number(reply, at + 1);
+			resetAfter[i] = number(reply, at + 2);
+			violated[i] = number(reply, at + 3) == 1L;
+		}
+		return new BudgetDecision(number(reply, 0) == 1L, spent, number(reply, 1), remaining, resetAfter, violated,
+				number(reply, 2));
+	}
+
+	private static long number(List<Object> reply, int index) {
+		if (!(reply.get(index) instanceof Long value)) {
+			throw new IllegalStateException("Unexpected reply from the budget script: " + reply);
+		}
+		return value;
+	}
+
+}
