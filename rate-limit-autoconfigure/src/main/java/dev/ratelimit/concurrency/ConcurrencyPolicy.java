@@ -1,0 +1,254 @@
+package dev.ratelimit.concurrency;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.PolicyValidationException;
+
+/**
+ * A cap on calls in flight: at most {@link #permits()} calls per key at once,
+ * in this instance ({@link Scope#LOCAL}) or across every instance sharing Redis
+ * ({@link Scope#DISTRIBUTED}). A caller waits up to {@link #maxWaitMicros()} for
+ * a permit, then is rejected. Immutable; validated in {@link Builder#build()}.
+ */
+public final class ConcurrencyPolicy {
+
+	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+	private final String name;
+
+	private final int permits;
+
+	private final String key;
+
+	private final long maxWaitMicros;
+
+	private final Scope scope;
+
+	private final long leaseMicros;
+
+	private final Rejection rejection;
+
+	private final FailureMode failureMode;
+
+	private ConcurrencyPolicy(Builder builder) {
+		this.name = builder.name;
+		this.permits = builder.permits;
+		this.key = builder.key;
+		this.maxWaitMicros = builder.maxWaitMicros;
+		this.scope = builder.scope;
+		this.leaseMicros = builder.leaseMicros;
+		this.rejection = builder.rejection;
+		this.failureMode = builder.failureMode;
+	}
+
+	/**
+	 * Starts a policy.
+	 * @param name 1 to 64 letters, digits, '.', '_' or '-'
+	 * @return a builder
+	 */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	/** @return the policy's name */
+	public String name() {
+		return this.name;
+	}
+
+	/** @return the most calls in flight per key */
+	public int permits() {
+		return this.permits;
+	}
+
+	/** @return the key expression */
+	public String key() {
+		return this.key;
+	}
+
+	/** @return how long a caller waits for a permit before it is rejected, in microseconds; 0 never waits */
+	public long maxWaitMicros() {
+		return this.maxWaitMicros;
+	}
+
+	/** @return whether the cap is per instance or shared through Redis */
+	public Scope scope() {
+		return this.scope;
+	}
+
+	/**
+	 * Returns how long a distributed permit lives without renewal: a holder that
+	 * dies gives its permit back after this long; a live holder renews it.
+	 * @return the lease in microseconds
+	 */
+	public long leaseMicros() {
+		return this.leaseMicros;
+	}
+
+	/** @return how a caller that gets no permit is answered */
+	public Rejection rejection() {
+		return this.rejection;
+	}
+
+	/** @return what a distributed cap does when Redis cannot answer */
+	public FailureMode failureMode() {
+		return this.failureMode;
+	}
+
+	@Override
+	public String toString() {
+		return "ConcurrencyPolicy[" + this.name + ": " + this.permits + " permits, " + this.scope + ", max-wait="
+				+ this.maxWaitMicros + "us, lease=" + this.leaseMicros + "us, key=" + this.key + ", reject with "
+				+ this.rejection + "]";
+	}
+
+	/**
+	 * Where the permits are counted.
+	 */
+	public enum Scope {
+
+		/** In this instance, with a semaphore bulkhead per key. */
+		LOCAL,
+
+		/** Across every instance, with a Redis lease semaphore per key. */
+		DISTRIBUTED
+
+	}
+
+	/**
+	 * How a caller that gets no permit in time is answered.
+	 */
+	public enum Rejection {
+
+		/** 429 Too Many Requests: the caller has too many calls in flight (per-caller caps). */
+		TOO_MANY_REQUESTS,
+
+		/** 503 Service Unavailable: a shared downstream is saturated (shared caps). */
+		SERVICE_UNAVAILABLE
+
+	}
+
+	/**
+	 * Builds a {@link ConcurrencyPolicy}.
+	 */
+	public static final class Builder {
+
+		private final String name;
+
+		private int permits;
+
+		private String key = "global";
+
+		private long maxWaitMicros;
+
+		private Scope scope = Scope.LOCAL;
+
+		private long leaseMicros = Duration.ofSeconds(30).toNanos() / 1_000L;
+
+		private Rejection rejection = Rejection.TOO_MANY_REQUESTS;
+
+		private FailureMode failureMode = FailureMode.OPEN;
+
+		private Builder(String name) {
+			if (name == null || !NAME.matcher(name).matches()) {
+				throw new PolicyValidationException("name", name,
+						"use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+			}
+			this.name = name;
+		}
+
+		/**
+		 * Sets the number of permits.
+		 * @param permits at least 1
+		 * @return this builder
+		 */
+		public Builder permits(int permits) {
+			if (permits < 1) {
+				throw new PolicyValidationException("permits", permits, "must be at least 1");
+			}
+			this.permits = permits;
+			return this;
+		}
+
+		/**
+		 * Sets the key expression; blank means {@code global}.
+		 * @param key the key expression
+		 * @return this builder
+		 */
+		public Builder key(String key) {
+			this.key = (key == null || key.isBlank()) ? "global" : key.strip();
+			return this;
+		}
+
+		/**
+		 * Sets how long a caller waits for a permit; zero rejects at once.
+		 * @param maxWait the bound
+		 * @return this builder
+		 */
+		public Builder maxWait(Duration maxWait) {
+			if (maxWait.isNegative()) {
+				throw new PolicyValidationException("max-wait", maxWait, "must not be negative");
+			}
+			this.maxWaitMicros = maxWait.toNanos() / 1_000L;
+			return this;
+		}
+
+		/**
+		 * Sets the scope; {@link Scope#LOCAL} by default.
+		 * @param scope the scope
+		 * @return this builder
+		 */
+		public Builder scope(Scope scope) {
+			this.scope = Objects.requireNonNull(scope, "scope");
+			return this;
+		}
+
+		/**
+		 * Sets the lease of distributed permits; 30 seconds by default.
+		 * @param lease the lease
+		 * @return this builder
+		 */
+		public Builder lease(Duration lease) {
+			if (lease.toMillis() < 10) {
+				throw new PolicyValidationException("lease", lease, "must be at least 10ms");
+			}
+			this.leaseMicros = lease.toNanos() / 1_000L;
+			return this;
+		}
+
+		/**
+		 * Sets how a rejected caller is answered; 429 by default.
+		 * @param rejection the answer
+		 * @return this builder
+		 */
+		public Builder rejection(Rejection rejection) {
+			this.rejection = Objects.requireNonNull(rejection, "rejection");
+			return this;
+		}
+
+		/**
+		 * Sets what a distributed cap does when Redis cannot answer; open by default.
+		 * @param failureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
+			return this;
+		}
+
+		/**
+		 * Builds the policy.
+		 * @return the policy
+		 */
+		public ConcurrencyPolicy build() {
+			if (this.permits < 1) {
+				throw new PolicyValidationException("permits", this.permits, "must be set to at least 1");
+			}
+			return new ConcurrencyPolicy(this);
+		}
+
+	}
+
+}
