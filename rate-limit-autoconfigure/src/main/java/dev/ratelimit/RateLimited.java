@@ -84,6 +84,14 @@ public @interface RateLimited {
 	String window() default "";
 
 	/**
+	 * Wait mode: how long a caller over the limit waits for its turn instead of
+	 * being rejected, for example {@code 2s} (token and leaky buckets). Overrides
+	 * the policy's {@code max-wait}; empty keeps it.
+	 * @return the bound
+	 */
+	String maxWait() default "";
+
+	/**
 	 * Key expression overriding the policy's: SpEL over the method arguments
 	 * ({@code #tenant}, {@code #p0}), the request ({@code #request}) and the
 	 * built-in resolvers {@code ip}, {@code principal}, {@code global} and

@@ -6,7 +6,7 @@
 -- ARGV[1]   the current time in µs, or '' to read the server's TIME
 -- ARGV[2]   '1' to take the costs when every policy allows; '0' only to look
 --           (the backend asks so for slots it reaches after another denied)
--- ARGV[3..] five values per policy, in KEYS order:
+-- ARGV[3..] six values per policy, in KEYS order:
 --             algorithm  tb token bucket, lb leaky bucket, ls shaping leaky
 --                        bucket, fw fixed window, sl sliding window log,
 --                        sc sliding window counter
@@ -14,6 +14,8 @@
 --             a, b       buckets: a refill of a units per b µs, reduced;
 --                        windows: a window of a µs, b unused
 --             cost       0 <= cost <= capacity, checked by the caller
+--             max wait   µs a caller over the limit may wait for its turn (wait
+--                        mode of the token and leaky buckets); 0 rejects
 --
 -- Returns six values per policy, in KEYS order: allowed (1 or 0), remaining,
 -- reset after (µs), retry after (µs), delay (µs), receipt. The receipt is what
@@ -34,8 +36,8 @@ local states = {}
 local decisions = {}
 local allAllowed = true
 for i = 1, #KEYS do
-	local at = 3 + (i - 1) * 5
-	local policy = readPolicy(ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3])
+	local at = 3 + (i - 1) * 6
+	local policy = readPolicy(ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 5])
 	policies[i] = policy
 	costs[i] = tonumber(ARGV[at + 4])
 	states[i] = policy.algorithm.load(KEYS[i], policy, nowMicros)

@@ -5,7 +5,7 @@
 --            l   scaledLevel: the level scaled by the refill period (one unit = P)
 --            ts  lastMicros: time of the last drain in µs
 --          A missing key is an empty bucket; an empty bucket is deleted.
--- ARGV     code 'lb', capacity, drains n units, per P µs (n/P reduced), cost
+-- ARGV     code 'lb', capacity, drains n units, per P µs (n/P reduced), cost, max wait µs
 -- TTL      until the bucket would be empty again
 -- Receipt  none: a refund takes the cost out again, never below empty.
 
@@ -37,13 +37,22 @@ function LeakyBucket.decide(self, policy, cost, nowMicros, commit)
 	end
 	local poured = self.scaledLevel + cost * perToken
 	if poured > full then
-		return Decision(false, floorDiv(full - self.scaledLevel, perToken), policy.capacity,
-			ceilDiv(self.scaledLevel, unitsPerMicro), ceilDiv(poured - full, unitsPerMicro))
+		local wait = ceilDiv(poured - full, unitsPerMicro)
+		-- Wait mode: the bucket may overflow by what drains within max-wait.
+		if wait > policy.maxWaitMicros then
+			return Decision(false, math.max(0, floorDiv(full - self.scaledLevel, perToken)), policy.capacity,
+				ceilDiv(self.scaledLevel, unitsPerMicro), wait - policy.maxWaitMicros)
+		end
 	end
 	if commit then
 		self.scaledLevel = poured
 	end
-	return Decision(true, floorDiv(full - poured, perToken), policy.capacity, ceilDiv(poured, unitsPerMicro), 0)
+	local delay = 0
+	if poured > full then
+		delay = ceilDiv(poured - full, unitsPerMicro)
+	end
+	return Decision(true, math.max(0, floorDiv(full - poured, perToken)), policy.capacity,
+		ceilDiv(poured, unitsPerMicro), 0, delay)
 end
 
 function LeakyBucket.store(self, policy, decision)

@@ -79,12 +79,12 @@ local ALGORITHMS = {}
 
 -- A policy from its arguments: algorithm code, capacity, then a refill of
 -- a tokens per b µs (buckets) or a window of a µs (windows, b unused).
-local function readPolicy(code, capacity, a, b)
+local function readPolicy(code, capacity, a, b, maxWait)
 	local algorithm = ALGORITHMS[code]
 	if algorithm == nil then
 		return error('unknown rate limit algorithm: ' .. tostring(code))
 	end
-	local policy = { algorithm = algorithm, capacity = tonumber(capacity) }
+	local policy = { algorithm = algorithm, capacity = tonumber(capacity), maxWaitMicros = tonumber(maxWait) or 0 }
 	if algorithm.rateBased then
 		policy.tokens = tonumber(a)
 		policy.periodMicros = tonumber(b)

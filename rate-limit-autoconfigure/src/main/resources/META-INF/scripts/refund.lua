@@ -6,8 +6,8 @@
 --
 -- KEYS[i]   the state of policy i; every key in one Redis Cluster slot
 -- ARGV[1]   the current time in µs, or '' to read the server's TIME
--- ARGV[2..] six values per policy, in KEYS order: algorithm, capacity, a, b
---           (as for decide.lua), the cost taken, and decide.lua's receipt
+-- ARGV[2..] seven values per policy, in KEYS order: algorithm, capacity, a, b,
+--           the cost taken, max wait (as for decide.lua), and decide.lua's receipt
 --
 -- Returns six values per policy, as decide.lua does: the state after the
 -- refund, reported as an allowed decision of cost 0, and an empty receipt.
@@ -16,13 +16,13 @@ local nowMicros = currentTimeMicros(ARGV[1])
 
 local reply = {}
 for i = 1, #KEYS do
-	local at = 2 + (i - 1) * 6
-	local policy = readPolicy(ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3])
+	local at = 2 + (i - 1) * 7
+	local policy = readPolicy(ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 5])
 	local cost = tonumber(ARGV[at + 4])
 	local state = policy.algorithm.load(KEYS[i], policy, nowMicros)
 	-- Up to date first, so that the refund applies to the state as it is now.
 	policy.algorithm.decide(state, policy, 0, nowMicros, false)
-	policy.algorithm.refund(state, policy, cost, ARGV[at + 5], nowMicros)
+	policy.algorithm.refund(state, policy, cost, ARGV[at + 6], nowMicros)
 	local decision = policy.algorithm.decide(state, policy, 0, nowMicros, false)
 	policy.algorithm.store(state, policy, decision)
 	appendReply(reply, decision, '')

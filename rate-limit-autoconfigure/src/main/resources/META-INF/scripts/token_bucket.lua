@@ -5,7 +5,8 @@
 --            t   scaledTokens: tokens scaled by the refill period (one token = P units)
 --            ts  lastMicros: time of the last refill in µs
 --          A missing key is a full bucket; a full bucket is deleted.
--- ARGV     code 'tb', capacity, n tokens, per P µs (n/P reduced), cost
+-- ARGV     code 'tb', capacity, n tokens, per P µs (n/P reduced), cost, max wait µs
+--          (wait mode: the tokens may go negative by what refills within it)
 -- TTL      until the bucket would be full again
 -- Receipt  none: a refund adds the cost back, capped at a full bucket.
 
@@ -38,15 +39,23 @@ function TokenBucket.decide(self, policy, cost, nowMicros, commit)
 	end
 	local needed = cost * perToken
 	if self.scaledTokens < needed then
-		local retryAfter = ceilDiv(needed - self.scaledTokens, unitsPerMicro)
-		return Decision(false, floorDiv(self.scaledTokens, perToken), policy.capacity,
-			ceilDiv(full - self.scaledTokens, unitsPerMicro), retryAfter)
+		local wait = ceilDiv(needed - self.scaledTokens, unitsPerMicro)
+		-- Wait mode: a caller whose turn comes within max-wait takes its tokens now.
+		if wait > policy.maxWaitMicros then
+			return Decision(false, math.max(0, floorDiv(self.scaledTokens, perToken)), policy.capacity,
+				ceilDiv(full - self.scaledTokens, unitsPerMicro), wait - policy.maxWaitMicros)
+		end
 	end
 	local after = self.scaledTokens - needed
 	if commit then
 		self.scaledTokens = after
 	end
-	return Decision(true, floorDiv(after, perToken), policy.capacity, ceilDiv(full - after, unitsPerMicro), 0)
+	local delay = 0
+	if after < 0 then
+		delay = ceilDiv(-after, unitsPerMicro)
+	end
+	return Decision(true, math.max(0, floorDiv(after, perToken)), policy.capacity, ceilDiv(full - after, unitsPerMicro),
+		0, delay)
 end
 
 function TokenBucket.store(self, policy, decision)

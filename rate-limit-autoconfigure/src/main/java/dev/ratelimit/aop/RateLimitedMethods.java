@@ -18,6 +18,7 @@ import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicies;
@@ -119,12 +120,13 @@ public final class RateLimitedMethods {
 		String algorithm = resolve(annotation.algorithm(), "algorithm", where);
 		String key = resolve(annotation.key(), "key", where);
 		String cost = resolve(annotation.cost(), "cost", where);
+		String maxWait = resolve(annotation.maxWait(), "maxWait", where);
 		boolean inline = !(capacity.isEmpty() && refill.isEmpty() && window.isEmpty() && algorithm.isEmpty());
 		RateLimitPolicy policy = !inline ? named(name, where)
 				: inline(name.isEmpty() ? method.getDeclaringClass().getSimpleName() + "." + method.getName() : name,
 						new InlineValues(algorithm, capacity, refill, window), where);
-		if (!key.isEmpty()) {
-			policy = policy.toBuilder(policy.name()).key(key).build();
+		if (!key.isEmpty() || !maxWait.isEmpty()) {
+			policy = override(policy, key, maxWait, where);
 		}
 		Expression keyExpression = parse(policy.key(), "key", where);
 		Long fixedCost = parseFixedCost(cost);
@@ -136,6 +138,24 @@ public final class RateLimitedMethods {
 					"Use a cost between 0 and the policy's capacity.", null);
 		}
 		return new BoundPolicy(policy, keyExpression, costExpression, (fixedCost != null) ? fixedCost : 0);
+	}
+
+	private static RateLimitPolicy override(RateLimitPolicy policy, String key, String maxWait, String where) {
+		try {
+			RateLimitPolicy.Builder builder = policy.toBuilder(policy.name());
+			if (!key.isEmpty()) {
+				builder.key(key);
+			}
+			if (!maxWait.isEmpty()) {
+				builder.maxWaitMicros(Durations.parseMicros("max-wait", maxWait));
+			}
+			return builder.build();
+		}
+		catch (PolicyValidationException ex) {
+			throw new RateLimitConfigurationException(where + ": @RateLimited " + ex.getAttribute() + " '"
+					+ ex.getValue() + "' is invalid: " + ex.getReason(),
+					"Correct the annotation attribute '" + ex.getAttribute() + "'.", ex);
+		}
 	}
 
 	private RateLimitPolicy named(String name, String where) {

@@ -39,7 +39,8 @@ final class PolicyPropertiesBinder {
 				.failureMode(source.getFailureMode())
 				.missingKey(source.getMissingKey())
 				.shadow(source.isShadow())
-				.localInstances(source.getLocalInstances());
+				.localInstances(source.getLocalInstances())
+				.maxWaitMicros(source.getMaxWait().toNanos() / 1_000L);
 			if (source.getCapacity() == null) {
 				throw new PolicyValidationException("capacity", null, "must be set to a positive number");
 			}

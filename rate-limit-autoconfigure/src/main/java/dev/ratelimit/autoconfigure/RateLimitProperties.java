@@ -251,6 +251,13 @@ public class RateLimitProperties {
 		private boolean shadow;
 
 		/**
+		 * Wait mode (token-bucket and leaky-bucket): how long a caller over the
+		 * limit waits for its turn instead of being rejected. Its place is reserved
+		 * at once; beyond this bound it is rejected. Zero rejects at once.
+		 */
+		private Duration maxWait = Duration.ZERO;
+
+		/**
 		 * What happens when the key cannot be resolved: shared counts the request
 		 * against one bucket shared by all such requests, allow skips this policy,
 		 * reject answers 400.
@@ -311,6 +318,14 @@ public class RateLimitProperties {
 
 		public void setLocalInstances(int localInstances) {
 			this.localInstances = localInstances;
+		}
+
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
 		}
 
 		public boolean isShadow() {

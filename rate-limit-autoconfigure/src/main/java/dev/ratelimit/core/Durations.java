@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
  * {@code ms}, {@code s}, {@code m}, {@code h}, {@code d}), such as {@code 1s}
  * or {@code 500ms}, or an ISO-8601 duration such as {@code PT1M}.
  */
-final class Durations {
+public final class Durations {
 
 	private static final Pattern SIMPLE = Pattern.compile("\\s*(\\d{1,15})\\s*(us|ms|s|m|h|d)\\s*");
 
@@ -35,7 +35,7 @@ final class Durations {
 	 * @param text the text
 	 * @return the duration in microseconds, positive
 	 */
-	static long parseMicros(String attribute, String text) {
+	public static long parseMicros(String attribute, String text) {
 		if (text == null) {
 			throw new PolicyValidationException(attribute, null, "must be set, for example 1s");
 		}

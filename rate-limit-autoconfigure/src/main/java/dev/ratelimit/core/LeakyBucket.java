@@ -34,14 +34,20 @@ public final class LeakyBucket extends LimitState {
 		}
 		long poured = this.scaledLevel + cost * perToken;
 		if (poured > full) {
-			return new Decision(false, (full - this.scaledLevel) / perToken, policy.capacity(),
-					LongMath.ceilDiv(this.scaledLevel, unitsPerMicro), LongMath.ceilDiv(poured - full, unitsPerMicro));
+			long wait = LongMath.ceilDiv(poured - full, unitsPerMicro);
+			// Wait mode: the bucket may overflow by what drains within max-wait.
+			if (wait > policy.maxWaitMicros()) {
+				return new Decision(false, Math.max(0, Math.floorDiv(full - this.scaledLevel, perToken)),
+						policy.capacity(), LongMath.ceilDiv(this.scaledLevel, unitsPerMicro),
+						wait - policy.maxWaitMicros());
+			}
 		}
 		if (commit) {
 			this.scaledLevel = poured;
 		}
-		return new Decision(true, (full - poured) / perToken, policy.capacity(),
-				LongMath.ceilDiv(poured, unitsPerMicro), 0);
+		long delay = (poured > full) ? LongMath.ceilDiv(poured - full, unitsPerMicro) : 0;
+		return new Decision(true, Math.max(0, Math.floorDiv(full - poured, perToken)), policy.capacity(),
+				LongMath.ceilDiv(poured, unitsPerMicro), 0, delay);
 	}
 
 }

@@ -43,6 +43,8 @@ public final class RateLimitPolicy {
 
 	private final int localInstances;
 
+	private final long maxWaitMicros;
+
 	private RateLimitPolicy(Builder builder) {
 		this.name = builder.name;
 		this.algorithm = builder.algorithm;
@@ -54,6 +56,7 @@ public final class RateLimitPolicy {
 		this.missingKey = builder.missingKey;
 		this.shadow = builder.shadow;
 		this.localInstances = builder.localInstances;
+		this.maxWaitMicros = builder.maxWaitMicros;
 	}
 
 	/**
@@ -113,6 +116,16 @@ public final class RateLimitPolicy {
 	 */
 	public boolean shadow() {
 		return this.shadow;
+	}
+
+	/**
+	 * Returns how long a caller over the limit may wait for its turn instead of
+	 * being rejected (wait mode, for internal producers): its tokens are taken at
+	 * once, reserving its place, and it proceeds when they would have been there.
+	 * @return the bound in microseconds; 0 rejects at once
+	 */
+	public long maxWaitMicros() {
+		return this.maxWaitMicros;
 	}
 
 	/**
@@ -179,7 +192,8 @@ public final class RateLimitPolicy {
 			.failureMode(this.failureMode)
 			.missingKey(this.missingKey)
 			.shadow(this.shadow)
-			.localInstances(this.localInstances);
+			.localInstances(this.localInstances)
+			.maxWaitMicros(this.maxWaitMicros);
 	}
 
 	@Override
@@ -189,7 +203,8 @@ public final class RateLimitPolicy {
 				&& Objects.equals(this.refill, that.refill) && this.windowMicros == that.windowMicros
 				&& this.key.equals(that.key)
 				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey
-				&& this.shadow == that.shadow && this.localInstances == that.localInstances);
+				&& this.shadow == that.shadow && this.localInstances == that.localInstances
+				&& this.maxWaitMicros == that.maxWaitMicros);
 	}
 
 	@Override
@@ -202,7 +217,8 @@ public final class RateLimitPolicy {
 		return "RateLimitPolicy[" + this.name + ": " + this.algorithm + " capacity=" + this.capacity
 				+ ((this.refill != null) ? " refill=" + this.refill : " window=" + this.windowMicros + "us") + " key=" + this.key + " failure-mode=" + this.failureMode + " missing-key="
 				+ this.missingKey + (this.shadow ? " shadow" : "")
-				+ ((this.localInstances > 1) ? " local-instances=" + this.localInstances : "") + "]";
+				+ ((this.localInstances > 1) ? " local-instances=" + this.localInstances : "")
+				+ ((this.maxWaitMicros > 0) ? " max-wait=" + this.maxWaitMicros + "us" : "") + "]";
 	}
 
 	/**
@@ -229,6 +245,8 @@ public final class RateLimitPolicy {
 		private boolean shadow;
 
 		private int localInstances = 1;
+
+		private long maxWaitMicros;
 
 		private Builder(String name) {
 			if (name == null || !NAME.matcher(name).matches()) {
@@ -357,6 +375,20 @@ public final class RateLimitPolicy {
 		}
 
 		/**
+		 * Sets how long a caller over the limit waits for its turn instead of being
+		 * rejected; token and leaky buckets only.
+		 * @param micros the bound in microseconds, 0 to reject at once
+		 * @return this builder
+		 */
+		public Builder maxWaitMicros(long micros) {
+			if (micros < 0) {
+				throw new PolicyValidationException("max-wait", micros + "us", "must not be negative");
+			}
+			this.maxWaitMicros = micros;
+			return this;
+		}
+
+		/**
 		 * Validates the combination of values and builds the policy.
 		 * @return the policy
 		 * @throws PolicyValidationException if a value is missing or out of range
@@ -374,6 +406,13 @@ public final class RateLimitPolicy {
 					throw new PolicyValidationException("window", this.windowMicros + "us",
 							kind + " is configured with refill, not window");
 				}
+				if (this.maxWaitMicros > 0 && this.algorithm == Algorithm.LEAKY_BUCKET_SHAPING) {
+					throw new PolicyValidationException("max-wait", this.maxWaitMicros + "us",
+							"the shaping leaky bucket always waits; its bound is capacity / rate");
+				}
+				if (this.maxWaitMicros > MAX_SCALED_CAPACITY / this.refill.tokens()) {
+					throw new PolicyValidationException("max-wait", this.maxWaitMicros + "us", "is too long");
+				}
 				if (this.capacity > MAX_SCALED_CAPACITY / this.refill.periodMicros()) {
 					throw new PolicyValidationException("capacity", this.capacity,
 							"capacity times the refill period (" + this.refill.periodMicros()
@@ -386,6 +425,10 @@ public final class RateLimitPolicy {
 				}
 				if (this.refill != null) {
 					throw new PolicyValidationException("refill", this.refill, kind + " is configured with window, not refill");
+				}
+				if (this.maxWaitMicros > 0) {
+					throw new PolicyValidationException("max-wait", this.maxWaitMicros + "us",
+							"wait mode needs a token-bucket or leaky-bucket policy; " + kind + " only rejects");
 				}
 				if (this.algorithm == Algorithm.SLIDING_WINDOW_COUNTER
 						&& this.capacity > MAX_SCALED_CAPACITY / this.windowMicros) {

@@ -8,6 +8,10 @@ package dev.ratelimit.core;
  * microsecond adds {@code n} units. No division happens on the state, so
  * nothing drifts however long a bucket lives, and the Lua copy (doubles, exact
  * below 2^53) reaches the same decisions bit for bit.
+ * <p>
+ * In wait mode ({@link RateLimitPolicy#maxWaitMicros()}) the tokens may go
+ * negative: a caller whose tokens would be there within the bound takes them
+ * now, which reserves its place, and is told how long to wait.
  */
 public final class TokenBucket extends LimitState {
 
@@ -34,16 +38,20 @@ public final class TokenBucket extends LimitState {
 		}
 		long needed = cost * perToken;
 		if (this.scaledTokens < needed) {
-			long retryAfter = LongMath.ceilDiv(needed - this.scaledTokens, unitsPerMicro);
-			return new Decision(false, this.scaledTokens / perToken, policy.capacity(),
-					LongMath.ceilDiv(full - this.scaledTokens, unitsPerMicro), retryAfter);
+			long wait = LongMath.ceilDiv(needed - this.scaledTokens, unitsPerMicro);
+			// Wait mode: a caller whose turn comes within max-wait takes its tokens now.
+			if (wait > policy.maxWaitMicros()) {
+				return new Decision(false, Math.max(0, Math.floorDiv(this.scaledTokens, perToken)), policy.capacity(),
+						LongMath.ceilDiv(full - this.scaledTokens, unitsPerMicro), wait - policy.maxWaitMicros());
+			}
 		}
 		long after = this.scaledTokens - needed;
 		if (commit) {
 			this.scaledTokens = after;
 		}
-		return new Decision(true, after / perToken, policy.capacity(), LongMath.ceilDiv(full - after, unitsPerMicro),
-				0);
+		long delay = (after < 0) ? LongMath.ceilDiv(-after, unitsPerMicro) : 0;
+		return new Decision(true, Math.max(0, Math.floorDiv(after, perToken)), policy.capacity(),
+				LongMath.ceilDiv(full - after, unitsPerMicro), 0, delay);
 	}
 
 }

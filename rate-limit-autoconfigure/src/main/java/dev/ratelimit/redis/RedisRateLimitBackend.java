@@ -144,7 +144,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	private void giveBack(List<Taken> taken, String now, Decision[] decisions) {
 		while (!taken.isEmpty()) {
 			Taken group = taken.remove(0);
-			List<String> args = new ArrayList<>(1 + 6 * group.members().size());
+			List<String> args = new ArrayList<>(1 + 7 * group.members().size());
 			args.add(now);
 			for (int i = 0; i < group.members().size(); i++) {
 				addPolicy(args, group.members().get(i));
@@ -155,7 +155,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	private Reply decide(List<Acquisition> acquisitions, String now, String mode) {
-		List<String> args = new ArrayList<>(2 + 5 * acquisitions.size());
+		List<String> args = new ArrayList<>(2 + 6 * acquisitions.size());
 		args.add(now);
 		args.add(mode);
 		for (Acquisition acquisition : acquisitions) {
@@ -185,7 +185,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return new Reply(decisions, receipts);
 	}
 
-	/** Appends algorithm, capacity, a, b and cost, as {@code decide.lua} reads them. */
+	/** Appends algorithm, capacity, a, b, cost and max wait, as {@code decide.lua} reads them. */
 	private static void addPolicy(List<String> args, Acquisition acquisition) {
 		RateLimitPolicy policy = acquisition.policy();
 		args.add(code(policy));
@@ -199,6 +199,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			args.add("0");
 		}
 		args.add(Long.toString(acquisition.cost()));
+		args.add(Long.toString(policy.maxWaitMicros()));
 	}
 
 	private static String code(RateLimitPolicy policy) {

@@ -56,7 +56,8 @@ final class Scenarios {
 		return Stream.of(tokenBucketReferenceTimeline(), tokenBucketCosts(), tokenBucketHasNoBoundaryBurst(),
 				fixedWindowSevenImmediateCalls(), fixedWindowBoundaryBurst(), fixedWindowCosts(),
 				slidingLogHasNoBoundaryBurst(), slidingLogCosts(), slidingCounterBlendsTwoWindows(),
-				leakyBucketPolicesLikeTheReferenceTimeline(), shapingQueuesCallersInTurn());
+				leakyBucketPolicesLikeTheReferenceTimeline(), shapingQueuesCallersInTurn(), tokenBucketWaitMode(),
+				leakyBucketWaitMode());
 	}
 
 	static Scenario tokenBucketReferenceTimeline() {
@@ -149,6 +150,27 @@ final class Scenarios {
 		return new Scenario("shaping leaky bucket 10/s queue 3: turns 100 ms apart, the fourth is rejected", policy,
 				List.of(shaped(0, 1, 2, 3, 100, 0), shaped(0, 1, 1, 3, 200, 100), shaped(0, 1, 0, 3, 300, 200),
 						deny(0, 1, 0, 3, 300, 100), shaped(150, 1, 0, 3, 250, 150), shaped(1000, 2, 1, 3, 200, 0)));
+	}
+
+	static Scenario tokenBucketWaitMode() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("tb-wait").capacity(2).refill("2/1s")
+			.maxWaitMicros(1_000_000)
+			.build();
+		return new Scenario("token bucket 2/s with max-wait 1 s: callers over the limit wait their turn", policy,
+				List.of(allow(0, 1, 1, 2, 500), allow(0, 1, 0, 2, 1000), shaped(0, 1, 0, 2, 1500, 500),
+						shaped(0, 1, 0, 2, 2000, 1000), deny(0, 1, 0, 2, 2000, 500), shaped(500, 1, 0, 2, 2000, 1000),
+						allow(3000, 2, 0, 2, 1000)));
+	}
+
+	static Scenario leakyBucketWaitMode() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("lb-wait").algorithm(Algorithm.LEAKY_BUCKET).capacity(2)
+			.refill("2/1s")
+			.maxWaitMicros(1_000_000)
+			.build();
+		return new Scenario("leaky bucket 2/s with max-wait 1 s: the bucket overflows by what drains in time", policy,
+				List.of(allow(0, 1, 1, 2, 500), allow(0, 1, 0, 2, 1000), shaped(0, 1, 0, 2, 1500, 500),
+						shaped(0, 1, 0, 2, 2000, 1000), deny(0, 1, 0, 2, 2000, 500), shaped(500, 1, 0, 2, 2000, 1000),
+						allow(3000, 2, 0, 2, 1000)));
 	}
 
 	private static RateLimitPolicy window(String name, Algorithm algorithm, long capacity, String window) {
