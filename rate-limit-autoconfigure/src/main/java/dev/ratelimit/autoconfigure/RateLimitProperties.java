@@ -9,6 +9,7 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import dev.ratelimit.budget.OnError;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LimitKeys;
@@ -67,6 +68,11 @@ public class RateLimitProperties {
 	 * Named cost budgets, referenced by @CostBudget and the CostBudgets API.
 	 */
 	private Map<String, Budget> budgets = new LinkedHashMap<>();
+
+	/**
+	 * Named concurrency caps, referenced by @Concurrency.
+	 */
+	private Map<String, ConcurrencyCap> concurrency = new LinkedHashMap<>();
 
 	private final Headers headers = new Headers();
 
@@ -130,6 +136,14 @@ public class RateLimitProperties {
 
 	public void setPolicies(Map<String, Policy> policies) {
 		this.policies = policies;
+	}
+
+	public Map<String, ConcurrencyCap> getConcurrency() {
+		return this.concurrency;
+	}
+
+	public void setConcurrency(Map<String, ConcurrencyCap> concurrency) {
+		this.concurrency = concurrency;
 	}
 
 	public Map<String, Budget> getBudgets() {
@@ -771,6 +785,110 @@ public class RateLimitProperties {
 
 		public void setAmount(String amount) {
 			this.amount = amount;
+		}
+
+	}
+
+	/**
+	 * A named cap on calls in flight.
+	 */
+	public static class ConcurrencyCap {
+
+		/**
+		 * Most calls in flight at once per key.
+		 */
+		private Integer permits;
+
+		/**
+		 * Key expression: whose calls are counted together, for example global (one
+		 * cap for a shared downstream) or header('X-Tenant-Id').
+		 */
+		private String key = "global";
+
+		/**
+		 * How long a caller waits for a permit before it is rejected; zero rejects
+		 * at once.
+		 */
+		private Duration maxWait = Duration.ZERO;
+
+		/**
+		 * Where permits are counted: local (this instance) or distributed (every
+		 * instance, through Redis).
+		 */
+		private ConcurrencyPolicy.Scope scope = ConcurrencyPolicy.Scope.LOCAL;
+
+		/**
+		 * Lease of a distributed permit: a holder that dies gives it back after this
+		 * long; a live holder renews it every third of it.
+		 */
+		private Duration lease = Duration.ofSeconds(30);
+
+		/**
+		 * How a rejected caller is answered: too-many-requests (429) for per-caller
+		 * caps, service-unavailable (503) for a shared downstream.
+		 */
+		private ConcurrencyPolicy.Rejection rejection = ConcurrencyPolicy.Rejection.TOO_MANY_REQUESTS;
+
+		/**
+		 * What a distributed cap does when Redis cannot answer: open lets calls run,
+		 * closed rejects them with 503, local caps them per instance.
+		 */
+		private FailureMode failureMode = FailureMode.OPEN;
+
+		public Integer getPermits() {
+			return this.permits;
+		}
+
+		public void setPermits(Integer permits) {
+			this.permits = permits;
+		}
+
+		public String getKey() {
+			return this.key;
+		}
+
+		public void setKey(String key) {
+			this.key = key;
+		}
+
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
+		}
+
+		public ConcurrencyPolicy.Scope getScope() {
+			return this.scope;
+		}
+
+		public void setScope(ConcurrencyPolicy.Scope scope) {
+			this.scope = scope;
+		}
+
+		public Duration getLease() {
+			return this.lease;
+		}
+
+		public void setLease(Duration lease) {
+			this.lease = lease;
+		}
+
+		public ConcurrencyPolicy.Rejection getRejection() {
+			return this.rejection;
+		}
+
+		public void setRejection(ConcurrencyPolicy.Rejection rejection) {
+			this.rejection = rejection;
+		}
+
+		public FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
 		}
 
 	}

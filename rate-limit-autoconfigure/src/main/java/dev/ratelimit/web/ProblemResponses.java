@@ -8,6 +8,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import dev.ratelimit.budget.BudgetExceededException;
+import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
@@ -58,6 +60,15 @@ public final class ProblemResponses {
 			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
 					"Budget '" + budget.getPolicy().name() + "' is spent; retry after " + retryAfter + " s.",
 					budget.getViolatedPolicies());
+		}
+		else if (ex instanceof ConcurrencyLimitExceededException busy) {
+			long retryAfter = Math.max(1, RateLimitHeaders.seconds(busy.getRetryAfterMicros()));
+			response.setHeader("Retry-After", Long.toString(retryAfter));
+			boolean shared = busy.getPolicy().rejection() == ConcurrencyPolicy.Rejection.SERVICE_UNAVAILABLE;
+			write(request, response, shared ? 503 : 429,
+					shared ? TEMPORARY_REDUCED_CAPACITY : QUOTA_EXCEEDED,
+					shared ? "Service Unavailable" : "Too Many Requests", busy.getMessage() + ".",
+					List.of(busy.getPolicy().name()));
 		}
 		else if (ex instanceof RateLimitBackendUnavailableException unavailable) {
 			response.setHeader("Retry-After", Long.toString(this.unavailableRetryAfterSeconds));

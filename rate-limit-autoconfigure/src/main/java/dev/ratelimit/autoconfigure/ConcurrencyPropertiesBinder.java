@@ -1,0 +1,73 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.expression.ParseException;
+
+import dev.ratelimit.concurrency.ConcurrencyPolicies;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.key.KeyExpressions;
+
+/**
+ * Builds the concurrency caps from {@code rate-limit.concurrency}, failing
+ * with the exact property name on the first invalid value.
+ */
+final class ConcurrencyPropertiesBinder {
+
+	private ConcurrencyPropertiesBinder() {
+	}
+
+	static ConcurrencyPolicies bind(RateLimitProperties properties, KeyExpressions expressions,
+			boolean distributedAvailable) {
+		List<ConcurrencyPolicy> policies = new ArrayList<>();
+		for (Map.Entry<String, RateLimitProperties.ConcurrencyCap> entry : properties.getConcurrency().entrySet()) {
+			policies.add(bind(entry.getKey(), entry.getValue(), expressions, distributedAvailable));
+		}
+		return new ConcurrencyPolicies(policies);
+	}
+
+	private static ConcurrencyPolicy bind(String name, RateLimitProperties.ConcurrencyCap source,
+			KeyExpressions expressions, boolean distributedAvailable) {
+		String prefix = "rate-limit.concurrency." + name + ".";
+		ConcurrencyPolicy policy;
+		try {
+			if (source.getPermits() == null) {
+				throw new PolicyValidationException("permits", null, "must be set to at least 1");
+			}
+			policy = ConcurrencyPolicy.builder(name)
+				.permits(source.getPermits())
+				.key(source.getKey())
+				.maxWait(source.getMaxWait())
+				.scope(source.getScope())
+				.lease(source.getLease())
+				.rejection(source.getRejection())
+				.failureMode(source.getFailureMode())
+				.build();
+		}
+		catch (PolicyValidationException ex) {
+			String property = "name".equals(ex.getAttribute()) ? "rate-limit.concurrency." + name
+					: prefix + ex.getAttribute();
+			throw new RateLimitConfigurationException(
+					"Property " + property + " with value '" + ex.getValue() + "' is invalid: " + ex.getReason(),
+					"Update " + property + " in your configuration.", ex);
+		}
+		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !distributedAvailable) {
+			throw new RateLimitConfigurationException(
+					"Property " + prefix + "scope is distributed but the rate limiter has no Redis backend",
+					"Set rate-limit.backend=redis, or use scope local.", null);
+		}
+		try {
+			expressions.parse(policy.key());
+		}
+		catch (ParseException ex) {
+			throw new RateLimitConfigurationException("Property " + prefix + "key with value '" + policy.key()
+					+ "' is not a valid expression: " + ex.getMessage(), "Correct the SpEL expression.", ex);
+		}
+		return policy;
+	}
+
+}
