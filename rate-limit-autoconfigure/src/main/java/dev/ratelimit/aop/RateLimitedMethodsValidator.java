@@ -7,6 +7,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotationUtils;
 
+import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
@@ -27,17 +28,21 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final CostBudgetMethods budgets;
 
+	private final ConcurrencyMethods concurrency;
+
 	/**
 	 * Creates a validator.
 	 * @param beanFactory the bean factory whose beans are checked
 	 * @param methods the resolver of {@code @RateLimited}
 	 * @param budgets the resolver of {@code @CostBudget}
+	 * @param concurrency the resolver of {@code @Concurrency}
 	 */
 	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, RateLimitedMethods methods,
-			CostBudgetMethods budgets) {
+			CostBudgetMethods budgets, ConcurrencyMethods concurrency) {
 		this.beanFactory = beanFactory;
 		this.methods = methods;
 		this.budgets = budgets;
+		this.concurrency = concurrency;
 	}
 
 	@Override
@@ -51,6 +56,9 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			}
 			if (type != null && AnnotationUtils.isCandidateClass(type, CostBudget.class)) {
 				count += this.budgets.validate(type);
+			}
+			if (type != null && AnnotationUtils.isCandidateClass(type, Concurrency.class)) {
+				count += this.concurrency.validate(type);
 			}
 		}
 		if (logger.isDebugEnabled()) {

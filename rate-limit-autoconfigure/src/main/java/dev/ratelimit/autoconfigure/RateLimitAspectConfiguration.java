@@ -9,12 +9,16 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
 import dev.ratelimit.aop.CostBudgetAspect;
+import dev.ratelimit.aop.ConcurrencyAspect;
+import dev.ratelimit.aop.ConcurrencyMethods;
 import dev.ratelimit.aop.CostBudgetMethods;
 import dev.ratelimit.aop.RateLimitAspect;
 import dev.ratelimit.aop.RateLimitedMethods;
 import dev.ratelimit.aop.RateLimitedMethodsValidator;
 import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
@@ -59,9 +63,27 @@ class RateLimitAspectConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
+	ConcurrencyMethods concurrencyMethods(ConcurrencyPolicies policies, KeyExpressions expressions,
+			Environment environment, ConcurrencyLimiters limiters) {
+		return new ConcurrencyMethods(policies, expressions, environment::resolveRequiredPlaceholders,
+				limiters.supportsDistributed());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ConcurrencyAspect concurrencyAspect(ConcurrencyMethods methods, KeyExpressions expressions,
+			ConcurrencyLimiters limiters, ObjectProvider<RequestBinding> requestBinding,
+			RateLimitProperties properties) {
+		// Innermost: the permit is held only while the method itself runs.
+		return new ConcurrencyAspect(methods, expressions, limiters,
+				requestBinding.getIfAvailable(() -> RequestBinding.NONE), properties.getAspect().getOrder() + 2);
+	}
+
+	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
-			RateLimitedMethods methods, CostBudgetMethods budgets) {
-		return new RateLimitedMethodsValidator(beanFactory, methods, budgets);
+			RateLimitedMethods methods, CostBudgetMethods budgets, ConcurrencyMethods concurrency) {
+		return new RateLimitedMethodsValidator(beanFactory, methods, budgets, concurrency);
 	}
 
 }

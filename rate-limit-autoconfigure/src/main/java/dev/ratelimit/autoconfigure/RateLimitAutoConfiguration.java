@@ -38,7 +38,7 @@ import dev.ratelimit.memory.InMemoryRateLimitBackend;
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAspectConfiguration.class,
 		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class,
-		RateLimitBudgetConfiguration.class })
+		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	@Bean

@@ -13,11 +13,15 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.ratelimit.budget.BudgetStore;
+import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
+import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
+import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
+import dev.ratelimit.redis.RedisPermitStore;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
 
@@ -72,6 +76,15 @@ class RedisBackendConfiguration {
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	BudgetStore rateLimitBudgetStore(RedisLimiterConnection connection) {
 		return new RedisBudgetStore(connection.connectionFactory(), null);
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RedisLimiterConnection.class)
+	DistributedConcurrencyLimiter rateLimitDistributedConcurrencyLimiter(RedisLimiterConnection connection,
+			LimitKeys keys, LocalConcurrencyLimiter local) {
+		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection.connectionFactory(), null), keys,
+				local);
 	}
 
 	private static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {

@@ -1,0 +1,41 @@
+package dev.ratelimit.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.concurrency.ConcurrencyPolicies;
+import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
+import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
+import dev.ratelimit.key.KeyExpressions;
+
+/**
+ * Concurrency caps: the configured policies, the local bulkheads and, with the
+ * Redis backend, the distributed lease semaphore.
+ */
+@Configuration(proxyBeanMethods = false)
+class RateLimitConcurrencyConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	LocalConcurrencyLimiter rateLimitLocalConcurrencyLimiter(RateLimitProperties properties) {
+		return new LocalConcurrencyLimiter(properties.getMemory().getMaxKeys());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ConcurrencyLimiters rateLimitConcurrencyLimiters(LocalConcurrencyLimiter local,
+			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
+		return new ConcurrencyLimiters(local, distributed.getIfAvailable());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ConcurrencyPolicies rateLimitConcurrencyPolicies(RateLimitProperties properties, KeyExpressions expressions,
+			ConcurrencyLimiters limiters) {
+		return ConcurrencyPropertiesBinder.bind(properties, expressions, limiters.supportsDistributed());
+	}
+
+}
