@@ -13,7 +13,8 @@ import org.springframework.data.redis.core.script.RedisScript;
 /**
  * Composes the Lua scripts shipped in {@code META-INF/scripts}: the shared
  * {@code lib.lua}, one file per algorithm, then a driver (budgets need only
- * {@code lib.lua} and {@code budget.lua}). Each composed script
+ * {@code lib.lua} and {@code budget.lua}, concurrency caps {@code lib.lua} and
+ * {@code semaphore.lua}). Each composed script
  * is one text, loaded once by the server, so a decision stays one
  * {@code EVALSHA} however many policies and algorithms it involves.
  */
@@ -55,6 +56,18 @@ final class LuaScripts {
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	static RedisScript<List<Object>> budget() {
 		String text = read("lib.lua") + '\n' + read("budget.lua");
+		return (RedisScript) new DefaultRedisScript<>(text, List.class);
+	}
+
+	/**
+	 * Returns the lease semaphore of distributed concurrency caps: acquire,
+	 * renew, release or count the permits of one key, see {@code semaphore.lua}.
+	 * Like {@link #budget()} it needs only {@code lib.lua}.
+	 * @return the script
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	static RedisScript<List<Object>> semaphore() {
+		String text = read("lib.lua") + '\n' + read("semaphore.lua");
 		return (RedisScript) new DefaultRedisScript<>(text, List.class);
 	}
 

@@ -86,10 +86,10 @@ class SlidingWindowLogScriptTests extends ScriptTestSupport {
 		StringRedisTemplate redis = this.backends.redis();
 		String key = "rl:log:{user-42}";
 		String now = Long.toString(BackendComparison.START_MICROS);
-		Object[] decideOne = { now, "1", "sl", "10", "1000000", "0", "1" };
+		Object[] decideOne = { now, "1", "sl", "10", "1000000", "0", "1", "0" };
 		String first = (String) redis.execute(decide, List.of(key), decideOne).get(5);
 		String second = (String) redis.execute(decide, List.of(key), decideOne).get(5);
-		assertThat(redis.execute(refund, List.of(key), now, "sl", "10", "1000000", "0", "1", first))
+		assertThat(redis.execute(refund, List.of(key), now, "sl", "10", "1000000", "0", "1", "0", first))
 			.containsExactly(1L, 9L, 1_000_000L, 0L, 0L, "");
 		// One entry left at this microsecond, yet number 1 is taken: the next is number 2.
 		String third = (String) redis.execute(decide, List.of(key), decideOne).get(5);
@@ -97,7 +97,7 @@ class SlidingWindowLogScriptTests extends ScriptTestSupport {
 		assertThat(redis.opsForZSet().range(key, 0, -1)).containsExactlyInAnyOrder("s", second, third);
 		assertThat(redis.opsForZSet().score(key, "s")).isEqualTo(-2.0);
 		// A receipt refunded twice gives back nothing the second time.
-		redis.execute(refund, List.of(key), now, "sl", "10", "1000000", "0", "1", first);
+		redis.execute(refund, List.of(key), now, "sl", "10", "1000000", "0", "1", "0", first);
 		assertThat(redis.opsForZSet().score(key, "s")).isEqualTo(-2.0);
 	}
 

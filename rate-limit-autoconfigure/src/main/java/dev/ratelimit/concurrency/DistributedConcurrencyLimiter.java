@@ -1,0 +1,363 @@
+package dev.ratelimit.concurrency;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.RateLimitBackendUnavailableException;
+import dev.ratelimit.core.Sleeper;
+import dev.ratelimit.core.TimeSource;
+
+/**
+ * Caps calls in flight across every instance sharing a {@link PermitStore}
+ * (Redis): a permit is a lease that expires unless renewed, so an instance that
+ * dies gives its permits back after one lease, and a live call keeps its permit
+ * however long it runs.
+ * <p>
+ * <strong>Waiting.</strong> {@link #acquire} asks the store once. When refused
+ * and the policy allows a wait, it asks again after sleeping with exponential
+ * backoff and full jitter (a random time up to 2 ms, then up to 4, 8, ... 50
+ * ms), each sleep cut short by the time left and by the moment the earliest
+ * lease expires. Waiting callers thus cost the store a few calls per second
+ * each, not a busy loop, and do not retry in lockstep. There is no queue:
+ * when a permit frees, whichever waiter asks first takes it. A caller still
+ * refused when its wait ends gets a retry hint of the time until the earliest
+ * lease ends, at most a second.
+ * <p>
+ * <strong>Renewing.</strong> Every permit held through this limiter is
+ * renewed by one shared scheduled task, every third of the shortest lease in
+ * use, for as long as its call runs. A permit found lost (its lease ran out
+ * while renewals could not reach the store) is logged once and no longer
+ * renewed; its call runs to the end, so the cap may be exceeded meanwhile.
+ * <p>
+ * <strong>Failures.</strong> When the store throws, the policy's failure mode
+ * applies: {@link FailureMode#OPEN} runs the call without a permit,
+ * {@link FailureMode#CLOSED} throws
+ * {@link RateLimitBackendUnavailableException}, and {@link FailureMode#LOCAL}
+ * caps the call in this instance with the {@link LocalConcurrencyLimiter}
+ * (open when there is none).
+ */
+public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, AutoCloseable {
+
+	/** The first backoff bound, in microseconds. */
+	static final long INITIAL_BACKOFF_MICROS = 2_000;
+
+	/** The largest backoff bound, in microseconds. */
+	static final long MAX_BACKOFF_MICROS = 50_000;
+
+	/** The longest retry hint of a rejection, in microseconds. */
+	static final long MAX_RETRY_HINT_MICROS = 1_000_000;
+
+	private static final Logger logger = System.getLogger(DistributedConcurrencyLimiter.class.getName());
+
+	private static final Permit UNENFORCED = () -> {
+	};
+
+	private final PermitStore store;
+
+	private final LimitKeys keys;
+
+	private final LocalConcurrencyLimiter localFallback;
+
+	private final TimeSource clock;
+
+	private final Sleeper sleeper;
+
+	private final ScheduledExecutorService renewals;
+
+	private final boolean ownsRenewals;
+
+	private final Set<LeasedPermit> held = ConcurrentHashMap.newKeySet();
+
+	private final AtomicBoolean storeFailing = new AtomicBoolean();
+
+	private final Object scheduleLock = new Object();
+
+	/** The renewal period in use, read without the lock on every acquire. */
+	private volatile long renewalPeriodMicros = Long.MAX_VALUE;
+
+	private ScheduledFuture<?> renewalTask;
+
+	private boolean closed;
+
+	/**
+	 * Creates a limiter on the system clock, waiting with real sleeps, renewing
+	 * on a daemon thread of its own.
+	 * @param store where the permits live
+	 * @param keys builds storage keys
+	 * @param localFallback caps policies with failure mode local while the store
+	 * fails, or {@code null} to let them run as if open
+	 */
+	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback) {
+		this(store, keys, localFallback, TimeSource.system(), Sleeper.system(), null);
+	}
+
+	/**
+	 * Creates a limiter.
+	 * @param store where the permits live
+	 * @param keys builds storage keys
+	 * @param localFallback caps policies with failure mode local while the store
+	 * fails, or {@code null} to let them run as if open
+	 * @param clock measures how long a caller has waited
+	 * @param sleeper waits between attempts
+	 * @param renewals runs the renewals, or {@code null} for a daemon thread of
+	 * this limiter's own; one passed in is not shut down by {@link #close()}
+	 */
+	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
+			TimeSource clock, Sleeper sleeper, ScheduledExecutorService renewals) {
+		this.store = store;
+		this.keys = keys;
+		this.localFallback = localFallback;
+		this.clock = clock;
+		this.sleeper = sleeper;
+		this.ownsRenewals = renewals == null;
+		this.renewals = (renewals != null) ? renewals : newRenewalExecutor();
+	}
+
+	@Override
+	public Permit acquire(ConcurrencyPolicy policy, String key) {
+		String storageKey = storageKey(policy, key);
+		// One id for every attempt: a command the client re-sends (Lettuce replays
+		// commands queued across a reconnect) is granted the same permit, not a second.
+		String id = UUID.randomUUID().toString();
+		boolean waits = policy.maxWaitMicros() > 0;
+		long deadline = waits ? this.clock.currentTimeMicros() + policy.maxWaitMicros() : 0;
+		long backoff = INITIAL_BACKOFF_MICROS;
+		while (true) {
+			PermitStore.Attempt attempt;
+			try {
+				attempt = this.store.tryAcquire(policy, storageKey, id);
+				storeAnswered();
+			}
+			catch (RuntimeException ex) {
+				return unavailable(policy, key, ex);
+			}
+			if (attempt.granted()) {
+				return hold(policy, storageKey, id);
+			}
+			long remaining = waits ? deadline - this.clock.currentTimeMicros() : 0;
+			if (remaining <= 0) {
+				throw new ConcurrencyLimitExceededException(policy, retryHint(attempt));
+			}
+			long jitter = ThreadLocalRandom.current().nextLong(1, backoff + 1);
+			long pause = Math.min(jitter, Math.min(remaining, Math.max(1, attempt.retryAfterMicros())));
+			try {
+				this.sleeper.sleepMicros(pause);
+			}
+			catch (InterruptedException ex) {
+				// No permit was taken: give up the wait and let the caller see the interrupt.
+				Thread.currentThread().interrupt();
+				throw new ConcurrencyLimitExceededException(policy, retryHint(attempt));
+			}
+			backoff = Math.min(2 * backoff, MAX_BACKOFF_MICROS);
+		}
+	}
+
+	/**
+	 * Returns the permits held for a key across every instance, as the store
+	 * counts them.
+	 * @param policy the policy
+	 * @param key the caller's key, {@code null} for the policy's shared permits
+	 * @return the live holders
+	 */
+	public int inUse(ConcurrencyPolicy policy, String key) {
+		return this.store.holders(policy, storageKey(policy, key));
+	}
+
+	/**
+	 * Renews the lease of every permit held through this limiter now. The
+	 * scheduled task calls it every third of the shortest lease in use; tests
+	 * call it by hand. A store failure leaves the permits to the next round.
+	 */
+	public void renewAll() {
+		for (LeasedPermit permit : this.held) {
+			permit.renew();
+		}
+	}
+
+	/**
+	 * Stops renewing: the permits still held expire after their lease unless
+	 * released. Permits taken after closing are not renewed either. Shuts down
+	 * the renewal thread if this limiter created it.
+	 */
+	@Override
+	public void close() {
+		synchronized (this.scheduleLock) {
+			this.closed = true;
+			if (this.renewalTask != null) {
+				this.renewalTask.cancel(false);
+				this.renewalTask = null;
+			}
+		}
+		this.held.clear();
+		if (this.ownsRenewals) {
+			this.renewals.shutdownNow();
+		}
+	}
+
+	private String storageKey(ConcurrencyPolicy policy, String key) {
+		String namespace = "concurrency:" + policy.name();
+		return (key != null) ? this.keys.build(namespace, key) : this.keys.sharedKey(namespace);
+	}
+
+	/**
+	 * The earliest lease end is when a permit frees at the latest only if its
+	 * holder died; live holders renew and usually finish far sooner. A hint of
+	 * a whole lease would keep clients away for nothing, so it is capped at a
+	 * second: the shortest Retry-After there is, and what the local bulkhead's
+	 * rejections send.
+	 */
+	private static long retryHint(PermitStore.Attempt attempt) {
+		return Math.min(attempt.retryAfterMicros(), MAX_RETRY_HINT_MICROS);
+	}
+
+	private Permit hold(ConcurrencyPolicy policy, String storageKey, String id) {
+		LeasedPermit permit = new LeasedPermit(policy, storageKey, id);
+		this.held.add(permit);
+		scheduleRenewals(Math.max(1, policy.leaseMicros() / 3));
+		return permit;
+	}
+
+	private void scheduleRenewals(long periodMicros) {
+		if (periodMicros >= this.renewalPeriodMicros) {
+			return;
+		}
+		synchronized (this.scheduleLock) {
+			if (this.closed || periodMicros >= this.renewalPeriodMicros) {
+				return;
+			}
+			try {
+				ScheduledFuture<?> task = this.renewals.scheduleAtFixedRate(this::renewQuietly, periodMicros,
+						periodMicros, TimeUnit.MICROSECONDS);
+				if (this.renewalTask != null) {
+					this.renewalTask.cancel(false);
+				}
+				this.renewalTask = task;
+				this.renewalPeriodMicros = periodMicros;
+			}
+			catch (RejectedExecutionException ex) {
+				logger.log(Level.WARNING, "Cannot schedule permit renewals; permits expire after their lease: " + ex);
+			}
+		}
+	}
+
+	private void renewQuietly() {
+		try {
+			renewAll();
+		}
+		catch (RuntimeException ex) {
+			// A periodic task that throws is never run again.
+			logger.log(Level.WARNING, "Permit renewal failed: " + ex);
+		}
+	}
+
+	private Permit unavailable(ConcurrencyPolicy policy, String key, RuntimeException ex) {
+		storeFailed(ex);
+		if (policy.failureMode() == FailureMode.CLOSED) {
+			throw new RateLimitBackendUnavailableException(policy.name(), ex);
+		}
+		if (policy.failureMode() == FailureMode.LOCAL && this.localFallback != null) {
+			return this.localFallback.acquire(policy, key);
+		}
+		// Unenforced: the call runs without a permit.
+		return UNENFORCED;
+	}
+
+	private void storeFailed(RuntimeException ex) {
+		if (this.storeFailing.compareAndSet(false, true)) {
+			logger.log(Level.WARNING, "Permit store failed; applying each concurrency policy's failure mode: " + ex);
+		}
+	}
+
+	private void storeAnswered() {
+		if (this.storeFailing.compareAndSet(true, false)) {
+			logger.log(Level.INFO, "Permit store answers again");
+		}
+	}
+
+	private static ScheduledExecutorService newRenewalExecutor() {
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
+			Thread thread = new Thread(task, "rate-limit-permit-renewal");
+			// Renewals must never keep a JVM alive whose application has ended.
+			thread.setDaemon(true);
+			return thread;
+		});
+		executor.setRemoveOnCancelPolicy(true);
+		return executor;
+	}
+
+	/**
+	 * A permit held in the store, renewed until released or lost.
+	 */
+	private final class LeasedPermit implements Permit {
+
+		private final ConcurrencyPolicy policy;
+
+		private final String key;
+
+		private final String id;
+
+		private final AtomicBoolean released = new AtomicBoolean();
+
+		private final AtomicBoolean lost = new AtomicBoolean();
+
+		LeasedPermit(ConcurrencyPolicy policy, String key, String id) {
+			this.policy = policy;
+			this.key = key;
+			this.id = id;
+		}
+
+		@Override
+		public void release() {
+			// Marked before the store forgets the id, so that a renewal racing with
+			// this release does not take the missing id for a lost permit.
+			if (!this.released.compareAndSet(false, true)) {
+				return;
+			}
+			DistributedConcurrencyLimiter.this.held.remove(this);
+			try {
+				DistributedConcurrencyLimiter.this.store.release(this.policy, this.key, this.id);
+			}
+			catch (RuntimeException ex) {
+				// The call is over either way; the lease frees the permit if the release never lands.
+				storeFailed(ex);
+			}
+		}
+
+		void renew() {
+			boolean stillHeld;
+			try {
+				stillHeld = DistributedConcurrencyLimiter.this.store.renew(this.policy, this.key, this.id);
+				storeAnswered();
+			}
+			catch (RuntimeException ex) {
+				// The lease may outlast the outage: try again next round.
+				storeFailed(ex);
+				return;
+			}
+			if (stillHeld || this.released.get()) {
+				return;
+			}
+			DistributedConcurrencyLimiter.this.held.remove(this);
+			if (this.lost.compareAndSet(false, true)) {
+				logger.log(Level.WARNING, "Permit " + this.id + " of concurrency policy '" + this.policy.name()
+						+ "' on " + this.key + " expired before its call ended (lease "
+						+ this.policy.leaseMicros() / 1000 + " ms not renewed in time); the cap may be exceeded "
+						+ "until the call ends");
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,100 @@
+package dev.ratelimit.redis;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.PermitStore;
+import dev.ratelimit.core.TimeSource;
+
+/**
+ * Keeps the permits of distributed concurrency caps in Redis, so that every
+ * application instance sharing the server shares the caps. A storage key is
+ * one sorted set of permit ids scored by the expiry of their leases; each
+ * operation is one {@code EVALSHA} of {@code META-INF/scripts/semaphore.lua}
+ * (composed with {@code lib.lua}), which drops expired leases, decides, writes
+ * and sets the key's TTL to its latest lease atomically. The key is one Redis
+ * key, so it works on Redis Cluster as it is.
+ * <p>
+ * By default the script reads the Redis server's {@code TIME}, the one clock
+ * all instances agree on: a lease expires by the server's clock, whatever the
+ * clocks of its holders say. Failures of Redis are thrown as Spring's
+ * {@link org.springframework.dao.DataAccessException}s, unchanged, for the
+ * limiter to apply the policy's failure mode.
+ */
+public final class RedisPermitStore implements PermitStore {
+
+	private static final RedisScript<List<Object>> SCRIPT = LuaScripts.semaphore();
+
+	/** Reply values: flag, holders, wait. */
+	private static final int REPLY_FIELDS = 3;
+
+	private final StringRedisTemplate redis;
+
+	private final @Nullable TimeSource explicitClock;
+
+	/**
+	 * Creates a store that uses the Redis server's clock.
+	 * @param connectionFactory the connection factory
+	 */
+	public RedisPermitStore(RedisConnectionFactory connectionFactory) {
+		this(connectionFactory, null);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param connectionFactory the connection factory
+	 * @param explicitClock the clock whose time is passed to the script, or
+	 * {@code null} to use the Redis server's {@code TIME}; only tests replaying
+	 * a timeline should set it, since instances' clocks never agree exactly
+	 */
+	public RedisPermitStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
+		// This constructor calls afterPropertiesSet(): the template is ready to use.
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.explicitClock = explicitClock;
+	}
+
+	@Override
+	public Attempt tryAcquire(ConcurrencyPolicy policy, String key, String id) {
+		List<Object> reply = run(key, "acquire", id, policy.permits(), policy.leaseMicros());
+		return new Attempt(number(reply, 0) == 1L, (int) number(reply, 1), number(reply, 2));
+	}
+
+	@Override
+	public boolean renew(ConcurrencyPolicy policy, String key, String id) {
+		return number(run(key, "renew", id, 0, policy.leaseMicros()), 0) == 1L;
+	}
+
+	@Override
+	public void release(ConcurrencyPolicy policy, String key, String id) {
+		run(key, "release", id, 0, 0);
+	}
+
+	@Override
+	public int holders(ConcurrencyPolicy policy, String key) {
+		return (int) number(run(key, "holders", "", 0, 0), 1);
+	}
+
+	private List<Object> run(String key, String operation, String id, int permits, long leaseMicros) {
+		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
+		List<Object> reply = this.redis.execute(SCRIPT, List.of(key), operation, now, id, Integer.toString(permits),
+				Long.toString(leaseMicros));
+		if (reply == null || reply.size() != REPLY_FIELDS) {
+			throw new IllegalStateException("Unexpected reply from the semaphore script: " + reply);
+		}
+		return reply;
+	}
+
+	private static long number(List<Object> reply, int index) {
+		if (!(reply.get(index) instanceof Long value)) {
+			throw new IllegalStateException("Unexpected reply from the semaphore script: " + reply);
+		}
+		return value;
+	}
+
+}
