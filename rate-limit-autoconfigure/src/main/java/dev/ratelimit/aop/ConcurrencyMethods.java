@@ -11,7 +11,6 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
-import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.concurrency.ConcurrencyPolicies;
@@ -50,22 +49,6 @@ public final class ConcurrencyMethods {
 		this.expressions = expressions;
 		this.placeholders = placeholders;
 		this.distributedAvailable = distributedAvailable;
-	}
-
-	/**
-	 * Resolves every capped method of a class, failing on the first invalid one.
-	 * @param targetClass the class
-	 * @return the number of capped methods
-	 */
-	public int validate(Class<?> targetClass) {
-		int count = 0;
-		for (Method method : ClassUtils.getUserClass(targetClass).getMethods()) {
-			if (AnnotatedElementUtils.hasAnnotation(method, Concurrency.class)) {
-				resolve(method, targetClass);
-				count++;
-			}
-		}
-		return count;
 	}
 
 	CappedMethod resolve(Method method, Class<?> targetClass) {

@@ -13,7 +13,6 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
-import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.budget.BudgetPolicies;
@@ -54,22 +53,6 @@ public final class CostBudgetMethods {
 	 */
 	public static boolean isBudgeted(Method method) {
 		return !AnnotatedElementUtils.findMergedRepeatableAnnotations(method, CostBudget.class).isEmpty();
-	}
-
-	/**
-	 * Resolves every budgeted method of a class, failing on the first invalid one.
-	 * @param targetClass the class
-	 * @return the number of budgeted methods
-	 */
-	public int validate(Class<?> targetClass) {
-		int count = 0;
-		for (Method method : ClassUtils.getUserClass(targetClass).getMethods()) {
-			if (isBudgeted(method)) {
-				resolve(method, targetClass);
-				count++;
-			}
-		}
-		return count;
 	}
 
 	BudgetedMethod resolve(Method method, Class<?> targetClass) {

@@ -14,7 +14,6 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
-import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.core.Algorithm;
@@ -79,22 +78,6 @@ public final class RateLimitedMethods {
 			limited = this.cache.computeIfAbsent(cacheKey, (k) -> doResolve(method, targetClass));
 		}
 		return limited;
-	}
-
-	/**
-	 * Resolves every annotated method of a class, failing on the first invalid one.
-	 * @param targetClass the class to check
-	 * @return the number of annotated methods found
-	 */
-	public int validate(Class<?> targetClass) {
-		int count = 0;
-		for (Method method : ClassUtils.getUserClass(targetClass).getMethods()) {
-			if (isLimited(method)) {
-				resolve(method, targetClass);
-				count++;
-			}
-		}
-		return count;
 	}
 
 	private LimitedMethod doResolve(Method method, Class<?> targetClass) {

@@ -1,22 +1,50 @@
 package dev.ratelimit.aop;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
+import dev.ratelimit.budget.Amounts;
+import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.concurrency.ConcurrencyPolicies;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.Durations;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.key.BoundPolicy;
 
 /**
- * Resolves every {@link RateLimited} and {@link CostBudget} method of every bean once all singletons
- * exist, so that an unknown policy, an invalid inline value or an unparsable
- * expression stops the application at start-up instead of failing the first
- * request.
+ * Checks and reports, once every singleton exists, where each limit applies:
+ * <ul>
+ * <li>resolves every {@link RateLimited}, {@link CostBudget} and
+ * {@link Concurrency} method, so that an unknown policy, an invalid inline value
+ * or an unparsable expression stops the application at start-up instead of
+ * failing the first request;</li>
+ * <li>warns about annotated methods a Spring proxy cannot intercept (private,
+ * static or final), which would silently not be limited;</li>
+ * <li>logs one line per policy saying where it applies (route rules and
+ * methods), and warns about policies that apply nowhere.</li>
+ * </ul>
  */
 public final class RateLimitedMethodsValidator implements SmartInitializingSingleton {
 
@@ -30,40 +58,180 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final ConcurrencyMethods concurrency;
 
+	private final Policies policies;
+
+	private final Map<String, List<String>> routeUsages;
+
 	/**
 	 * Creates a validator.
 	 * @param beanFactory the bean factory whose beans are checked
 	 * @param methods the resolver of {@code @RateLimited}
 	 * @param budgets the resolver of {@code @CostBudget}
 	 * @param concurrency the resolver of {@code @Concurrency}
+	 * @param policies the configured policies, budgets and caps
+	 * @param routeUsages the route rules naming each rate-limit policy, as text
 	 */
 	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, RateLimitedMethods methods,
-			CostBudgetMethods budgets, ConcurrencyMethods concurrency) {
+			CostBudgetMethods budgets, ConcurrencyMethods concurrency, Policies policies,
+			Map<String, List<String>> routeUsages) {
 		this.beanFactory = beanFactory;
 		this.methods = methods;
 		this.budgets = budgets;
 		this.concurrency = concurrency;
+		this.policies = policies;
+		this.routeUsages = routeUsages;
 	}
 
 	@Override
 	public void afterSingletonsInstantiated() {
-		int count = 0;
+		Usages usages = new Usages();
+		this.routeUsages.forEach((policy, routes) -> routes.forEach((route) -> usages.add("rate", policy, route)));
+		Set<Class<?>> seen = new HashSet<>();
 		for (String name : this.beanFactory.getBeanDefinitionNames()) {
 			Class<?> type = this.beanFactory.getType(name, false);
-			if (type != null && (AnnotationUtils.isCandidateClass(type, RateLimited.class)
-					|| AnnotationUtils.isCandidateClass(type, RateLimits.class))) {
-				count += this.methods.validate(type);
-			}
-			if (type != null && AnnotationUtils.isCandidateClass(type, CostBudget.class)) {
-				count += this.budgets.validate(type);
-			}
-			if (type != null && AnnotationUtils.isCandidateClass(type, Concurrency.class)) {
-				count += this.concurrency.validate(type);
+			if (type != null && seen.add(ClassUtils.getUserClass(type)) && isCandidate(type)) {
+				scan(type, usages);
 			}
 		}
-		if (logger.isDebugEnabled()) {
-			logger.debug("Validated " + count + " @RateLimited and @CostBudget method(s)");
+		report(usages);
+	}
+
+	private static boolean isCandidate(Class<?> type) {
+		return AnnotationUtils.isCandidateClass(type, RateLimited.class)
+				|| AnnotationUtils.isCandidateClass(type, RateLimits.class)
+				|| AnnotationUtils.isCandidateClass(type, CostBudget.class)
+				|| AnnotationUtils.isCandidateClass(type, Concurrency.class);
+	}
+
+	private void scan(Class<?> type, Usages usages) {
+		Class<?> userClass = ClassUtils.getUserClass(type);
+		ReflectionUtils.doWithMethods(userClass, (method) -> {
+			boolean limited = RateLimitedMethods.isLimited(method);
+			boolean budgeted = CostBudgetMethods.isBudgeted(method);
+			boolean capped = AnnotatedElementUtils.hasAnnotation(method, Concurrency.class);
+			if (!limited && !budgeted && !capped) {
+				return;
+			}
+			String where = userClass.getName() + "#" + method.getName();
+			if (!isInterceptable(method)) {
+				logger.warn("Method " + where + " is annotated for rate limiting but is "
+						+ modifiers(method) + ": Spring proxies cannot intercept it, so it will NOT be limited. "
+						+ "Make it public and non-final, and call it through the bean (not from its own class).");
+				return;
+			}
+			if (limited) {
+				for (BoundPolicy bound : this.methods.resolve(method, type).policies()) {
+					usages.add("rate", bound.policy().name(), "method " + where);
+					usages.describe("rate", bound.policy().name(), describe(bound.policy()));
+				}
+			}
+			if (budgeted) {
+				for (BoundBudget bound : this.budgets.resolve(method, type).budgets()) {
+					usages.add("budget", bound.policy().name(), "method " + where);
+				}
+			}
+			if (capped) {
+				ConcurrencyPolicy policy = this.concurrency.resolve(method, type).policy();
+				usages.add("concurrency", policy.name(), "method " + where);
+				usages.describe("concurrency", policy.name(), describe(policy));
+			}
+		}, (method) -> !method.isBridge() && !method.isSynthetic());
+	}
+
+	private void report(Usages usages) {
+		for (RateLimitPolicy policy : this.policies.rate().all()) {
+			usages.describe("rate", policy.name(), describe(policy));
 		}
+		for (BudgetPolicy budget : this.policies.budgets().all()) {
+			usages.describe("budget", budget.name(), describe(budget));
+		}
+		for (ConcurrencyPolicy cap : this.policies.concurrency().all()) {
+			usages.describe("concurrency", cap.name(), describe(cap));
+		}
+		usages.descriptions.forEach((id, description) -> {
+			List<String> places = usages.places.getOrDefault(id, List.of());
+			if (places.isEmpty()) {
+				logger.warn(description + " is configured but applies nowhere: no route rule or annotated method "
+						+ "uses it");
+			}
+			else if (logger.isInfoEnabled()) {
+				logger.info(description + " applies to " + String.join(", ", places));
+			}
+		});
+	}
+
+	private static boolean isInterceptable(Method method) {
+		int modifiers = method.getModifiers();
+		return !Modifier.isPrivate(modifiers) && !Modifier.isStatic(modifiers) && !Modifier.isFinal(modifiers);
+	}
+
+	private static String modifiers(Method method) {
+		int modifiers = method.getModifiers();
+		List<String> words = new ArrayList<>();
+		if (Modifier.isPrivate(modifiers)) {
+			words.add("private");
+		}
+		if (Modifier.isStatic(modifiers)) {
+			words.add("static");
+		}
+		if (Modifier.isFinal(modifiers)) {
+			words.add("final");
+		}
+		return String.join(" ", words);
+	}
+
+	private static String describe(RateLimitPolicy policy) {
+		String numbers = policy.algorithm().isRateBased() ? policy.capacity() + ", refill " + policy.refill()
+				: policy.capacity() + " per " + Durations.format(policy.windowMicros());
+		return "Rate limit policy '" + policy.name() + "' (" + policy.algorithm().name().toLowerCase().replace('_', '-')
+				+ " " + numbers + ", key " + policy.key() + ", failure-mode "
+				+ policy.failureMode().name().toLowerCase() + (policy.shadow() ? ", shadow" : "") + ")";
+	}
+
+	private static String describe(BudgetPolicy budget) {
+		StringBuilder limits = new StringBuilder();
+		budget.limits().forEach((limit) -> limits.append(limits.isEmpty() ? "" : " and ")
+			.append(Amounts.format(limit.amountMicros()))
+			.append(' ')
+			.append(budget.unit())
+			.append(" per ")
+			.append(limit.window()));
+		return "Budget '" + budget.name() + "' (" + limits + ", key " + budget.key() + ")";
+	}
+
+	private static String describe(ConcurrencyPolicy cap) {
+		return "Concurrency cap '" + cap.name() + "' (" + cap.permits() + " permits, "
+				+ cap.scope().name().toLowerCase() + ", key " + cap.key() + ")";
+	}
+
+	/**
+	 * The registries of configured policies.
+	 *
+	 * @param rate the rate-limit policies
+	 * @param budgets the budgets
+	 * @param concurrency the concurrency caps
+	 */
+	public record Policies(RateLimitPolicies rate, BudgetPolicies budgets, ConcurrencyPolicies concurrency) {
+	}
+
+	/** Where each policy applies, and how it reads in a log line. */
+	private static final class Usages {
+
+		final Map<String, List<String>> places = new LinkedHashMap<>();
+
+		final Map<String, String> descriptions = new LinkedHashMap<>();
+
+		void add(String kind, String policy, String place) {
+			List<String> list = this.places.computeIfAbsent(kind + ":" + policy, (k) -> new ArrayList<>());
+			if (!list.contains(place)) {
+				list.add(place);
+			}
+		}
+
+		void describe(String kind, String policy, String description) {
+			this.descriptions.putIfAbsent(kind + ":" + policy, description);
+		}
+
 	}
 
 }

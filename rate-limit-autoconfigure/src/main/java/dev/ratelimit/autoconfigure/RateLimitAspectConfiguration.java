@@ -1,5 +1,10 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -82,8 +87,24 @@ class RateLimitAspectConfiguration {
 
 	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
-			RateLimitedMethods methods, CostBudgetMethods budgets, ConcurrencyMethods concurrency) {
-		return new RateLimitedMethodsValidator(beanFactory, methods, budgets, concurrency);
+			RateLimitedMethods methods, CostBudgetMethods budgets, ConcurrencyMethods concurrency,
+			RateLimitPolicies policies, BudgetPolicies budgetPolicies, ConcurrencyPolicies concurrencyPolicies,
+			RateLimitProperties properties) {
+		return new RateLimitedMethodsValidator(beanFactory, methods, budgets, concurrency,
+				new RateLimitedMethodsValidator.Policies(policies, budgetPolicies, concurrencyPolicies),
+				routeUsages(properties));
+	}
+
+	/** Route rules as text, per policy they list, for the start-up report. */
+	private static Map<String, List<String>> routeUsages(RateLimitProperties properties) {
+		Map<String, List<String>> usages = new LinkedHashMap<>();
+		for (RateLimitProperties.Route route : properties.getRoutes()) {
+			String text = "route " + route.getPattern() + (route.getMethods().isEmpty() ? "" : " " + route.getMethods());
+			for (String policy : route.getPolicies()) {
+				usages.computeIfAbsent(policy.strip(), (p) -> new ArrayList<>()).add(text);
+			}
+		}
+		return usages;
 	}
 
 }

@@ -30,6 +30,23 @@ public final class Durations {
 	}
 
 	/**
+	 * Formats microseconds in the largest unit that divides them exactly, for
+	 * example {@code 1h}, {@code 100ms} or {@code 333334us}.
+	 * @param micros the duration in microseconds
+	 * @return the text, in the syntax {@link #parseMicros} reads
+	 */
+	public static String format(long micros) {
+		String[] units = { "d", "h", "m", "s", "ms" };
+		for (String unit : units) {
+			long size = unitMicros(unit);
+			if (micros % size == 0) {
+				return micros / size + unit;
+			}
+		}
+		return micros + "us";
+	}
+
+	/**
 	 * Parses a duration to microseconds.
 	 * @param attribute the attribute name, for errors
 	 * @param text the text

@@ -90,7 +90,7 @@ public record Refill(long tokens, long periodMicros) {
 
 	@Override
 	public String toString() {
-		return this.tokens + "/" + this.periodMicros + "us";
+		return this.tokens + "/" + Durations.format(this.periodMicros);
 	}
 
 	private static long gcd(long a, long b) {
