@@ -26,9 +26,19 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
  */
 class HeaderModeAndFailureTests {
 
+	/** Spring Security is on the test classpath for SpringSecurityTests only. */
+	static final String NO_SECURITY = "spring.autoconfigure.exclude="
+			+ "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration,"
+			+ "org.springframework.boot.security.autoconfigure.web.servlet.SecurityFilterAutoConfiguration,"
+			+ "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration,"
+			+ "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration,"
+			+ "org.springframework.boot.security.autoconfigure.actuate.web.servlet.ManagementWebSecurityAutoConfiguration";
+
 	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()
 		.withUserConfiguration(WebTestApplication.class)
-		.withPropertyValues("rate-limit.policies.tiny.capacity=1", "rate-limit.policies.tiny.refill=1/1h",
+		.withPropertyValues(NO_SECURITY, "rate-limit.policies.by-principal.capacity=1",
+				"rate-limit.policies.by-principal.refill=1/1h", "rate-limit.policies.tiny.capacity=1",
+				"rate-limit.policies.tiny.refill=1/1h",
 				"rate-limit.routes[0].pattern=/api/**", "rate-limit.routes[0].policies=tiny");
 
 	@Test
