@@ -1,11 +1,15 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.List;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.budget.BudgetListener;
 import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.InMemoryBudgetStore;
@@ -29,11 +33,25 @@ class RateLimitBudgetConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	CostBudgets costBudgets(ObjectProvider<BudgetStore> store, LimitKeys keys, TimeSource timeSource,
-			RateLimitProperties properties) {
+			RateLimitProperties properties, ObjectProvider<BudgetListener> listeners) {
 		BudgetStore memory = new InMemoryBudgetStore(timeSource, properties.getMemory().getMaxKeys());
 		BudgetStore configured = store.getIfAvailable(() -> memory);
+		List<BudgetListener> all = listeners.orderedStream().toList();
+		BudgetListener listener = new BudgetListener() {
+
+			@Override
+			public void refused(BudgetPolicy policy) {
+				all.forEach((each) -> each.refused(policy));
+			}
+
+			@Override
+			public void settled(BudgetPolicy policy, long actualMicros) {
+				all.forEach((each) -> each.settled(policy, actualMicros));
+			}
+
+		};
 		// A remote store gets an in-memory twin for budgets with failure-mode local.
-		return new CostBudgets(configured, (configured == memory) ? null : memory, keys);
+		return new CostBudgets(configured, (configured == memory) ? null : memory, keys, listener);
 	}
 
 }

@@ -1,14 +1,22 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.function.IntSupplier;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.metrics.MicrometerRateLimitListener;
+import dev.ratelimit.resilience.CircuitBreakingBackend;
 
 /**
  * Micrometer metrics of the limiter, when Micrometer is on the classpath. The
@@ -23,6 +31,44 @@ class RateLimitMetricsConfiguration {
 	@ConditionalOnMissingBean
 	MicrometerRateLimitListener rateLimitMetricsListener(ObjectProvider<MeterRegistry> registry) {
 		return new MicrometerRateLimitListener(registry::getIfUnique);
+	}
+
+	/**
+	 * Gauges of the circuit breaker's state and of the permits in use, registered
+	 * once every singleton (the registry among them) exists.
+	 */
+	@Bean
+	SmartInitializingSingleton rateLimitGauges(ObjectProvider<MeterRegistry> registry,
+			ObjectProvider<RateLimitBackend> backend, ObjectProvider<ConcurrencyLimiters> limiters) {
+		return () -> {
+			MeterRegistry meters = registry.getIfUnique();
+			if (meters == null) {
+				return;
+			}
+			if (backend.getIfAvailable() instanceof CircuitBreakingBackend breaking) {
+				Gauge.builder("rate.limit.backend.circuit.state", breaking, (b) -> state(b.getCircuitBreaker().getState()))
+					.description("State of the circuit breaker in front of the backend: 0 closed, 1 open, 2 half-open, "
+							+ "3 other")
+					.register(meters);
+			}
+			ConcurrencyLimiters concurrency = limiters.getIfAvailable();
+			if (concurrency != null) {
+				concurrency.onNewPolicy((policy, inFlight) -> Gauge
+					.builder("rate.limit.concurrency.permits.in.use", inFlight, IntSupplier::getAsInt)
+					.description("Permits of a concurrency cap this instance holds")
+					.tag("policy", policy)
+					.register(meters));
+			}
+		};
+	}
+
+	private static double state(CircuitBreaker.State state) {
+		return switch (state) {
+			case CLOSED -> 0;
+			case OPEN -> 1;
+			case HALF_OPEN -> 2;
+			default -> 3;
+		};
 	}
 
 }

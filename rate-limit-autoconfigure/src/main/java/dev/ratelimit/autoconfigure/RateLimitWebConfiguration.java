@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -7,6 +9,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimitPolicies;
@@ -19,6 +22,7 @@ import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.web.RateLimitFilter;
 import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.RouteRuleVerifier;
 import dev.ratelimit.web.ServletRequestBinding;
 
 /**
@@ -59,6 +63,13 @@ class RateLimitWebConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitExceptionResolver rateLimitExceptionResolver(ProblemResponses problems) {
 		return new RateLimitExceptionResolver(problems);
+	}
+
+	@Bean
+	RouteRuleVerifier rateLimitRouteRuleVerifier(
+			@Qualifier("rateLimitFilterRegistration") FilterRegistrationBean<RateLimitFilter> registration,
+			ObjectProvider<RequestMappingInfoHandlerMapping> mappings) {
+		return new RouteRuleVerifier(registration.getFilter().getRoutes(), mappings.orderedStream().toList());
 	}
 
 	@Bean

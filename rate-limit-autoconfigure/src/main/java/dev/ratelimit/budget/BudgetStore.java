@@ -47,6 +47,18 @@ public interface BudgetStore {
 	BudgetDecision peek(BudgetPolicy policy, String key);
 
 	/**
+	 * Forgets one key's state: its spend, its reservations and their markers, so
+	 * that the key starts with the full budget. An operator's tool (the
+	 * {@code ratelimits} endpoint); stores that cannot do it keep this default.
+	 * @param policy the budget
+	 * @param key the storage key
+	 * @throws UnsupportedOperationException if this store cannot reset keys
+	 */
+	default void reset(BudgetPolicy policy, String key) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot reset keys");
+	}
+
+	/**
 	 * Returns the calendar windows around a time, per limit of a budget.
 	 * @param policy the budget
 	 * @param nowMicros the time

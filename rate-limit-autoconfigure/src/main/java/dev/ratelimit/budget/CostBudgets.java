@@ -45,6 +45,8 @@ public final class CostBudgets {
 
 	private final AtomicBoolean storeFailing = new AtomicBoolean();
 
+	private final BudgetListener listener;
+
 	/**
 	 * Creates the budgets.
 	 * @param store where budget state lives
@@ -53,9 +55,23 @@ public final class CostBudgets {
 	 * @param keys builds storage keys
 	 */
 	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys) {
+		this(store, localFallback, keys, new BudgetListener() {
+		});
+	}
+
+	/**
+	 * Creates the budgets.
+	 * @param store where budget state lives
+	 * @param localFallback the in-memory store of budgets with failure mode local
+	 * while {@code store} fails, or {@code null}
+	 * @param keys builds storage keys
+	 * @param listener hears reservations refused and costs settled
+	 */
+	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys, BudgetListener listener) {
 		this.store = store;
 		this.localFallback = localFallback;
 		this.keys = keys;
+		this.listener = listener;
 	}
 
 	/**
@@ -96,6 +112,7 @@ public final class CostBudgets {
 			decision = used.reserve(policy, storageKey, id, estimateMicros);
 		}
 		if (!decision.allowed()) {
+			this.listener.refused(policy);
 			throw new BudgetExceededException(policy, decision, estimateMicros);
 		}
 		return new Reservation(this, policy, storageKey, id, estimateMicros, decision, used);
@@ -111,13 +128,31 @@ public final class CostBudgets {
 		return this.store.peek(policy, storageKey(policy, key));
 	}
 
+	/**
+	 * Forgets a budget's state for a key: what it spent and what its live
+	 * reservations hold, in the store and in the local fallback. Reservations
+	 * still running settle against the fresh state. An operator's tool.
+	 * @param policy the budget
+	 * @param key whose budget
+	 * @throws UnsupportedOperationException if the store cannot reset keys
+	 */
+	public void reset(BudgetPolicy policy, String key) {
+		String storageKey = storageKey(policy, key);
+		this.store.reset(policy, storageKey);
+		if (this.localFallback != null) {
+			this.localFallback.reset(policy, storageKey);
+		}
+	}
+
 	BudgetDecision settle(Reservation reservation, long actualMicros) {
 		if (reservation.store() == null) {
 			return null;
 		}
 		try {
-			return reservation.store().settle(reservation.policy(), reservation.key(), reservation.id(),
-					actualMicros);
+			BudgetDecision decision = reservation.store()
+				.settle(reservation.policy(), reservation.key(), reservation.id(), actualMicros);
+			this.listener.settled(reservation.policy(), actualMicros);
+			return decision;
 		}
 		catch (RuntimeException ex) {
 			// The work is done; the lease returns the estimate if the settle never lands.

@@ -59,6 +59,11 @@ public final class InMemoryBudgetStore implements BudgetStore {
 		return apply(policy, key, (state) -> state.peek(policy, spans(policy), now()));
 	}
 
+	@Override
+	public void reset(BudgetPolicy policy, String key) {
+		this.entries.invalidate(key);
+	}
+
 	private BudgetDecision apply(BudgetPolicy policy, String key, Function<BudgetState, BudgetDecision> operation) {
 		BudgetDecision[] decision = new BudgetDecision[1];
 		// compute holds the key's lock and sees an expired entry as absent, so no

@@ -1,5 +1,12 @@
 package dev.ratelimit.concurrency;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.IntSupplier;
+
 /**
  * Sends each policy to the limiter of its scope: the local bulkheads, or the
  * distributed Redis semaphore.
@@ -9,6 +16,11 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	private final ConcurrencyLimiter local;
 
 	private final ConcurrencyLimiter distributed;
+
+	private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+
+	private volatile BiConsumer<String, IntSupplier> newPolicyObserver = (name, count) -> {
+	};
 
 	/**
 	 * Creates the dispatcher.
@@ -23,14 +35,50 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 
 	@Override
 	public Permit acquire(ConcurrencyPolicy policy, String key) {
+		Permit permit;
 		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED) {
 			if (this.distributed == null) {
 				throw new IllegalStateException("Concurrency policy '" + policy.name()
 						+ "' is distributed but no distributed limiter is configured (rate-limit.backend=redis)");
 			}
-			return this.distributed.acquire(policy, key);
+			permit = this.distributed.acquire(policy, key);
 		}
-		return this.local.acquire(policy, key);
+		else {
+			permit = this.local.acquire(policy, key);
+		}
+		AtomicInteger count = this.inFlight.computeIfAbsent(policy.name(), (name) -> {
+			AtomicInteger created = new AtomicInteger();
+			this.newPolicyObserver.accept(name, created::get);
+			return created;
+		});
+		count.incrementAndGet();
+		AtomicBoolean released = new AtomicBoolean();
+		return () -> {
+			if (released.compareAndSet(false, true)) {
+				count.decrementAndGet();
+				permit.release();
+			}
+		};
+	}
+
+	/**
+	 * Returns the calls of a policy in flight in this instance, across keys.
+	 * @param policy the policy name
+	 * @return the number of permits this instance holds
+	 */
+	public int inFlight(String policy) {
+		AtomicInteger count = this.inFlight.get(policy);
+		return (count != null) ? count.get() : 0;
+	}
+
+	/**
+	 * Sets what to call the first time a policy hands out a permit, with a live
+	 * count of its calls in flight, for metrics.
+	 * @param observer receives the policy name and its count
+	 */
+	public void onNewPolicy(BiConsumer<String, IntSupplier> observer) {
+		this.newPolicyObserver = observer;
+		this.inFlight.forEach((name, count) -> observer.accept(name, count::get));
 	}
 
 	/**

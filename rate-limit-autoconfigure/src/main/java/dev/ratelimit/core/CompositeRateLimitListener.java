@@ -32,6 +32,13 @@ public final class CompositeRateLimitListener implements RateLimitListener {
 	}
 
 	@Override
+	public void backendCalled(long nanos, boolean succeeded) {
+		for (RateLimitListener listener : this.listeners) {
+			listener.backendCalled(nanos, succeeded);
+		}
+	}
+
+	@Override
 	public void backendAvailabilityChanged(boolean available, RuntimeException cause) {
 		for (RateLimitListener listener : this.listeners) {
 			listener.backendAvailabilityChanged(available, cause);

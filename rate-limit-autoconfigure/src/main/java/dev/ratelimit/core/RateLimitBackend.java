@@ -33,4 +33,16 @@ public interface RateLimitBackend {
 		return tryConsumeAll(List.of(new Acquisition(policy, key, cost))).get(0);
 	}
 
+	/**
+	 * Forgets one key's state, so that its next call finds the policy's full
+	 * quota. An operator's tool (the {@code ratelimits} endpoint), not part of
+	 * deciding; backends that cannot do it keep this default.
+	 * @param policy the policy whose state it is
+	 * @param key the storage key, already namespaced and sanitised by {@link LimitKeys}
+	 * @throws UnsupportedOperationException if this backend cannot reset keys
+	 */
+	default void reset(RateLimitPolicy policy, String key) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot reset keys");
+	}
+
 }

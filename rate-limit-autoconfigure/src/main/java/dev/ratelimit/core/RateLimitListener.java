@@ -37,6 +37,14 @@ public interface RateLimitListener {
 	}
 
 	/**
+	 * A call to the backend finished (one per decision, however many policies).
+	 * @param nanos how long it took
+	 * @param succeeded whether the backend answered
+	 */
+	default void backendCalled(long nanos, boolean succeeded) {
+	}
+
+	/**
 	 * Who made a decision.
 	 */
 	enum DecisionSource {

@@ -167,13 +167,16 @@ public final class RateLimiter {
 
 	private List<PolicyDecision> decide(List<Acquisition> acquisitions) {
 		List<Decision> decisions;
+		long start = System.nanoTime();
 		try {
 			decisions = this.backend.tryConsumeAll(acquisitions);
 		}
 		catch (RuntimeException ex) {
+			this.listener.backendCalled(System.nanoTime() - start, false);
 			backendFailed(ex);
 			return failOver(acquisitions, ex);
 		}
+		this.listener.backendCalled(System.nanoTime() - start, true);
 		backendAnswered();
 		List<PolicyDecision> result = new ArrayList<>(decisions.size());
 		for (int i = 0; i < decisions.size(); i++) {

@@ -117,6 +117,12 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		return List.of(decisions);
 	}
 
+	@Override
+	public void reset(RateLimitPolicy policy, String key) {
+		// A caller holding the old entry finishes on it; the next one starts afresh.
+		this.entries.invalidate(key);
+	}
+
 	private Entry entry(RateLimitPolicy policy, String key, long now) {
 		return this.entries.get(key, (k) -> new Entry(k, policy, now));
 	}

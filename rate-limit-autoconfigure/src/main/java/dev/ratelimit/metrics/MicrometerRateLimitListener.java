@@ -2,11 +2,16 @@ package dev.ratelimit.metrics;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 
+import dev.ratelimit.budget.Amounts;
+import dev.ratelimit.budget.BudgetListener;
+import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.RateLimitListener;
@@ -28,13 +33,28 @@ import dev.ratelimit.core.RateLimitPolicy;
  * Counters are created once per policy and outcome; counting is a lock-free
  * increment.
  */
-public final class MicrometerRateLimitListener implements RateLimitListener {
+public final class MicrometerRateLimitListener implements RateLimitListener, BudgetListener {
 
 	/** Name of the decision counter. */
 	public static final String DECISIONS = "rate.limit.decisions";
 
 	/** Name of the fallback counter. */
 	public static final String FALLBACKS = "rate.limit.fallbacks";
+
+	/** Name of the backend latency timer. */
+	public static final String BACKEND_LATENCY = "rate.limit.backend.latency";
+
+	/** Name of the budget spend counter, in the budget's unit. */
+	public static final String BUDGET_SPENT = "rate.limit.budget.spent";
+
+	/** Name of the budget refusal counter. */
+	public static final String BUDGET_REFUSALS = "rate.limit.budget.refusals";
+
+	private volatile Timer backendSuccess;
+
+	private volatile Timer backendFailure;
+
+	private final Map<String, Counter> budgetCounters = new ConcurrentHashMap<>();
 
 	private final Supplier<MeterRegistry> registry;
 
@@ -69,6 +89,60 @@ public final class MicrometerRateLimitListener implements RateLimitListener {
 	public void failedOver(RateLimitPolicy policy, FailureMode mode, RuntimeException cause) {
 		count(DECISIONS, policy, "outcome", "fallback");
 		count(FALLBACKS, policy, "mode", (mode == FailureMode.CLOSED) ? "closed" : "open");
+	}
+
+	@Override
+	public void backendCalled(long nanos, boolean succeeded) {
+		Timer timer = succeeded ? this.backendSuccess : this.backendFailure;
+		if (timer == null) {
+			MeterRegistry meters = this.registry.get();
+			if (meters == null) {
+				return;
+			}
+			timer = Timer.builder(BACKEND_LATENCY)
+				.description("Time the rate limit backend took to decide")
+				.tag("outcome", succeeded ? "success" : "failure")
+				.register(meters);
+			if (succeeded) {
+				this.backendSuccess = timer;
+			}
+			else {
+				this.backendFailure = timer;
+			}
+		}
+		timer.record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	@Override
+	public void refused(BudgetPolicy policy) {
+		Counter counter = budgetCounter(BUDGET_REFUSALS, policy, "Reservations a budget refused");
+		if (counter != null) {
+			counter.increment();
+		}
+	}
+
+	@Override
+	public void settled(BudgetPolicy policy, long actualMicros) {
+		Counter counter = budgetCounter(BUDGET_SPENT, policy, "Costs charged to a budget, in its unit");
+		if (counter != null) {
+			counter.increment(actualMicros / (double) Amounts.MICROS_PER_UNIT);
+		}
+	}
+
+	private Counter budgetCounter(String name, BudgetPolicy policy, String description) {
+		Counter counter = this.budgetCounters.get(name + policy.name());
+		if (counter == null) {
+			MeterRegistry meters = this.registry.get();
+			if (meters == null) {
+				return null;
+			}
+			counter = this.budgetCounters.computeIfAbsent(name + policy.name(), (k) -> Counter.builder(name)
+				.description(description)
+				.baseUnit(BUDGET_SPENT.equals(name) ? policy.unit() : null)
+				.tag("budget", policy.name())
+				.register(meters));
+		}
+		return counter;
 	}
 
 	private void count(String name, RateLimitPolicy policy, String tag, String value) {

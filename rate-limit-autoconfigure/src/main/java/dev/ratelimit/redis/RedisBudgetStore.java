@@ -103,6 +103,12 @@ public final class RedisBudgetStore implements BudgetStore {
 		return run(policy, key, "peek", "", 0);
 	}
 
+	@Override
+	public void reset(BudgetPolicy policy, String key) {
+		// One DEL of the three keys: they share a hash tag, so a cluster takes them in one command.
+		this.redis.delete(redisKeys(key));
+	}
+
 	/**
 	 * Returns the Redis keys of a budget key, as the script reads them: the
 	 * state, the leases and the done markers.

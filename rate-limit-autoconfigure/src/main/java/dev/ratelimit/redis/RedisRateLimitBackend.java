@@ -104,6 +104,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return decideSlotBySlot(acquisitions, groups, now);
 	}
 
+	@Override
+	public void reset(RateLimitPolicy policy, String key) {
+		// Every algorithm keeps a key's state in that one Redis key; an absent key is a full quota.
+		this.redis.delete(key);
+	}
+
 	private List<Decision> decideSlotBySlot(List<Acquisition> acquisitions, List<List<Integer>> groups, String now) {
 		Decision[] decisions = new Decision[acquisitions.size()];
 		List<Taken> taken = new ArrayList<>();

@@ -13,6 +13,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -48,6 +49,15 @@ public final class CircuitBreakingBackend implements RateLimitBackend {
 	@Override
 	public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
 		return this.breaker.executeSupplier(() -> this.delegate.tryConsumeAll(acquisitions));
+	}
+
+	/**
+	 * Resets a key on the protected backend directly: an operator's reset is not
+	 * traffic, so it neither counts towards nor is refused by the breaker.
+	 */
+	@Override
+	public void reset(RateLimitPolicy policy, String key) {
+		this.delegate.reset(policy, key);
 	}
 
 	/**

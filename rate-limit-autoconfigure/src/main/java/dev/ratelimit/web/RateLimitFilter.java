@@ -61,6 +61,14 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		this.problems = problems;
 	}
 
+	/**
+	 * Returns the route rules, in configuration order.
+	 * @return the rules
+	 */
+	public List<RouteRule> getRoutes() {
+		return this.routes;
+	}
+
 	@Override
 	protected boolean shouldNotFilter(HttpServletRequest request) {
 		return this.routes.isEmpty();

@@ -19,8 +19,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
@@ -226,6 +228,28 @@ class RateLimitAutoConfigurationTests {
 					.counter().count()).isEqualTo(1);
 				assertThat(registry.get("rate.limit.decisions").tag("policy", "inline-work").tag("outcome", "denied")
 					.counter().count()).isEqualTo(1);
+				assertThat(registry.get("rate.limit.backend.latency").tag("outcome", "success").timer().count())
+					.isEqualTo(2);
+			});
+	}
+
+	@Test
+	void budgetsAndConcurrencyCapsAreMeasured() {
+		this.contextRunner.withUserConfiguration(MeteredConfiguration.class)
+			.withBean(SimpleMeterRegistry.class)
+			.withPropertyValues("rate-limit.budgets.daily.amount=1.00", "rate-limit.budgets.daily.unit=USD")
+			.run((context) -> {
+				MeteredService service = context.getBean(MeteredService.class);
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				assertThat(service.spend(registry)).isEqualTo(1.0);
+				service.spend(registry);
+				assertThatExceptionOfType(BudgetExceededException.class).isThrownBy(() -> service.spend(registry));
+				assertThat(registry.get("rate.limit.budget.spent").tag("budget", "daily").counter().count())
+					.isEqualTo(0.8);
+				assertThat(registry.get("rate.limit.budget.refusals").tag("budget", "daily").counter().count())
+					.isEqualTo(1);
+				assertThat(registry.get("rate.limit.concurrency.permits.in.use").tag("policy", "MeteredService.spend")
+					.gauge().value()).isZero();
 			});
 	}
 
@@ -449,6 +473,27 @@ class RateLimitAutoConfigurationTests {
 
 		@RateLimited(capacity = "-3", refill = "1/1s")
 		public void run() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class MeteredConfiguration {
+
+		@Bean
+		MeteredService meteredService() {
+			return new MeteredService();
+		}
+
+	}
+
+	static class MeteredService {
+
+		@CostBudget(value = "daily", estimate = "0.40")
+		@Concurrency(permits = "2")
+		public double spend(MeterRegistry registry) {
+			// Inside the call the permit is held.
+			return registry.find("rate.limit.concurrency.permits.in.use").gauge().value();
 		}
 
 	}

@@ -1,0 +1,107 @@
+package dev.ratelimit.actuate;
+
+import java.util.List;
+import java.util.Locale;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import dev.ratelimit.autoconfigure.RateLimitProperties;
+import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.concurrency.ConcurrencyPolicies;
+import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
+import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.redis.RedisLimiterConnection;
+
+/**
+ * Actuator support of the rate limiter: the {@code ratelimits} endpoint (when
+ * it is available, that is enabled and exposed) and the {@code rateLimit}
+ * health contributor (unless {@code management.health.ratelimit.enabled=false}).
+ * Backs off without Spring Boot's actuator, and when the limiter itself is off.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnClass(name = { "org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+		"org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint" })
+@ConditionalOnBean(RateLimiter.class)
+public class RateLimitActuatorAutoConfiguration {
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnAvailableEndpoint(RateLimitEndpoint.class)
+	static class EndpointConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		PolicyUsages rateLimitPolicyUsages(RateLimitProperties properties) {
+			return new PolicyUsages(routes(properties));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		PolicyUsageScanner rateLimitPolicyUsageScanner(ConfigurableListableBeanFactory beanFactory,
+				PolicyUsages usages, RateLimitPolicies rateLimits, BudgetPolicies budgets,
+				ConcurrencyPolicies concurrency, Environment environment) {
+			// Lenient placeholders: the scan describes, the aspects' validation reports errors.
+			return new PolicyUsageScanner(beanFactory, usages, rateLimits, budgets, concurrency,
+					environment::resolvePlaceholders);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		RateLimitEndpoint rateLimitEndpoint(RateLimitPolicies rateLimits, BudgetPolicies budgets,
+				ConcurrencyPolicies concurrency, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
+				CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
+				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency) {
+			return new RateLimitEndpoint(new RateLimitEndpoint.Policies(rateLimits, budgets, concurrency), usages,
+					backend, keys, costBudgets, localConcurrency, distributedConcurrency.getIfAvailable());
+		}
+
+		private static List<PolicyUsages.Route> routes(RateLimitProperties properties) {
+			return properties.getRoutes()
+				.stream()
+				.map((route) -> new PolicyUsages.Route(route.getPattern(),
+						route.getMethods().stream().map((method) -> method.strip().toUpperCase(Locale.ROOT)).toList(),
+						route.getPolicies().stream().map(String::strip).toList()))
+				.toList();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+	static class HealthConfiguration {
+
+		// One level down: Spring loads every condition class of a configuration before it
+		// evaluates any, so this one must wait until the health module is known to be present.
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnEnabledHealthIndicator("ratelimit")
+		static class HealthIndicatorConfiguration {
+
+			// Named so that the contributor is "rateLimit": Boot strips the HealthIndicator suffix.
+			@Bean
+			@ConditionalOnMissingBean(name = "rateLimitHealthIndicator")
+			RateLimitHealthIndicator rateLimitHealthIndicator(RateLimitBackend backend,
+					ObjectProvider<RedisLimiterConnection> redis, RateLimitProperties properties) {
+				return new RateLimitHealthIndicator(backend, redis.getIfAvailable(),
+						properties.getRedis().getTimeout());
+			}
+
+		}
+
+	}
+
+}

@@ -1,0 +1,139 @@
+package dev.ratelimit.actuate;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.resilience.CircuitBreakingBackend;
+import dev.ratelimit.support.RedisServerFixture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The {@code rateLimit} health contributor and the {@code ratelimits} endpoint
+ * on the Redis backend, over real HTTP, against a redis-server of this class's
+ * own that the tests kill.
+ */
+@SpringBootTest(classes = ActuatorTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT)
+class RateLimitActuatorRedisTests {
+
+	static final RedisServerFixture redis = RedisServerFixture.start();
+
+	@DynamicPropertySource
+	static void properties(DynamicPropertyRegistry registry) {
+		ActuatorTestApplication.properties(registry);
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", redis::port);
+		registry.add("rate-limit.backend", () -> "redis");
+		registry.add("rate-limit.redis.timeout", () -> "300ms");
+		registry.add("rate-limit.redis.circuit-breaker.minimum-number-of-calls", () -> "5");
+		// Open for the whole test once opened, whatever the machine's speed.
+		registry.add("rate-limit.redis.circuit-breaker.wait-duration-in-open-state", () -> "1m");
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	RateLimitBackend backend;
+
+	private HttpTestClient http;
+
+	@BeforeEach
+	void healthyRedis() {
+		this.http = new HttpTestClient(this.port);
+		if (!redis.process().isAlive()) {
+			redis.restart();
+		}
+		redis.flushAll();
+		((CircuitBreakingBackend) this.backend).getCircuitBreaker().reset();
+	}
+
+	@Test
+	void healthIsUpWhileRedisAnswersDownOnceItIsKilledAndUpAgainAfterItReturns() {
+		HttpTestClient.Response up = this.http.get("/actuator/health/rateLimit");
+		assertThat(up.status()).isEqualTo(200);
+		assertThat(up.json().get("status").asString()).isEqualTo("UP");
+		assertThat(up.json().at("/details/backend").asString()).isEqualTo("redis");
+		assertThat(up.json().at("/details/circuitBreaker").asString()).isEqualTo("CLOSED");
+
+		redis.kill();
+		HttpTestClient.Response down = this.http.get("/actuator/health/rateLimit");
+		assertThat(down.status()).isEqualTo(503);
+		assertThat(down.json().get("status").asString()).isEqualTo("DOWN");
+		assertThat(down.json().at("/details/backend").asString()).isEqualTo("redis");
+		assertThat(down.json().at("/details/error").asString()).isNotEmpty();
+		assertThat(this.http.get("/actuator/health").json().get("status").asString()).isEqualTo("DOWN");
+
+		redis.restart();
+		// The limiter's connection reconnects by itself, with a backoff.
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.http.get("/actuator/health/rateLimit").status() == 200);
+	}
+
+	@Test
+	void healthReportsTheBreakerOpenedByAnOutage() {
+		redis.kill();
+		for (int i = 0; i < 10; i++) {
+			// Fail-open policy: every request passes, the first five failing, then refused by the breaker.
+			assertThat(this.http.get("/api/items", "X-User-Id", "dan").status()).isEqualTo(200);
+		}
+		JsonNode details = this.http.get("/actuator/health/rateLimit").json().get("details");
+		assertThat(details.get("circuitBreaker").asString()).isEqualTo("OPEN");
+		assertThat(details.get("failureRate").asDouble()).isEqualTo(100.0);
+		assertThat(details.get("notPermittedCalls").asLong()).isPositive();
+	}
+
+	@Test
+	void keyStateIsReadFromRedisWithoutTakingAndDeleteRemovesTheKey() {
+		this.http.get("/api/items", "X-User-Id", "eve");
+		this.http.get("/api/items", "X-User-Id", "eve");
+		this.http.get("/api/items", "X-User-Id", "eve");
+		assertThat(this.http.get("/api/items", "X-User-Id", "eve").status()).isEqualTo(429);
+		JsonNode state = this.http.get("/actuator/ratelimits/per-user/eve").json();
+		assertThat(state.get("remaining").asLong()).isZero();
+		assertThat(state.get("limit").asLong()).isEqualTo(3);
+		assertThat(this.http.get("/actuator/ratelimits/per-user/eve").json().get("remaining").asLong()).isZero();
+		assertThat(redis.call("EXISTS", "rl:per-user:{eve}")).isEqualTo(":1");
+
+		assertThat(this.http.delete("/actuator/ratelimits/per-user/eve").status()).isEqualTo(200);
+		assertThat(redis.call("EXISTS", "rl:per-user:{eve}")).isEqualTo(":0");
+		HttpTestClient.Response next = this.http.get("/api/items", "X-User-Id", "eve");
+		assertThat(next.status()).isEqualTo(200);
+		assertThat(next.rateLimit()).startsWith("\"per-user\";r=2;");
+	}
+
+	@Test
+	void budgetResetDeletesItsThreeRedisKeys() {
+		assertThat(this.http.post("/chat", "X-Tenant-Id", "acme").status()).isEqualTo(200);
+		String base = "rl:budget:tenant-daily:{acme}";
+		// The spend and the settled id's marker; the lease went with the settle.
+		assertThat(redis.call("EXISTS", base, base + ":d")).isEqualTo(":2");
+		JsonNode day = this.http.get("/actuator/ratelimits/tenant-daily/acme").json().at("/windows/0");
+		assertThat(day.get("spent").decimalValue()).isEqualByComparingTo("0.25");
+		assertThat(day.get("remaining").decimalValue()).isEqualByComparingTo("0.75");
+
+		assertThat(this.http.delete("/actuator/ratelimits/tenant-daily/acme").status()).isEqualTo(200);
+		assertThat(redis.call("EXISTS", base, base + ":l", base + ":d")).isEqualTo(":0");
+		JsonNode afterReset = this.http.get("/actuator/ratelimits/tenant-daily/acme").json().at("/windows/0");
+		assertThat(afterReset.get("remaining").decimalValue()).isEqualByComparingTo("1");
+	}
+
+}
