@@ -50,8 +50,6 @@ import dev.ratelimit.core.Refill;
 @Endpoint(id = "ratelimits")
 public class RateLimitEndpoint {
 
-	private static final long[] STANDARD_PERIODS = { 1_000_000L, 60_000_000L, 3_600_000_000L, 86_400_000_000L };
-
 	private final RateLimitPolicies rateLimits;
 
 	private final BudgetPolicies budgets;
@@ -259,22 +257,7 @@ public class RateLimitEndpoint {
 	 * {@code 1/100ms}), else in lowest terms.
 	 */
 	static String refill(Refill refill) {
-		for (long period : STANDARD_PERIODS) {
-			long scaled = multiplyOrZero(refill.tokens(), period);
-			if (scaled != 0 && scaled % refill.periodMicros() == 0) {
-				return scaled / refill.periodMicros() + "/" + Durations.format(period);
-			}
-		}
-		return refill.tokens() + "/" + Durations.format(refill.periodMicros());
-	}
-
-	private static long multiplyOrZero(long a, long b) {
-		try {
-			return Math.multiplyExact(a, b);
-		}
-		catch (ArithmeticException ex) {
-			return 0;
-		}
+		return refill.toString();
 	}
 
 	/** A configured duration, in the syntax of the properties: {@code 2s}, {@code 500ms}. */

@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  */
 public record Refill(long tokens, long periodMicros) {
 
+	private static final long[] STANDARD_PERIODS = { 1_000_000L, 60_000_000L, 3_600_000_000L, 86_400_000_000L };
+
 	private static final Pattern SYNTAX = Pattern
 		.compile("\\s*(\\d{1,15})\\s*/\\s*(\\d{0,15})\\s*(us|ms|s|m|h|d)\\s*");
 
@@ -88,8 +90,18 @@ public record Refill(long tokens, long periodMicros) {
 		return LongMath.ceilDiv(Math.multiplyExact(amount, this.periodMicros), this.tokens);
 	}
 
+	/**
+	 * Returns the rate in the syntax {@link #parse} reads, per the most natural
+	 * whole period: {@code 10/1s} rather than {@code 1/100ms}.
+	 */
 	@Override
 	public String toString() {
+		for (long period : STANDARD_PERIODS) {
+			long scaled = (this.tokens <= Long.MAX_VALUE / period) ? this.tokens * period : 0;
+			if (scaled != 0 && scaled % this.periodMicros == 0) {
+				return scaled / this.periodMicros + "/" + Durations.format(period);
+			}
+		}
 		return this.tokens + "/" + Durations.format(this.periodMicros);
 	}
 
