@@ -1,12 +1,8 @@
 package dev.ratelimit.budget;
 
-import java.io.IOException;
-import java.net.ServerSocket;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import dev.ratelimit.core.FailureMode;
@@ -14,6 +10,7 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.RefusingRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -24,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  */
 class CostBudgetsFailureModeTests {
 
-	private final LettuceConnectionFactory deadRedis = deadRedis();
+	private final LettuceConnectionFactory deadRedis = RefusingRedis.connectionFactory();
 
 	private final ManualTimeSource clock = new ManualTimeSource();
 
@@ -63,21 +60,6 @@ class CostBudgetsFailureModeTests {
 		assertThatExceptionOfType(BudgetExceededException.class)
 			.isThrownBy(() -> this.budgets.reserve(local, "t", 600_000))
 			.satisfies((ex) -> assertThat(ex.getViolatedPolicies()).containsExactly("fallback"));
-	}
-
-	private static LettuceConnectionFactory deadRedis() {
-		int port;
-		try (ServerSocket socket = new ServerSocket(0)) {
-			port = socket.getLocalPort();
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", port));
-		factory.afterPropertiesSet();
-		factory.start();
-		return factory;
 	}
 
 }

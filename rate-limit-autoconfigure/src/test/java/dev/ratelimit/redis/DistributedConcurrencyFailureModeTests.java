@@ -1,7 +1,5 @@
 package dev.ratelimit.redis;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -11,7 +9,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.RedisConnectionFailureException;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
@@ -25,6 +22,7 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.RefusingRedis;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,7 +39,7 @@ class DistributedConcurrencyFailureModeTests {
 
 	private static final RedisServerFixture server = RedisServerFixture.shared();
 
-	private final LettuceConnectionFactory deadRedis = deadRedis();
+	private final LettuceConnectionFactory deadRedis = RefusingRedis.connectionFactory();
 
 	private final ManualTimeSource clock = new ManualTimeSource();
 
@@ -183,21 +181,6 @@ class DistributedConcurrencyFailureModeTests {
 		return (micros) -> {
 			throw new AssertionError("no wait expected");
 		};
-	}
-
-	private static LettuceConnectionFactory deadRedis() {
-		int port;
-		try (ServerSocket socket = new ServerSocket(0)) {
-			port = socket.getLocalPort();
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", port));
-		factory.afterPropertiesSet();
-		factory.start();
-		return factory;
 	}
 
 }

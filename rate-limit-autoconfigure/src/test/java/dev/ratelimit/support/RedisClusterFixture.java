@@ -3,7 +3,6 @@ package dev.ratelimit.support;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -235,8 +234,8 @@ public final class RedisClusterFixture implements AutoCloseable {
 	 */
 	public String call(int port, String... arguments) {
 		try (Socket socket = connect(port)) {
-			send(socket.getOutputStream(), arguments);
-			return readLine(socket.getInputStream());
+			Resp.send(socket.getOutputStream(), arguments);
+			return Resp.readLine(socket.getInputStream());
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Redis on port " + port + " did not answer " + arguments[0], ex);
@@ -357,9 +356,9 @@ public final class RedisClusterFixture implements AutoCloseable {
 	 */
 	private String query(int port, String... arguments) {
 		try (Socket socket = connect(port)) {
-			send(socket.getOutputStream(), arguments);
+			Resp.send(socket.getOutputStream(), arguments);
 			InputStream in = new BufferedInputStream(socket.getInputStream());
-			String line = readLine(in);
+			String line = Resp.readLine(in);
 			if (!line.startsWith("$")) {
 				if (line.startsWith("-")) {
 					throw new IllegalStateException(String.join(" ", arguments) + " on port " + port + " failed: "
@@ -415,32 +414,6 @@ public final class RedisClusterFixture implements AutoCloseable {
 		}
 	}
 
-	private static void send(OutputStream out, String... arguments) throws IOException {
-		StringBuilder request = new StringBuilder().append('*').append(arguments.length).append("\r\n");
-		for (String argument : arguments) {
-			request.append('$')
-				.append(argument.getBytes(StandardCharsets.UTF_8).length)
-				.append("\r\n")
-				.append(argument)
-				.append("\r\n");
-		}
-		out.write(request.toString().getBytes(StandardCharsets.UTF_8));
-		out.flush();
-	}
-
-	private static String readLine(InputStream in) throws IOException {
-		StringBuilder line = new StringBuilder();
-		int c;
-		while ((c = in.read()) != -1 && c != '\n') {
-			if (c != '\r') {
-				line.append((char) c);
-			}
-		}
-		if (c == -1 && line.length() == 0) {
-			throw new IOException("connection closed without a reply");
-		}
-		return line.toString();
-	}
 
 	/**
 	 * Picks client ports whose cluster bus ports (client port + 10000) are free
@@ -505,8 +478,8 @@ public final class RedisClusterFixture implements AutoCloseable {
 							"redis-server on port " + this.port + " exited with " + this.process.exitValue());
 				}
 				try (Socket socket = connect(this.port)) {
-					send(socket.getOutputStream(), "PING");
-					if ("+PONG".equals(readLine(socket.getInputStream()))) {
+					Resp.send(socket.getOutputStream(), "PING");
+					if ("+PONG".equals(Resp.readLine(socket.getInputStream()))) {
 						return;
 					}
 				}

@@ -3,12 +3,10 @@ package dev.ratelimit.support;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -181,8 +179,8 @@ public final class RedisServerFixture implements AutoCloseable {
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 1000);
 			socket.setSoTimeout(5000);
-			send(socket.getOutputStream(), arguments);
-			return readLine(socket.getInputStream());
+			Resp.send(socket.getOutputStream(), arguments);
+			return Resp.readLine(socket.getInputStream());
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Redis on port " + this.port + " did not answer " + arguments[0], ex);
@@ -296,32 +294,6 @@ public final class RedisServerFixture implements AutoCloseable {
 		}
 	}
 
-	private static void send(OutputStream out, String... arguments) throws IOException {
-		StringBuilder request = new StringBuilder().append('*').append(arguments.length).append("\r\n");
-		for (String argument : arguments) {
-			request.append('$')
-				.append(argument.getBytes(StandardCharsets.UTF_8).length)
-				.append("\r\n")
-				.append(argument)
-				.append("\r\n");
-		}
-		out.write(request.toString().getBytes(StandardCharsets.UTF_8));
-		out.flush();
-	}
-
-	private static String readLine(InputStream in) throws IOException {
-		StringBuilder line = new StringBuilder();
-		int c;
-		while ((c = in.read()) != -1 && c != '\n') {
-			if (c != '\r') {
-				line.append((char) c);
-			}
-		}
-		if (c == -1 && line.length() == 0) {
-			throw new IOException("connection closed without a reply");
-		}
-		return line.toString();
-	}
 
 	private static int freePort() {
 		try (ServerSocket socket = new ServerSocket(0)) {

@@ -1,7 +1,5 @@
 package dev.ratelimit.web;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 
 import org.junit.jupiter.api.Test;
 
@@ -10,10 +8,11 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
+
+import dev.ratelimit.support.RefusingRedis;
 
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
@@ -124,16 +123,8 @@ class HeaderModeAndFailureTests {
 	static class DeadRedis {
 
 		@Bean
-		LettuceConnectionFactory redisConnectionFactory() throws IOException {
-			int port;
-			try (ServerSocket socket = new ServerSocket(0)) {
-				port = socket.getLocalPort();
-			}
-			// Nothing listens on the port once the socket is closed: connections are refused at once.
-			LettuceConnectionFactory factory = new LettuceConnectionFactory(
-					new RedisStandaloneConfiguration("127.0.0.1", port));
-			factory.afterPropertiesSet();
-			return factory;
+		LettuceConnectionFactory redisConnectionFactory() {
+			return RefusingRedis.connectionFactory();
 		}
 
 	}
