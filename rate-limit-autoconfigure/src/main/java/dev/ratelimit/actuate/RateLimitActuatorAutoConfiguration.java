@@ -13,10 +13,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.env.Environment;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitProperties;
+import dev.ratelimit.aop.ConcurrencyMethods;
+import dev.ratelimit.aop.CostBudgetMethods;
+import dev.ratelimit.aop.RateLimitedMethods;
 import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.ConcurrencyPolicies;
@@ -53,11 +55,14 @@ public class RateLimitActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		PolicyUsageScanner rateLimitPolicyUsageScanner(ConfigurableListableBeanFactory beanFactory,
-				PolicyUsages usages, RateLimitPolicies rateLimits, BudgetPolicies budgets,
-				ConcurrencyPolicies concurrency, Environment environment) {
-			// Lenient placeholders: the scan describes, the aspects' validation reports errors.
-			return new PolicyUsageScanner(beanFactory, usages, rateLimits, budgets, concurrency,
-					environment::resolvePlaceholders);
+				PolicyUsages usages, RateLimitPolicies rateLimits, ConcurrencyPolicies concurrency,
+				ObjectProvider<RateLimitedMethods> rateLimited, ObjectProvider<CostBudgetMethods> budgeted,
+				ObjectProvider<ConcurrencyMethods> capped) {
+			RateLimitedMethods rateLimitResolver = rateLimited.getIfAvailable();
+			// Without AspectJ there are no resolvers, and no annotation is enforced.
+			PolicyUsageScanner.Resolvers resolvers = (rateLimitResolver != null) ? new PolicyUsageScanner.Resolvers(
+					rateLimitResolver, budgeted.getObject(), capped.getObject()) : null;
+			return new PolicyUsageScanner(beanFactory, usages, rateLimits, concurrency, resolvers);
 		}
 
 		@Bean

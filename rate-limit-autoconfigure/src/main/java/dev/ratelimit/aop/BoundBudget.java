@@ -12,5 +12,5 @@ import dev.ratelimit.budget.BudgetPolicy;
  * @param estimate the estimate expression
  * @param actual the actual-cost expression, or {@code null} to charge the estimate
  */
-record BoundBudget(BudgetPolicy policy, Expression key, Expression estimate, Expression actual) {
+public record BoundBudget(BudgetPolicy policy, Expression key, Expression estimate, Expression actual) {
 }

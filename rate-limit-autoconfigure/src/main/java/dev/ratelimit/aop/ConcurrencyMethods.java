@@ -51,7 +51,13 @@ public final class ConcurrencyMethods {
 		this.distributedAvailable = distributedAvailable;
 	}
 
-	CappedMethod resolve(Method method, Class<?> targetClass) {
+	/**
+	 * Returns the resolved cap of a method.
+	 * @param method the invoked method
+	 * @param targetClass the class of the target bean
+	 * @return the method with its cap
+	 */
+	public CappedMethod resolve(Method method, Class<?> targetClass) {
 		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
 		CappedMethod capped = this.cache.get(cacheKey);
 		if (capped == null) {
@@ -174,7 +180,7 @@ public final class ConcurrencyMethods {
 	 * @param policy the policy in force
 	 * @param key the parsed key expression
 	 */
-	record CappedMethod(Method method, ConcurrencyPolicy policy, Expression key) {
+	public record CappedMethod(Method method, ConcurrencyPolicy policy, Expression key) {
 	}
 
 }

@@ -55,7 +55,13 @@ public final class CostBudgetMethods {
 		return !AnnotatedElementUtils.findMergedRepeatableAnnotations(method, CostBudget.class).isEmpty();
 	}
 
-	BudgetedMethod resolve(Method method, Class<?> targetClass) {
+	/**
+	 * Returns the resolved budgets of a method.
+	 * @param method the invoked method
+	 * @param targetClass the class of the target bean
+	 * @return the method with its budgets
+	 */
+	public BudgetedMethod resolve(Method method, Class<?> targetClass) {
 		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
 		BudgetedMethod budgeted = this.cache.get(cacheKey);
 		if (budgeted == null) {
@@ -128,7 +134,7 @@ public final class CostBudgetMethods {
 	 * @param method the most specific method
 	 * @param budgets the budgets in declaration order
 	 */
-	record BudgetedMethod(Method method, List<BoundBudget> budgets) {
+	public record BudgetedMethod(Method method, List<BoundBudget> budgets) {
 	}
 
 }

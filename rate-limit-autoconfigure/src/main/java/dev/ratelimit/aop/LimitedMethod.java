@@ -11,5 +11,5 @@ import dev.ratelimit.key.BoundPolicy;
  * @param method the most specific method, whose parameter names expressions use
  * @param policies the policies in declaration order
  */
-record LimitedMethod(Method method, List<BoundPolicy> policies) {
+public record LimitedMethod(Method method, List<BoundPolicy> policies) {
 }

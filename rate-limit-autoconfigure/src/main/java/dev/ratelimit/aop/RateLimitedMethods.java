@@ -71,7 +71,7 @@ public final class RateLimitedMethods {
 	 * @return the method with its policies
 	 * @throws RateLimitConfigurationException if an annotation is invalid
 	 */
-	LimitedMethod resolve(Method method, Class<?> targetClass) {
+	public LimitedMethod resolve(Method method, Class<?> targetClass) {
 		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
 		LimitedMethod limited = this.cache.get(cacheKey);
 		if (limited == null) {
