@@ -1,0 +1,315 @@
+package dev.ratelimit.benchmarks;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.BucketProxy;
+import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
+import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Refill;
+import dev.ratelimit.redis.RedisRateLimitBackend;
+
+/**
+ * Redis decisions per second and latency percentiles with many concurrent
+ * callers, against a {@code redis-server} this program starts on a free port.
+ * Not JMH: a fixed-duration closed loop of N threads, each recording every
+ * call's latency.
+ * <p>
+ * Cases: our {@link RedisRateLimitBackend} (token bucket, limits so high that
+ * nothing is denied) through Spring's {@link LettuceConnectionFactory} (one
+ * shared, multiplexed Lettuce connection, as Spring Boot sets it up); a plain
+ * {@code INCR} through the same connection factory, the floor one round trip
+ * allows; Bucket4j's Lettuce compare-and-swap proxy on one shared Lettuce
+ * connection to the same server. Each on one hot key and on 10,000 keys drawn
+ * uniformly. Redis commands per decision come from {@code INFO commandstats},
+ * reset after the warm-up.
+ * <p>
+ * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisDecisionBenchmark
+ * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,incr,bucket4j]}
+ */
+public final class RedisDecisionBenchmark {
+
+	private static final long CAPACITY = 1_000_000_000L;
+
+	private static final int MANY_KEYS = 10_000;
+
+	/** Commands a client sends and whose server time is reported; scripts' inner commands are counted apart. */
+	private static final List<String> SCRIPTED = List.of("evalsha", "eval", "incr");
+
+	private RedisDecisionBenchmark() {
+	}
+
+	interface Decider {
+
+		boolean decide(int keyIndex);
+
+	}
+
+	record Result(String name, int keys, long decisions, long denied, double seconds, long[] latenciesNanos,
+			Map<String, Long> commands) {
+
+		double perSecond() {
+			return this.decisions / this.seconds;
+		}
+
+		double percentileMicros(double p) {
+			if (this.latenciesNanos.length == 0) {
+				return Double.NaN;
+			}
+			int index = (int) Math.min(this.latenciesNanos.length - 1, Math.ceil(p * this.latenciesNanos.length) - 1);
+			return this.latenciesNanos[Math.max(0, index)] / 1_000.0;
+		}
+
+		double commandsPerDecision() {
+			return this.commands.entrySet()
+				.stream()
+				.filter((e) -> !e.getKey().endsWith(".usec"))
+				.mapToLong(Map.Entry::getValue)
+				.sum() / (double) this.decisions;
+		}
+
+		/** Scripts (EVAL, EVALSHA) sent by the client per decision. */
+		double scriptsPerDecision() {
+			return (this.commands.getOrDefault("eval", 0L) + this.commands.getOrDefault("evalsha", 0L))
+					/ (double) this.decisions;
+		}
+
+		/** Server microseconds per decision spent in the top-level EVAL, EVALSHA or INCR. */
+		double serverMicrosPerDecision() {
+			return this.commands.entrySet()
+				.stream()
+				.filter((e) -> e.getKey().endsWith(".usec"))
+				.mapToLong(Map.Entry::getValue)
+				.sum() / (double) this.decisions;
+		}
+
+	}
+
+	public static void main(String[] args) throws Exception {
+		Map<String, String> options = parse(args);
+		int seconds = Integer.parseInt(options.getOrDefault("seconds", "10"));
+		int warmup = Integer.parseInt(options.getOrDefault("warmup", "3"));
+		int threads = Integer.parseInt(options.getOrDefault("threads", "64"));
+		List<String> cases = List.of(options.getOrDefault("cases", "ours,incr,bucket4j").split(","));
+
+		try (RedisServerProcess server = RedisServerProcess.start()) {
+			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %ds measured per case%n",
+					server.version(), server.port(), threads, warmup, seconds);
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration("127.0.0.1", server.port()));
+			factory.afterPropertiesSet();
+			factory.start();
+			RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", server.port()));
+			StatefulRedisConnection<String, byte[]> bucket4jConnection = client
+				.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
+			try {
+				String[] keyNames = new String[MANY_KEYS];
+				for (int k = 0; k < MANY_KEYS; k++) {
+					keyNames[k] = "rl:bench:{user-" + k + "}";
+				}
+				Map<String, Decider> deciders = new LinkedHashMap<>();
+				if (cases.contains("ours")) {
+					RateLimitPolicy policy = RateLimitPolicy.builder("bench")
+						.algorithm(Algorithm.TOKEN_BUCKET)
+						.capacity(CAPACITY)
+						.refill(Refill.of(CAPACITY, Duration.ofSeconds(1)))
+						.build();
+					RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
+					deciders.put("ours (EVALSHA token bucket)",
+							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
+				}
+				if (cases.contains("incr")) {
+					StringRedisTemplate template = new StringRedisTemplate(factory);
+					deciders.put("plain INCR (floor)", (k) -> template.opsForValue().increment(keyNames[k]) > 0);
+				}
+				if (cases.contains("bucket4j")) {
+					LettuceBasedProxyManager<String> proxies = Bucket4jLettuce.casBasedBuilder(bucket4jConnection)
+						.expirationAfterWrite(
+								ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+						.build();
+					BucketConfiguration configuration = BucketConfiguration.builder()
+						.addLimit(Bandwidth.builder().capacity(CAPACITY).refillGreedy(CAPACITY, Duration.ofSeconds(1)).build())
+						.build();
+					BucketProxy[] buckets = new BucketProxy[MANY_KEYS];
+					for (int k = 0; k < MANY_KEYS; k++) {
+						buckets[k] = proxies.builder().build(keyNames[k], () -> configuration);
+					}
+					deciders.put("Bucket4j Lettuce CAS proxy", (k) -> buckets[k].tryConsume(1));
+				}
+
+				List<Result> results = new ArrayList<>();
+				for (Map.Entry<String, Decider> decider : deciders.entrySet()) {
+					for (int keys : new int[] { 1, MANY_KEYS }) {
+						server.call("FLUSHALL");
+						run(decider.getValue(), keys, threads, warmup, false);
+						server.call("CONFIG", "RESETSTAT");
+						Result measured = run(decider.getValue(), keys, threads, seconds, true);
+						Map<String, Long> commands = commandStats(server.call("INFO", "commandstats"));
+						Result result = new Result(decider.getKey(), keys, measured.decisions(), measured.denied(),
+								measured.seconds(), measured.latenciesNanos(), commands);
+						results.add(result);
+						System.out.printf(Locale.ROOT, "%-28s keys=%-6d %10.0f decisions/s  p50 %7.1f us  p99 %7.1f us"
+								+ "  p99.9 %7.1f us  denied %d  commands/decision %.3f %s%n", result.name(), keys,
+								result.perSecond(), result.percentileMicros(0.50), result.percentileMicros(0.99),
+								result.percentileMicros(0.999), result.denied(), result.commandsPerDecision(), commands);
+					}
+				}
+				printTable(results, threads);
+			}
+			finally {
+				bucket4jConnection.close();
+				client.shutdown();
+				factory.destroy();
+			}
+		}
+	}
+
+	private static Result run(Decider decider, int keys, int threads, int seconds, boolean record)
+			throws InterruptedException {
+		int[] indices = (keys == 1) ? new int[KeyDistribution.LENGTH] : KeyDistribution.uniform(keys, 7L);
+		AtomicBoolean stop = new AtomicBoolean();
+		CountDownLatch start = new CountDownLatch(1);
+		long[][] latencies = new long[threads][];
+		long[] counts = new long[threads];
+		long[] denied = new long[threads];
+		Thread[] workers = new Thread[threads];
+		for (int t = 0; t < threads; t++) {
+			int id = t;
+			workers[t] = new Thread(() -> {
+				long[] mine = new long[record ? 1 << 14 : 0];
+				int n = 0;
+				long d = 0;
+				int position = (id * 7919) & KeyDistribution.MASK;
+				try {
+					start.await();
+				}
+				catch (InterruptedException ex) {
+					return;
+				}
+				while (!stop.get()) {
+					int key = indices[position];
+					position = (position + 1) & KeyDistribution.MASK;
+					long t0 = System.nanoTime();
+					boolean allowed = decider.decide(key);
+					long elapsed = System.nanoTime() - t0;
+					if (!allowed) {
+						d++;
+					}
+					if (record) {
+						if (n == mine.length) {
+							mine = Arrays.copyOf(mine, n * 2);
+						}
+						mine[n] = elapsed;
+					}
+					n++;
+				}
+				latencies[id] = record ? Arrays.copyOf(mine, n) : new long[0];
+				counts[id] = n;
+				denied[id] = d;
+			}, "bench-" + t);
+			workers[t].start();
+		}
+		long began = System.nanoTime();
+		start.countDown();
+		Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
+		stop.set(true);
+		for (Thread worker : workers) {
+			worker.join();
+		}
+		double elapsed = (System.nanoTime() - began) / 1e9;
+		long total = Arrays.stream(counts).sum();
+		long totalDenied = Arrays.stream(denied).sum();
+		long[] all = new long[0];
+		if (record) {
+			all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).toArray();
+			Arrays.sort(all);
+		}
+		return new Result("", keys, total, totalDenied, elapsed, all, Map.of());
+	}
+
+	/** Calls per command from INFO commandstats, leaving out the INFO call reading them. */
+	private static Map<String, Long> commandStats(String info) {
+		Map<String, Long> calls = new LinkedHashMap<>();
+		for (String line : info.split("\r\n")) {
+			if (!line.startsWith("cmdstat_")) {
+				continue;
+			}
+			String command = line.substring("cmdstat_".length(), line.indexOf(':'));
+			String fields = line.substring(line.indexOf(':') + 1);
+			for (String field : fields.split(",")) {
+				if (field.startsWith("calls=")) {
+					long n = Long.parseLong(field.substring("calls=".length()));
+					if (command.equals("info")) {
+						n--;
+					}
+					if (n > 0 && !command.startsWith("config")) {
+						calls.put(command, n);
+					}
+				}
+				if (field.startsWith("usec=") && SCRIPTED.contains(command)) {
+					// Server time of the top-level commands; a script's includes the commands it runs.
+					calls.put(command + ".usec", Long.parseLong(field.substring("usec=".length())));
+				}
+			}
+		}
+		return calls;
+	}
+
+	private static void printTable(List<Result> results, int threads) {
+		System.out.println();
+		System.out.printf(Locale.ROOT, "| Case (%d callers) | Keys | Decisions/s | p50 µs | p99 µs | p99.9 µs | Server µs/decision "
+				+ "| Scripts/decision | Redis commands per decision, incl. those run inside scripts |%n", threads);
+		System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---|");
+		for (Result r : results) {
+			StringBuilder commands = new StringBuilder();
+			r.commands().forEach((command, n) -> {
+				if (command.endsWith(".usec")) {
+					return;
+				}
+				if (commands.length() > 0) {
+					commands.append(", ");
+				}
+				commands.append(String.format(Locale.ROOT, "%s %.3f", command.toUpperCase(Locale.ROOT), n / (double) r.decisions()));
+			});
+			System.out.printf(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.1f | %.2f | %.2f (%s) |%n", r.name(),
+					r.keys(), r.perSecond(), r.percentileMicros(0.50), r.percentileMicros(0.99), r.percentileMicros(0.999),
+					r.serverMicrosPerDecision(), r.scriptsPerDecision(), r.commandsPerDecision(), commands);
+		}
+	}
+
+	private static Map<String, String> parse(String[] args) {
+		Map<String, String> options = new LinkedHashMap<>();
+		for (int i = 0; i + 1 < args.length; i += 2) {
+			if (!args[i].startsWith("--")) {
+				throw new IllegalArgumentException("Expected --option value, got " + args[i]);
+			}
+			options.put(args[i].substring(2), args[i + 1]);
+		}
+		return options;
+	}
+
+}

@@ -1,0 +1,170 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A {@code redis-server} on a free local port, started and stopped by the
+ * benchmark itself. A trimmed copy of the autoconfigure module's test fixture
+ * ({@code dev.ratelimit.support.RedisServerFixture}), which is not on this
+ * module's classpath. The binary is the one named by {@code -Dbenchmark.redis-server},
+ * else the {@code redis-server} on the {@code PATH}.
+ */
+final class RedisServerProcess implements AutoCloseable {
+
+	private final int port;
+
+	private final Process process;
+
+	private RedisServerProcess(int port, Process process) {
+		this.port = port;
+		this.process = process;
+	}
+
+	static RedisServerProcess start() {
+		Path binary = binary();
+		int port = freePort();
+		List<String> command = List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
+				"--save", "", "--appendonly", "no");
+		try {
+			Path log = Files.createTempFile("benchmark-redis-" + port + "-", ".log");
+			log.toFile().deleteOnExit();
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			RedisServerProcess server = new RedisServerProcess(port, process);
+			Runtime.getRuntime().addShutdownHook(new Thread(server::close, "benchmark-redis-stop"));
+			server.awaitPing();
+			return server;
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot run " + command, ex);
+		}
+	}
+
+	int port() {
+		return this.port;
+	}
+
+	/** The server's version, from INFO server. */
+	String version() {
+		String info = call("INFO", "server");
+		for (String line : info.split("\r\n")) {
+			if (line.startsWith("redis_version:")) {
+				return line.substring("redis_version:".length());
+			}
+		}
+		return "unknown";
+	}
+
+	/**
+	 * Sends one command on a fresh connection and returns its reply: a status,
+	 * error or integer line, or the text of a bulk string.
+	 */
+	String call(String... arguments) {
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 1000);
+			socket.setSoTimeout(5000);
+			OutputStream out = socket.getOutputStream();
+			StringBuilder request = new StringBuilder("*").append(arguments.length).append("\r\n");
+			for (String argument : arguments) {
+				byte[] bytes = argument.getBytes(StandardCharsets.UTF_8);
+				request.append('$').append(bytes.length).append("\r\n").append(argument).append("\r\n");
+			}
+			out.write(request.toString().getBytes(StandardCharsets.UTF_8));
+			out.flush();
+			InputStream in = socket.getInputStream();
+			String line = readLine(in);
+			if (!line.startsWith("$")) {
+				return line;
+			}
+			int length = Integer.parseInt(line.substring(1));
+			byte[] body = in.readNBytes(length + 2);
+			return new String(body, 0, length, StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Redis on port " + this.port + " did not answer " + arguments[0], ex);
+		}
+	}
+
+	@Override
+	public void close() {
+		this.process.destroyForcibly();
+		try {
+			this.process.waitFor(10, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private void awaitPing() {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (System.nanoTime() - deadline < 0) {
+			if (!this.process.isAlive()) {
+				throw new IllegalStateException("redis-server exited with " + this.process.exitValue());
+			}
+			try {
+				if ("+PONG".equals(call("PING"))) {
+					return;
+				}
+			}
+			catch (UncheckedIOException ex) {
+				// not up yet
+			}
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+		}
+		close();
+		throw new IllegalStateException("redis-server did not answer PING within 10s");
+	}
+
+	private static String readLine(InputStream in) throws IOException {
+		StringBuilder line = new StringBuilder();
+		int c;
+		while ((c = in.read()) != -1) {
+			if (c == '\r') {
+				in.read();
+				break;
+			}
+			line.append((char) c);
+		}
+		return line.toString();
+	}
+
+	private static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("No free local port", ex);
+		}
+	}
+
+	private static Path binary() {
+		String configured = System.getProperty("benchmark.redis-server");
+		if (configured != null && !configured.isBlank()) {
+			return Path.of(configured);
+		}
+		String path = System.getenv("PATH");
+		if (path != null) {
+			for (String directory : path.split(File.pathSeparator)) {
+				Path candidate = Path.of(directory, "redis-server");
+				if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+					return candidate;
+				}
+			}
+		}
+		throw new IllegalStateException("No redis-server on the PATH; install Redis or set -Dbenchmark.redis-server");
+	}
+
+}
