@@ -124,7 +124,9 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	}
 
 	private Entry entry(RateLimitPolicy policy, String key, long now) {
-		return this.entries.get(key, (k) -> new Entry(k, policy, now));
+		// A hit first, without a capturing lambda: the hot path allocates nothing here.
+		Entry entry = this.entries.getIfPresent(key);
+		return (entry != null) ? entry : this.entries.get(key, (k) -> new Entry(k, policy, now));
 	}
 
 	/**
