@@ -6,12 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.springframework.expression.ParseException;
-
 import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.PolicyValidationException;
-import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.key.KeyExpressions;
 
 /**
@@ -55,24 +52,14 @@ final class BudgetPropertiesBinder {
 			budget = builder.build();
 		}
 		catch (PolicyValidationException ex) {
-			String attribute = ex.getAttribute();
-			if (source.getLimits().isEmpty() && attribute.startsWith("limits[0].")) {
+			if (source.getLimits().isEmpty() && ex.getAttribute().startsWith("limits[0].")) {
 				// A single amount and window are written without a list.
-				attribute = attribute.substring("limits[0].".length());
+				throw InvalidProperty.of(prefix + ex.getAttribute().substring("limits[0].".length()), ex.getValue(),
+						ex.getReason(), ex);
 			}
-			String property = "name".equals(attribute) ? "rate-limit.budgets." + name : prefix + attribute;
-			throw new RateLimitConfigurationException(
-					"Property " + property + " with value '" + ex.getValue() + "' is invalid: " + ex.getReason(),
-					"Update " + property + " in your configuration.", ex);
+			throw InvalidProperty.of(prefix, ex);
 		}
-		try {
-			expressions.parse(budget.key());
-		}
-		catch (ParseException ex) {
-			throw new RateLimitConfigurationException("Property " + prefix + "key with value '" + budget.key()
-					+ "' is not a valid expression: " + ex.getMessage(),
-					"Use header('X-Tenant-Id'), principal or another SpEL expression.", ex);
-		}
+		InvalidProperty.checkKey(expressions, prefix + "key", budget.key());
 		return budget;
 	}
 

@@ -4,8 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.springframework.expression.ParseException;
-
 import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.PolicyValidationException;
@@ -49,24 +47,14 @@ final class ConcurrencyPropertiesBinder {
 				.build();
 		}
 		catch (PolicyValidationException ex) {
-			String property = "name".equals(ex.getAttribute()) ? "rate-limit.concurrency." + name
-					: prefix + ex.getAttribute();
-			throw new RateLimitConfigurationException(
-					"Property " + property + " with value '" + ex.getValue() + "' is invalid: " + ex.getReason(),
-					"Update " + property + " in your configuration.", ex);
+			throw InvalidProperty.of(prefix, ex);
 		}
 		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !distributedAvailable) {
 			throw new RateLimitConfigurationException(
 					"Property " + prefix + "scope is distributed but the rate limiter has no Redis backend",
 					"Set rate-limit.backend=redis, or use scope local.", null);
 		}
-		try {
-			expressions.parse(policy.key());
-		}
-		catch (ParseException ex) {
-			throw new RateLimitConfigurationException("Property " + prefix + "key with value '" + policy.key()
-					+ "' is not a valid expression: " + ex.getMessage(), "Correct the SpEL expression.", ex);
-		}
+		InvalidProperty.checkKey(expressions, prefix + "key", policy.key());
 		return policy;
 	}
 

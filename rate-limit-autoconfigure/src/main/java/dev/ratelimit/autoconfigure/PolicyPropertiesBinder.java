@@ -4,10 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.springframework.expression.ParseException;
-
 import dev.ratelimit.core.PolicyValidationException;
-import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.KeyExpressions;
@@ -54,20 +51,9 @@ final class PolicyPropertiesBinder {
 			policy = builder.build();
 		}
 		catch (PolicyValidationException ex) {
-			String property = "name".equals(ex.getAttribute()) ? "rate-limit.policies." + name : prefix + ex.getAttribute();
-			throw new RateLimitConfigurationException(
-					"Property " + property + " with value '" + ex.getValue() + "' is invalid: " + ex.getReason(),
-					"Update " + property + " in your configuration.", ex);
+			throw InvalidProperty.of(prefix, ex);
 		}
-		try {
-			expressions.parse(policy.key());
-		}
-		catch (ParseException ex) {
-			throw new RateLimitConfigurationException(
-					"Property " + prefix + "key with value '" + policy.key() + "' is not a valid expression: "
-							+ ex.getMessage(),
-					"Use ip, principal, global, header('Name') or another SpEL expression.", ex);
-		}
+		InvalidProperty.checkKey(expressions, prefix + "key", policy.key());
 		return policy;
 	}
 

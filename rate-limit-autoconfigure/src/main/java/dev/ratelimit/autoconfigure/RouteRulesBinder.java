@@ -73,9 +73,7 @@ final class RouteRulesBinder {
 	}
 
 	private static RateLimitConfigurationException invalid(String property, Object value, String reason) {
-		return new RateLimitConfigurationException(
-				"Property " + property + " with value '" + value + "' is invalid: " + reason,
-				"Update " + property + " in your configuration.", null);
+		return InvalidProperty.of(property, value, reason, null);
 	}
 
 }
