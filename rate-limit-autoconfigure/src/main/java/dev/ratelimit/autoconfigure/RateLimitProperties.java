@@ -520,6 +520,12 @@ public class RateLimitProperties {
 
 		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
+		private final DenyCache denyCache = new DenyCache();
+
+		public DenyCache getDenyCache() {
+			return this.denyCache;
+		}
+
 		public Duration getTimeout() {
 			return this.timeout;
 		}
@@ -530,6 +536,41 @@ public class RateLimitProperties {
 
 		public CircuitBreaker getCircuitBreaker() {
 			return this.circuitBreaker;
+		}
+
+	}
+
+	/**
+	 * Local cache of denials in front of the Redis backend.
+	 */
+	public static class DenyCache {
+
+		/**
+		 * Whether a key denied until a time is answered locally until then, without a
+		 * Redis call. Exact: only calls that could not succeed before then are
+		 * answered from it.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Most denied keys remembered at once.
+		 */
+		private long maxKeys = 10_000;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public long getMaxKeys() {
+			return this.maxKeys;
+		}
+
+		public void setMaxKeys(long maxKeys) {
+			this.maxKeys = maxKeys;
 		}
 
 	}

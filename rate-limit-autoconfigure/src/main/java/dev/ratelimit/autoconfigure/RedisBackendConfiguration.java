@@ -24,6 +24,7 @@ import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisPermitStore;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
+import dev.ratelimit.resilience.DenyCachingBackend;
 
 /**
  * The Redis backend, chosen with {@code rate-limit.backend=redis}. It connects
@@ -66,6 +67,9 @@ class RedisBackendConfiguration {
 	RateLimitBackend rateLimitBackend(RedisLimiterConnection connection, RateLimitProperties properties,
 			TimeSource timeSource) {
 		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory(), null);
+		if (properties.getRedis().getDenyCache().isEnabled()) {
+			redis = new DenyCachingBackend(redis, timeSource, properties.getRedis().getDenyCache().getMaxKeys());
+		}
 		RateLimitProperties.CircuitBreaker breaker = properties.getRedis().getCircuitBreaker();
 		return breaker.isEnabled() ? new CircuitBreakingBackend(redis, circuitBreakerConfig(breaker), timeSource)
 				: redis;

@@ -40,6 +40,7 @@ import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
+import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -98,6 +99,10 @@ class RateLimitAutoConfigurationTests {
 			assertThat(context).getBean(BudgetStore.class).isInstanceOf(RedisBudgetStore.class);
 		});
 		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false")
+			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+				.isInstanceOf(DenyCachingBackend.class));
+		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false",
+				"rate-limit.redis.deny-cache.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(RedisRateLimitBackend.class));
 	}

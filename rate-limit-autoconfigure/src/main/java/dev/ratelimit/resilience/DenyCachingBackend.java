@@ -1,0 +1,109 @@
+package dev.ratelimit.resilience;
+
+import java.util.List;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+
+import dev.ratelimit.core.Acquisition;
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.TimeSource;
+
+/**
+ * Answers repeated calls of a denied key locally until its retry-after has
+ * passed, so that a client hammering a limit costs Redis one call, not one per
+ * request.
+ * <p>
+ * This is exact for every algorithm: a denial's retry-after is the earliest
+ * time the same cost could succeed, other callers can only push it later, and
+ * a larger cost needs at least as long. So only calls of at least the denied
+ * cost are answered from the cache; a smaller one still asks the backend.
+ * Layered calls (several policies) always ask the backend, which must report
+ * every policy's state. An operator's reset clears the key here too.
+ */
+public final class DenyCachingBackend implements RateLimitBackend {
+
+	private final RateLimitBackend delegate;
+
+	private final TimeSource time;
+
+	private final Cache<String, Denial> denials;
+
+	/**
+	 * Wraps a backend.
+	 * @param delegate the remote backend
+	 * @param time the local clock measuring retry-after
+	 * @param maxKeys the most denied keys remembered
+	 */
+	public DenyCachingBackend(RateLimitBackend delegate, TimeSource time, long maxKeys) {
+		this.delegate = delegate;
+		this.time = time;
+		this.denials = Caffeine.newBuilder().maximumSize(maxKeys).build();
+	}
+
+	@Override
+	public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
+		if (acquisitions.size() != 1) {
+			return this.delegate.tryConsumeAll(acquisitions);
+		}
+		Acquisition acquisition = acquisitions.get(0);
+		long now = this.time.currentTimeMicros();
+		Denial denial = this.denials.getIfPresent(acquisition.key());
+		if (denial != null && now < denial.untilMicros && acquisition.cost() >= denial.cost) {
+			return List.of(denial.at(now));
+		}
+		List<Decision> decisions = this.delegate.tryConsumeAll(acquisitions);
+		Decision decision = decisions.get(0);
+		if (!decision.allowed() && decision.retryAfterMicros() > 0) {
+			this.denials.put(acquisition.key(), new Denial(acquisition.cost(), decision, now));
+		}
+		else if (denial != null) {
+			this.denials.invalidate(acquisition.key());
+		}
+		return decisions;
+	}
+
+	@Override
+	public void reset(RateLimitPolicy policy, String key) {
+		this.denials.invalidate(key);
+		this.delegate.reset(policy, key);
+	}
+
+	/**
+	 * Returns the number of keys answered locally at the moment (an estimate).
+	 * @return the number of cached denials
+	 */
+	public long size() {
+		this.denials.cleanUp();
+		return this.denials.estimatedSize();
+	}
+
+	/** A denial and the times it stays true, in the local clock. */
+	private static final class Denial {
+
+		final long cost;
+
+		final long untilMicros;
+
+		final long resetAtMicros;
+
+		final Decision decision;
+
+		Denial(long cost, Decision decision, long now) {
+			this.cost = cost;
+			this.decision = decision;
+			this.untilMicros = now + decision.retryAfterMicros();
+			this.resetAtMicros = now + decision.resetAfterMicros();
+		}
+
+		/** The same denial, its waits counted from {@code now}. */
+		Decision at(long now) {
+			return new Decision(false, this.decision.remaining(), this.decision.limit(),
+					Math.max(0, this.resetAtMicros - now), this.untilMicros - now);
+		}
+
+	}
+
+}
