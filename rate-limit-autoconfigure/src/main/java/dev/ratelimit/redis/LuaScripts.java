@@ -39,6 +39,19 @@ final class LuaScripts {
 	}
 
 	/**
+	 * Returns the decide script with one algorithm only. Redis runs a script's
+	 * whole text on every call, defining every function in it, so a script with
+	 * only the algorithm in use costs the server less per decision.
+	 * @param algorithm the file of the algorithm, for example {@code token_bucket.lua}
+	 * @return the script
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	static RedisScript<List<Object>> decide(String algorithm) {
+		String text = read("lib.lua") + '\n' + read(algorithm) + '\n' + read("decide.lua");
+		return (RedisScript) new DefaultRedisScript<>(text, List.class);
+	}
+
+	/**
 	 * Returns the script that gives back what {@link #decide()} took, see
 	 * {@code refund.lua}.
 	 * @return the script
