@@ -118,16 +118,23 @@ public final class RateLimiter {
 	public RateLimitOutcome tryAcquire(List<LimitRequest> requests) {
 		// Several policies on one storage key (the same policy twice) become one, costs added.
 		Map<String, Acquisition> enforced = new LinkedHashMap<>();
-		Map<String, Acquisition> shadow = new LinkedHashMap<>();
+		Map<String, Acquisition> shadow = null;
 		for (LimitRequest request : requests) {
 			Acquisition acquisition = toAcquisition(request);
-			if (acquisition != null) {
-				(acquisition.policy().shadow() ? shadow : enforced).merge(acquisition.key(), acquisition,
-						(a, b) -> new Acquisition(a.policy(), a.key(), checkCost(a.policy(), a.cost() + b.cost())));
+			if (acquisition == null) {
+				continue;
 			}
+			Map<String, Acquisition> into = enforced;
+			if (acquisition.policy().shadow()) {
+				// Only calls with shadow policies pay for a second map.
+				shadow = (shadow != null) ? shadow : new LinkedHashMap<>();
+				into = shadow;
+			}
+			into.merge(acquisition.key(), acquisition,
+					(a, b) -> new Acquisition(a.policy(), a.key(), checkCost(a.policy(), a.cost() + b.cost())));
 		}
 		List<PolicyDecision> decisions = enforced.isEmpty() ? List.of() : decide(List.copyOf(enforced.values()));
-		List<PolicyDecision> shadowDecisions = shadow.isEmpty() ? List.of() : decideShadow(shadow.values());
+		List<PolicyDecision> shadowDecisions = (shadow == null) ? List.of() : decideShadow(shadow.values());
 		return new RateLimitOutcome(decisions, shadowDecisions);
 	}
 
