@@ -216,7 +216,7 @@ public class RateLimitEndpoint {
 		return new RateLimitDescriptor(policy.name(), inline, label(policy.algorithm()), policy.capacity(),
 				rateBased ? refill(policy.refill()) : null, rateBased ? null : duration(policy.windowMicros()),
 				policy.key(), label(policy.failureMode()), label(policy.missingKey()), policy.shadow(),
-				duration(policy.maxWaitMicros()), policy.localInstances(), routes(policy.name()),
+				duration(policy.maxWaitMicros()), policy.localInstances(), policy.lease(), routes(policy.name()),
 				methods(Kind.RATE_LIMIT, policy.name()));
 	}
 
@@ -322,12 +322,13 @@ public class RateLimitEndpoint {
 	 * @param shadow whether it only reports
 	 * @param maxWait how long a caller over the limit may wait for its turn
 	 * @param localInstances the instances sharing it during a local fallback
+	 * @param lease tokens an instance takes from Redis at once, 0 when off
 	 * @param routes the route rules applying it
 	 * @param methods the annotated methods applying it
 	 */
 	public record RateLimitDescriptor(String name, boolean inline, String algorithm, long capacity,
 			@Nullable String refill, @Nullable String window, String key, String failureMode, String missingKey,
-			boolean shadow, String maxWait, int localInstances, List<RouteDescriptor> routes,
+			boolean shadow, String maxWait, int localInstances, long lease, List<RouteDescriptor> routes,
 			List<MethodDescriptor> methods) {
 	}
 

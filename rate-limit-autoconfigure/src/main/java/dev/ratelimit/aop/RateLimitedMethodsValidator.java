@@ -185,7 +185,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 				: policy.capacity() + " per " + Durations.format(policy.windowMicros());
 		return "Rate limit policy '" + policy.name() + "' (" + policy.algorithm().name().toLowerCase().replace('_', '-')
 				+ " " + numbers + ", key " + policy.key() + ", failure-mode "
-				+ policy.failureMode().name().toLowerCase() + (policy.shadow() ? ", shadow" : "") + ")";
+				+ policy.failureMode().name().toLowerCase() + (policy.shadow() ? ", shadow" : "")
+				+ ((policy.lease() > 0) ? ", lease " + policy.lease() : "") + ")";
 	}
 
 	private static String describe(BudgetPolicy budget) {

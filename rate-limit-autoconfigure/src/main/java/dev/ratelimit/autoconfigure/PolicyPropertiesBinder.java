@@ -37,7 +37,8 @@ final class PolicyPropertiesBinder {
 				.missingKey(source.getMissingKey())
 				.shadow(source.isShadow())
 				.localInstances(source.getLocalInstances())
-				.maxWaitMicros(source.getMaxWait().toNanos() / 1_000L);
+				.maxWaitMicros(source.getMaxWait().toNanos() / 1_000L)
+				.lease(source.getLease());
 			if (source.getCapacity() == null) {
 				throw new PolicyValidationException("capacity", null, "must be set to a positive number");
 			}

@@ -278,6 +278,16 @@ public class RateLimitProperties {
 		 */
 		private MissingKeyAction missingKey = MissingKeyAction.SHARED;
 
+		/**
+		 * Lease mode (token-bucket and fixed-window, Redis backend): tokens an
+		 * instance takes from Redis at once and spends locally, so that only one
+		 * call in this many reaches Redis. Across N instances at most lease × N calls
+		 * more than the limit can pass in any interval (token bucket); a fixed
+		 * window never passes more than its limit. Zero, the default, asks Redis on
+		 * every call.
+		 */
+		private long lease;
+
 		public Algorithm getAlgorithm() {
 			return this.algorithm;
 		}
@@ -348,6 +358,14 @@ public class RateLimitProperties {
 
 		public void setShadow(boolean shadow) {
 			this.shadow = shadow;
+		}
+
+		public long getLease() {
+			return this.lease;
+		}
+
+		public void setLease(long lease) {
+			this.lease = lease;
 		}
 
 		public MissingKeyAction getMissingKey() {
@@ -522,8 +540,14 @@ public class RateLimitProperties {
 
 		private final DenyCache denyCache = new DenyCache();
 
+		private final Lease lease = new Lease();
+
 		public DenyCache getDenyCache() {
 			return this.denyCache;
+		}
+
+		public Lease getLease() {
+			return this.lease;
 		}
 
 		public Duration getTimeout() {
@@ -564,6 +588,28 @@ public class RateLimitProperties {
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
 		}
+
+		public long getMaxKeys() {
+			return this.maxKeys;
+		}
+
+		public void setMaxKeys(long maxKeys) {
+			this.maxKeys = maxKeys;
+		}
+
+	}
+
+	/**
+	 * Lease mode settings; the lease size is set per policy
+	 * ({@code rate-limit.policies.<name>.lease}).
+	 */
+	public static class Lease {
+
+		/**
+		 * Most keys holding leased tokens at once in one instance; the least
+		 * recently used lose theirs (which never over-admits).
+		 */
+		private long maxKeys = 10_000;
 
 		public long getMaxKeys() {
 			return this.maxKeys;

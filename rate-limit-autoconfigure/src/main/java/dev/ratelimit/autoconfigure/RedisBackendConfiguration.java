@@ -18,7 +18,9 @@ import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.lease.LeasingBackend;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisPermitStore;
@@ -65,8 +67,13 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(RedisLimiterConnection connection, RateLimitProperties properties,
-			TimeSource timeSource) {
+			TimeSource timeSource, RateLimitPolicies policies) {
 		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory(), null);
+		if (policies.all().stream().anyMatch((policy) -> policy.lease() > 0)) {
+			// Inside the deny cache: a lease's denial is the backend's, cached like any other.
+			redis = new LeasingBackend(redis, timeSource, positive("rate-limit.redis.lease.max-keys",
+					properties.getRedis().getLease().getMaxKeys()));
+		}
 		if (properties.getRedis().getDenyCache().isEnabled()) {
 			redis = new DenyCachingBackend(redis, timeSource, properties.getRedis().getDenyCache().getMaxKeys());
 		}
@@ -89,6 +96,15 @@ class RedisBackendConfiguration {
 			LimitKeys keys, LocalConcurrencyLimiter local) {
 		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection.connectionFactory(), null), keys,
 				local);
+	}
+
+	private static long positive(String property, long value) {
+		if (value <= 0) {
+			throw new RateLimitConfigurationException(
+					"Property " + property + " with value '" + value + "' is invalid: must be positive",
+					"Set " + property + " to a positive number of keys, such as 10000.", null);
+		}
+		return value;
 	}
 
 	private static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {

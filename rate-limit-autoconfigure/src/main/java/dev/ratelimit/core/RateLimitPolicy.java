@@ -45,6 +45,8 @@ public final class RateLimitPolicy {
 
 	private final long maxWaitMicros;
 
+	private final long lease;
+
 	private RateLimitPolicy(Builder builder) {
 		this.name = builder.name;
 		this.algorithm = builder.algorithm;
@@ -57,6 +59,7 @@ public final class RateLimitPolicy {
 		this.shadow = builder.shadow;
 		this.localInstances = builder.localInstances;
 		this.maxWaitMicros = builder.maxWaitMicros;
+		this.lease = builder.lease;
 	}
 
 	/**
@@ -129,6 +132,17 @@ public final class RateLimitPolicy {
 	}
 
 	/**
+	 * Returns the lease size: how many tokens an instance takes from a shared
+	 * backend at once and then spends locally without asking it again. Lease mode
+	 * trades exactness for fewer round trips on high limits: across all instances
+	 * at most {@code lease × instances} calls more than the limit can pass.
+	 * @return the tokens per lease; 0 (the default) asks the backend on every call
+	 */
+	public long lease() {
+		return this.lease;
+	}
+
+	/**
 	 * Returns the number of application instances that share this policy while
 	 * the backend is unavailable and the policy falls back to a local limiter
 	 * ({@link FailureMode#LOCAL}): each instance then enforces its share.
@@ -152,7 +166,8 @@ public final class RateLimitPolicy {
 		if (this.refill != null) {
 			builder.refill(new Refill(this.refill.tokens(), this.refill.periodMicros() * this.localInstances));
 		}
-		return builder.localInstances(1).build();
+		// A lease spends a shared backend's tokens; the local fallback has none to lease.
+		return builder.localInstances(1).lease(0).build();
 	}
 
 	/**
@@ -193,7 +208,8 @@ public final class RateLimitPolicy {
 			.missingKey(this.missingKey)
 			.shadow(this.shadow)
 			.localInstances(this.localInstances)
-			.maxWaitMicros(this.maxWaitMicros);
+			.maxWaitMicros(this.maxWaitMicros)
+			.lease(this.lease);
 	}
 
 	@Override
@@ -204,7 +220,7 @@ public final class RateLimitPolicy {
 				&& this.key.equals(that.key)
 				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey
 				&& this.shadow == that.shadow && this.localInstances == that.localInstances
-				&& this.maxWaitMicros == that.maxWaitMicros);
+				&& this.maxWaitMicros == that.maxWaitMicros && this.lease == that.lease);
 	}
 
 	@Override
@@ -218,7 +234,8 @@ public final class RateLimitPolicy {
 				+ ((this.refill != null) ? " refill=" + this.refill : " window=" + this.windowMicros + "us") + " key=" + this.key + " failure-mode=" + this.failureMode + " missing-key="
 				+ this.missingKey + (this.shadow ? " shadow" : "")
 				+ ((this.localInstances > 1) ? " local-instances=" + this.localInstances : "")
-				+ ((this.maxWaitMicros > 0) ? " max-wait=" + this.maxWaitMicros + "us" : "") + "]";
+				+ ((this.maxWaitMicros > 0) ? " max-wait=" + this.maxWaitMicros + "us" : "")
+				+ ((this.lease > 0) ? " lease=" + this.lease : "") + "]";
 	}
 
 	/**
@@ -247,6 +264,8 @@ public final class RateLimitPolicy {
 		private int localInstances = 1;
 
 		private long maxWaitMicros;
+
+		private long lease;
 
 		private Builder(String name) {
 			if (name == null || !NAME.matcher(name).matches()) {
@@ -389,6 +408,20 @@ public final class RateLimitPolicy {
 		}
 
 		/**
+		 * Sets the lease size: tokens an instance takes from a shared backend at once
+		 * and spends locally; token-bucket and fixed-window only.
+		 * @param lease tokens per lease, 0 (the default) to ask the backend on every call
+		 * @return this builder
+		 */
+		public Builder lease(long lease) {
+			if (lease < 0) {
+				throw new PolicyValidationException("lease", lease, "must not be negative");
+			}
+			this.lease = lease;
+			return this;
+		}
+
+		/**
 		 * Validates the combination of values and builds the policy.
 		 * @return the policy
 		 * @throws PolicyValidationException if a value is missing or out of range
@@ -437,7 +470,25 @@ public final class RateLimitPolicy {
 									+ "use a fixed window or a token bucket for limits this large");
 				}
 			}
+			if (this.lease > 0) {
+				validateLease(kind);
+			}
 			return new RateLimitPolicy(this);
+		}
+
+		private void validateLease(String kind) {
+			if (this.algorithm != Algorithm.TOKEN_BUCKET && this.algorithm != Algorithm.FIXED_WINDOW) {
+				throw new PolicyValidationException("lease", this.lease,
+						"lease mode needs a token-bucket or fixed-window policy; " + kind + " cannot spend tokens taken in advance");
+			}
+			if (this.lease > this.capacity) {
+				throw new PolicyValidationException("lease", this.lease,
+						"must not exceed the capacity (" + this.capacity + "); a lease of 1% to 10% of it is typical");
+			}
+			if (this.maxWaitMicros > 0) {
+				throw new PolicyValidationException("lease", this.lease,
+						"wait mode (max-wait) reserves each caller's place in the shared bucket; it cannot be combined with a lease");
+			}
 		}
 
 	}

@@ -58,6 +58,7 @@ class RateLimitEndpointTests {
 		assertThat(perUser.get("shadow").asBoolean()).isFalse();
 		assertThat(perUser.get("maxWait").asString()).isEqualTo("0s");
 		assertThat(perUser.get("localInstances").asInt()).isEqualTo(1);
+		assertThat(perUser.get("lease").asLong()).isZero();
 		assertThat(perUser.get("routes")).hasSize(1);
 		assertThat(perUser.at("/routes/0/pattern").asString()).isEqualTo("/api/**");
 		assertThat(perUser.at("/routes/0/methods/0").asString()).isEqualTo("GET");

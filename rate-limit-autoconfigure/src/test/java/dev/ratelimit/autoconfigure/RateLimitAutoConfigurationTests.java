@@ -39,6 +39,7 @@ import dev.ratelimit.metrics.MicrometerRateLimitListener;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
+import dev.ratelimit.lease.LeasingBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
 import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.web.RateLimitExceptionResolver;
@@ -105,6 +106,39 @@ class RateLimitAutoConfigurationTests {
 				"rate-limit.redis.deny-cache.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(RedisRateLimitBackend.class));
+	}
+
+	@Test
+	void runWithALeasedPolicyOnRedisShouldLeaseInsideTheDenyCache() {
+		ApplicationContextRunner redis = this.contextRunner
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.circuit-breaker.enabled=false",
+					"rate-limit.redis.deny-cache.enabled=false", "rate-limit.policies.hot.capacity=1000",
+					"rate-limit.policies.hot.refill=1000/1s");
+		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+			.isInstanceOf(RedisRateLimitBackend.class));
+		redis.withPropertyValues("rate-limit.policies.hot.lease=50")
+			.run((context) -> assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(LeasingBackend.class));
+	}
+
+	@Test
+	void runWithALeaseLargerThanTheCapacityShouldNameTheProperty() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.policies.hot.capacity=100", "rate-limit.policies.hot.refill=100/1s",
+					"rate-limit.policies.hot.lease=500")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.policies.hot.lease")
+				.contains("must not exceed the capacity (100)"));
+	}
+
+	@Test
+	void runWithNonPositiveLeaseMaxKeysShouldNameTheProperty() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.policies.hot.capacity=100",
+					"rate-limit.policies.hot.refill=100/1s", "rate-limit.policies.hot.lease=10",
+					"rate-limit.redis.lease.max-keys=0")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.redis.lease.max-keys"));
 	}
 
 	@Test

@@ -1,0 +1,157 @@
+package dev.ratelimit.lease;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+
+import dev.ratelimit.core.Acquisition;
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.RateLimitBackend;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.TimeSource;
+
+/**
+ * Lease mode: for policies with a {@link RateLimitPolicy#lease() lease}, takes
+ * that many tokens from the shared backend in one call and spends them in this
+ * instance, so that one call in {@code lease} reaches the backend.
+ * <p>
+ * The tokens are really taken from the shared state, so the backend's own
+ * bound still counts them; what changes is <em>when</em> they are spent. A
+ * token bucket's tokens may be spent later than they were taken, so over any
+ * interval at most {@code lease × instances} calls more than the bucket allows
+ * pass. A fixed window's tokens expire at the end of the window they were taken
+ * in, measured from before the call, so a window never admits more than its
+ * limit; tokens an instance does not spend are lost to the others (the price of
+ * the lease, in both algorithms).
+ * <p>
+ * Near the limit, when the backend last reported fewer tokens left than a
+ * lease, calls ask for their own cost only, so that the last tokens go to the
+ * callers that need them. Calls whose cost exceeds the lease, layered calls
+ * (several policies, which must be decided together) and policies without a
+ * lease go straight to the backend.
+ */
+public final class LeasingBackend implements RateLimitBackend {
+
+	/** Idle leases are forgotten after this long; their tokens are lost, which never over-admits. */
+	private static final Duration IDLE = Duration.ofMinutes(10);
+
+	private final RateLimitBackend delegate;
+
+	private final TimeSource time;
+
+	private final Cache<String, Lease> leases;
+
+	/**
+	 * Wraps a shared backend.
+	 * @param delegate the shared backend the tokens are taken from
+	 * @param time the local clock measuring a fixed window's end
+	 * @param maxKeys the most keys holding a lease at once; the least used are forgotten
+	 */
+	public LeasingBackend(RateLimitBackend delegate, TimeSource time, long maxKeys) {
+		this.delegate = delegate;
+		this.time = time;
+		this.leases = Caffeine.newBuilder().maximumSize(maxKeys).expireAfterAccess(IDLE).build();
+	}
+
+	@Override
+	public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
+		if (acquisitions.size() != 1) {
+			return this.delegate.tryConsumeAll(acquisitions);
+		}
+		Acquisition acquisition = acquisitions.get(0);
+		RateLimitPolicy policy = acquisition.policy();
+		if (policy.lease() == 0 || acquisition.cost() > policy.lease() || acquisition.cost() == 0) {
+			return this.delegate.tryConsumeAll(acquisitions);
+		}
+		Lease lease = this.leases.get(acquisition.key(), (key) -> new Lease());
+		return List.of(lease.take(acquisition));
+	}
+
+	@Override
+	public void reset(RateLimitPolicy policy, String key) {
+		this.leases.invalidate(key);
+		this.delegate.reset(policy, key);
+	}
+
+	/**
+	 * Returns the tokens this instance holds for a key, taken from the shared
+	 * backend and not yet spent.
+	 * @param key the storage key
+	 * @return the tokens held, 0 when none
+	 */
+	public long held(String key) {
+		Lease lease = this.leases.getIfPresent(key);
+		return (lease != null) ? lease.held(this.time.currentTimeMicros()) : 0;
+	}
+
+	/** One key's tokens in hand and what the backend last said about it. */
+	private final class Lease {
+
+		/** Held while asking the backend, so that concurrent callers share one lease instead of taking one each. */
+		private final ReentrantLock lock = new ReentrantLock();
+
+		private long tokens;
+
+		private long expiresAtMicros = Long.MAX_VALUE;
+
+		private long resetAtMicros;
+
+		private long remoteRemaining = Long.MAX_VALUE;
+
+		private long limit;
+
+		Decision take(Acquisition acquisition) {
+			this.lock.lock();
+			try {
+				long now = LeasingBackend.this.time.currentTimeMicros();
+				long cost = acquisition.cost();
+				if (held(now) >= cost) {
+					this.tokens -= cost;
+					return allowed(now);
+				}
+				return renew(acquisition, now);
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		long held(long now) {
+			return (now < this.expiresAtMicros) ? this.tokens : 0;
+		}
+
+		private Decision renew(Acquisition acquisition, long now) {
+			RateLimitPolicy policy = acquisition.policy();
+			long cost = acquisition.cost();
+			long request = (this.remoteRemaining >= policy.lease()) ? policy.lease() : cost;
+			Decision decision = LeasingBackend.this.delegate.tryConsume(policy, acquisition.key(), request);
+			if (!decision.allowed() && request > cost) {
+				// The lease did not fit: this call may still, on its own.
+				request = cost;
+				decision = LeasingBackend.this.delegate.tryConsume(policy, acquisition.key(), request);
+			}
+			this.remoteRemaining = decision.remaining();
+			this.limit = decision.limit();
+			if (!decision.allowed()) {
+				return decision;
+			}
+			// A remainder smaller than this call's cost is dropped: it may belong to an earlier window.
+			this.tokens = request - cost;
+			this.resetAtMicros = now + decision.resetAfterMicros();
+			// The window's end as seen from before the call, never after the backend's own.
+			this.expiresAtMicros = (policy.algorithm() == Algorithm.FIXED_WINDOW) ? this.resetAtMicros : Long.MAX_VALUE;
+			return allowed(now);
+		}
+
+		private Decision allowed(long now) {
+			long remaining = Math.min(this.limit, this.remoteRemaining + this.tokens);
+			return new Decision(true, remaining, this.limit, Math.max(0, this.resetAtMicros - now), 0);
+		}
+
+	}
+
+}

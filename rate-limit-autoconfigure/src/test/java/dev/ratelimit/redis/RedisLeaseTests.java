@@ -1,0 +1,107 @@
+package dev.ratelimit.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.lease.LeasingBackend;
+import dev.ratelimit.support.RedisServerFixture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Lease mode against a real Redis: one EVALSHA per lease, and several
+ * instances taking leases concurrently never spend more than Redis gave out.
+ */
+class RedisLeaseTests {
+
+	private static final RedisServerFixture server = RedisServerFixture.shared();
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	// A window long enough that it cannot end during the test, so every token comes from one window.
+	private final RateLimitPolicy policy = RateLimitPolicy.builder("leased")
+		.algorithm(Algorithm.FIXED_WINDOW)
+		.capacity(1_000)
+		.window("1h")
+		.lease(20)
+		.build();
+
+	private final String key = new LimitKeys("rl", 128).build(this.policy.name(), "tenant-1");
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = server.newConnectionFactory();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@BeforeEach
+	void setUp() {
+		server.flushAll();
+	}
+
+	@Test
+	void oneEvalshaPerLease() {
+		LeasingBackend backend = instance();
+		backend.tryConsume(this.policy, this.key, 1);
+		assertThat(server.call("CONFIG", "RESETSTAT")).isEqualTo("+OK");
+		for (int i = 0; i < 199; i++) {
+			assertThat(backend.tryConsume(this.policy, this.key, 1).allowed()).isTrue();
+		}
+		assertThat(CommandStats.calls(connectionFactory, "evalsha")).isEqualTo(9);
+		assertThat(backend.held(this.key)).isZero();
+	}
+
+	@Test
+	void concurrentInstancesNeverSpendMoreThanRedisGaveOut() throws Exception {
+		List<LeasingBackend> instances = List.of(instance(), instance(), instance(), instance());
+		ExecutorService pool = Executors.newFixedThreadPool(16);
+		try {
+			List<Callable<Integer>> callers = new ArrayList<>();
+			for (int t = 0; t < 16; t++) {
+				LeasingBackend backend = instances.get(t % instances.size());
+				callers.add(() -> {
+					int admitted = 0;
+					for (int i = 0; i < 200; i++) {
+						admitted += backend.tryConsume(this.policy, this.key, 1).allowed() ? 1 : 0;
+					}
+					return admitted;
+				});
+			}
+			int admitted = 0;
+			for (Future<Integer> result : pool.invokeAll(callers)) {
+				admitted += result.get();
+			}
+			long held = instances.stream().mapToLong((backend) -> backend.held(this.key)).sum();
+			// 3,200 calls for 1,000 tokens: what was admitted plus what is still in hand is exactly what Redis gave.
+			assertThat(admitted + held).isEqualTo(1_000);
+			assertThat(held).isLessThan(4 * this.policy.lease());
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	private LeasingBackend instance() {
+		return new LeasingBackend(new RedisRateLimitBackend(connectionFactory), TimeSource.system(), 100);
+	}
+
+}
