@@ -31,6 +31,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.lease.LeasingBackend;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
@@ -49,13 +51,16 @@ import dev.ratelimit.redis.RedisRateLimitBackend;
  * reset after the warm-up.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisDecisionBenchmark
- * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,incr,bucket4j]}
+ * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,lease,incr,bucket4j]}
  */
 public final class RedisDecisionBenchmark {
 
 	private static final long CAPACITY = 1_000_000_000L;
 
 	private static final int MANY_KEYS = 10_000;
+
+	/** Tokens per lease in the lease-mode case. */
+	private static final long LEASE = 100;
 
 	/** Commands a client sends and whose server time is reported; scripts' inner commands are counted apart. */
 	private static final List<String> SCRIPTED = List.of("evalsha", "eval", "incr");
@@ -110,12 +115,24 @@ public final class RedisDecisionBenchmark {
 	}
 
 	public static void main(String[] args) throws Exception {
-		Map<String, String> options = parse(args);
-		int seconds = Integer.parseInt(options.getOrDefault("seconds", "10"));
-		int warmup = Integer.parseInt(options.getOrDefault("warmup", "3"));
-		int threads = Integer.parseInt(options.getOrDefault("threads", "64"));
-		List<String> cases = List.of(options.getOrDefault("cases", "ours,incr,bucket4j").split(","));
+		Options options = Options.parse(args);
+		List<Result> results = run(options);
+		System.out.println();
+		System.out.println(table(results, options.integer("threads", 64)));
+	}
 
+	/**
+	 * Runs every case and returns the results.
+	 * @param options {@code seconds}, {@code warmup}, {@code threads}, {@code cases}
+	 * @return one result per case and key count
+	 * @throws Exception if the server cannot be started or a case fails
+	 */
+	static List<Result> run(Options options) throws Exception {
+		int seconds = options.integer("seconds", 10);
+		int warmup = options.integer("warmup", 3);
+		int threads = options.integer("threads", 64);
+		List<String> cases = options.list("cases", "ours,lease,incr,bucket4j");
+		List<Result> results = new ArrayList<>();
 		try (RedisServerProcess server = RedisServerProcess.start()) {
 			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %ds measured per case%n",
 					server.version(), server.port(), threads, warmup, seconds);
@@ -142,6 +159,18 @@ public final class RedisDecisionBenchmark {
 					deciders.put("ours (EVALSHA token bucket)",
 							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
 				}
+				if (cases.contains("lease")) {
+					RateLimitPolicy leased = RateLimitPolicy.builder("bench-lease")
+						.algorithm(Algorithm.TOKEN_BUCKET)
+						.capacity(CAPACITY)
+						.refill(Refill.of(CAPACITY, Duration.ofSeconds(1)))
+						.lease(LEASE)
+						.build();
+					LeasingBackend backend = new LeasingBackend(new RedisRateLimitBackend(factory), TimeSource.system(),
+							MANY_KEYS);
+					deciders.put("ours, lease " + LEASE + " (not exact)",
+							(k) -> backend.tryConsume(leased, keyNames[k], 1).allowed());
+				}
 				if (cases.contains("incr")) {
 					StringRedisTemplate template = new StringRedisTemplate(factory);
 					deciders.put("plain INCR (floor)", (k) -> template.opsForValue().increment(keyNames[k]) > 0);
@@ -161,7 +190,6 @@ public final class RedisDecisionBenchmark {
 					deciders.put("Bucket4j Lettuce CAS proxy", (k) -> buckets[k].tryConsume(1));
 				}
 
-				List<Result> results = new ArrayList<>();
 				for (Map.Entry<String, Decider> decider : deciders.entrySet()) {
 					for (int keys : new int[] { 1, MANY_KEYS }) {
 						server.call("FLUSHALL");
@@ -178,7 +206,6 @@ public final class RedisDecisionBenchmark {
 								result.percentileMicros(0.999), result.denied(), result.commandsPerDecision(), commands);
 					}
 				}
-				printTable(results, threads);
 			}
 			finally {
 				bucket4jConnection.close();
@@ -186,6 +213,7 @@ public final class RedisDecisionBenchmark {
 				factory.destroy();
 			}
 		}
+		return results;
 	}
 
 	private static Result run(Decider decider, int keys, int threads, int seconds, boolean record)
@@ -279,11 +307,12 @@ public final class RedisDecisionBenchmark {
 		return calls;
 	}
 
-	private static void printTable(List<Result> results, int threads) {
-		System.out.println();
-		System.out.printf(Locale.ROOT, "| Case (%d callers) | Keys | Decisions/s | p50 µs | p99 µs | p99.9 µs | Server µs/decision "
-				+ "| Scripts/decision | Redis commands per decision, incl. those run inside scripts |%n", threads);
-		System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---|");
+	static String table(List<Result> results, int threads) {
+		StringBuilder table = new StringBuilder();
+		table.append(String.format(Locale.ROOT, "| Case (%d callers) | Keys | Decisions/s | p50 µs | p99 µs | p99.9 µs "
+				+ "| Server µs/decision | Scripts/decision | Redis commands per decision, incl. those run inside scripts |%n",
+				threads));
+		table.append("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
 		for (Result r : results) {
 			StringBuilder commands = new StringBuilder();
 			r.commands().forEach((command, n) -> {
@@ -293,23 +322,15 @@ public final class RedisDecisionBenchmark {
 				if (commands.length() > 0) {
 					commands.append(", ");
 				}
-				commands.append(String.format(Locale.ROOT, "%s %.3f", command.toUpperCase(Locale.ROOT), n / (double) r.decisions()));
+				commands.append(String.format(Locale.ROOT, "%s %.3f", command.toUpperCase(Locale.ROOT),
+						n / (double) r.decisions()));
 			});
-			System.out.printf(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.1f | %.2f | %.2f (%s) |%n", r.name(),
-					r.keys(), r.perSecond(), r.percentileMicros(0.50), r.percentileMicros(0.99), r.percentileMicros(0.999),
-					r.serverMicrosPerDecision(), r.scriptsPerDecision(), r.commandsPerDecision(), commands);
+			table.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %,.0f | %,.0f | %.1f | %.2f | %.2f (%s) |%n",
+					r.name(), r.keys(), r.perSecond(), r.percentileMicros(0.50), r.percentileMicros(0.99),
+					r.percentileMicros(0.999), r.serverMicrosPerDecision(), r.scriptsPerDecision(),
+					r.commandsPerDecision(), commands));
 		}
-	}
-
-	private static Map<String, String> parse(String[] args) {
-		Map<String, String> options = new LinkedHashMap<>();
-		for (int i = 0; i + 1 < args.length; i += 2) {
-			if (!args[i].startsWith("--")) {
-				throw new IllegalArgumentException("Expected --option value, got " + args[i]);
-			}
-			options.put(args[i].substring(2), args[i + 1]);
-		}
-		return options;
+		return table.toString();
 	}
 
 }

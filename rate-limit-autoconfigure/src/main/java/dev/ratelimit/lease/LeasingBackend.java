@@ -91,7 +91,7 @@ public final class LeasingBackend implements RateLimitBackend {
 	/** One key's tokens in hand and what the backend last said about it. */
 	private final class Lease {
 
-		/** Held while asking the backend, so that concurrent callers share one lease instead of taking one each. */
+		/** Held while taking a lease, so that concurrent callers share one instead of taking one each. */
 		private final ReentrantLock lock = new ReentrantLock();
 
 		private long tokens;
@@ -105,29 +105,44 @@ public final class LeasingBackend implements RateLimitBackend {
 		private long limit;
 
 		Decision take(Acquisition acquisition) {
+			long cost = acquisition.cost();
 			this.lock.lock();
 			try {
 				long now = LeasingBackend.this.time.currentTimeMicros();
-				long cost = acquisition.cost();
 				if (held(now) >= cost) {
 					this.tokens -= cost;
 					return allowed(now);
 				}
-				return renew(acquisition, now);
+				if (this.remoteRemaining >= acquisition.policy().lease()) {
+					return lease(acquisition, now);
+				}
 			}
 			finally {
 				this.lock.unlock();
 			}
+			// Near the limit: this call's cost only, without the lock, so that callers of an
+			// exhausted key do not queue behind each other's round trips.
+			Decision decision = LeasingBackend.this.delegate.tryConsume(acquisition.policy(), acquisition.key(), cost);
+			this.lock.lock();
+			try {
+				this.remoteRemaining = decision.remaining();
+				this.limit = decision.limit();
+			}
+			finally {
+				this.lock.unlock();
+			}
+			return decision;
 		}
 
 		long held(long now) {
 			return (now < this.expiresAtMicros) ? this.tokens : 0;
 		}
 
-		private Decision renew(Acquisition acquisition, long now) {
+		/** Takes a lease, holding the lock so that concurrent callers share it instead of taking one each. */
+		private Decision lease(Acquisition acquisition, long now) {
 			RateLimitPolicy policy = acquisition.policy();
 			long cost = acquisition.cost();
-			long request = (this.remoteRemaining >= policy.lease()) ? policy.lease() : cost;
+			long request = policy.lease();
 			Decision decision = LeasingBackend.this.delegate.tryConsume(policy, acquisition.key(), request);
 			if (!decision.allowed() && request > cost) {
 				// The lease did not fit: this call may still, on its own.
