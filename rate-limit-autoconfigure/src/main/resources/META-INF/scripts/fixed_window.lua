@@ -8,7 +8,8 @@
 -- TTL      until the window ends
 -- Receipt  the window's index: a refund uncounts the cost only in that window.
 
-local FixedWindow = { rateBased = false }
+-- Every method has its slot from the start (see ALGORITHMS in lib.lua).
+local FixedWindow = { rateBased = false, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['fw'] = FixedWindow
 
 -- FixedWindow starts at Long.MIN_VALUE: before every window.
@@ -16,12 +17,11 @@ local NO_WINDOW = -math.huge
 
 function FixedWindow.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 'w', 'c')
-	local self = { key = key, window = tonumber(stored[1]), count = tonumber(stored[2]) }
-	if self.window == nil or self.count == nil then
-		self.window = NO_WINDOW
-		self.count = 0
+	local window, count = tonumber(stored[1]), tonumber(stored[2])
+	if window == nil or count == nil then
+		return { key = key, window = NO_WINDOW, count = 0 }
 	end
-	return self
+	return { key = key, window = window, count = count }
 end
 
 function FixedWindow.decide(self, policy, cost, nowMicros, commit)
@@ -34,24 +34,24 @@ function FixedWindow.decide(self, policy, cost, nowMicros, commit)
 	local untilNext = (self.window + 1) * size - nowMicros
 	local counted = self.count + cost
 	if counted > policy.capacity then
-		return Decision(false, policy.capacity - self.count, policy.capacity,
-			(self.count > 0) and untilNext or 0, untilNext)
+		return false, policy.capacity - self.count, (self.count > 0) and untilNext or 0, untilNext, 0
 	end
 	if commit then
 		self.count = counted
 	end
-	return Decision(true, policy.capacity - counted, policy.capacity, (counted > 0) and untilNext or 0, 0)
+	return true, policy.capacity - counted, (counted > 0) and untilNext or 0, 0, 0
 end
 
-function FixedWindow.store(self, policy, decision)
-	if decision.resetAfterMicros == 0 then
+function FixedWindow.store(self, policy, resetAfterMicros)
+	if resetAfterMicros == 0 then
 		-- Nothing counted is the same as no window.
 		redis.call('DEL', self.key)
 		return ''
 	end
-	redis.call('HSET', self.key, 'w', int(self.window), 'c', int(self.count))
-	expireAfter(self.key, decision.resetAfterMicros)
-	return int(self.window)
+	local window = int(self.window)
+	redis.call('HSET', self.key, 'w', window, 'c', int(self.count))
+	expireAfter(self.key, resetAfterMicros)
+	return window
 end
 
 function FixedWindow.refund(self, policy, cost, receipt, nowMicros)

@@ -9,17 +9,17 @@
 -- TTL      until the bucket would be empty again
 -- Receipt  none: a refund takes the cost out again, never below empty.
 
-local LeakyBucket = { rateBased = true }
+-- Every method has its slot from the start (see ALGORITHMS in lib.lua).
+local LeakyBucket = { rateBased = true, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['lb'] = LeakyBucket
 
 function LeakyBucket.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 'l', 'ts')
-	local self = { key = key, scaledLevel = tonumber(stored[1]), lastMicros = tonumber(stored[2]) }
-	if self.scaledLevel == nil or self.lastMicros == nil then
-		self.scaledLevel = 0
-		self.lastMicros = nowMicros
+	local scaledLevel, lastMicros = tonumber(stored[1]), tonumber(stored[2])
+	if scaledLevel == nil or lastMicros == nil then
+		return { key = key, scaledLevel = 0, lastMicros = nowMicros }
 	end
-	return self
+	return { key = key, scaledLevel = scaledLevel, lastMicros = lastMicros }
 end
 
 function LeakyBucket.decide(self, policy, cost, nowMicros, commit)
@@ -40,8 +40,8 @@ function LeakyBucket.decide(self, policy, cost, nowMicros, commit)
 		local wait = ceilDiv(poured - full, unitsPerMicro)
 		-- Wait mode: the bucket may overflow by what drains within max-wait.
 		if wait > policy.maxWaitMicros then
-			return Decision(false, math.max(0, floorDiv(full - self.scaledLevel, perToken)), policy.capacity,
-				ceilDiv(self.scaledLevel, unitsPerMicro), wait - policy.maxWaitMicros)
+			return false, math.max(0, floorDiv(full - self.scaledLevel, perToken)),
+				ceilDiv(self.scaledLevel, unitsPerMicro), wait - policy.maxWaitMicros, 0
 		end
 	end
 	if commit then
@@ -51,17 +51,16 @@ function LeakyBucket.decide(self, policy, cost, nowMicros, commit)
 	if poured > full then
 		delay = ceilDiv(poured - full, unitsPerMicro)
 	end
-	return Decision(true, math.max(0, floorDiv(full - poured, perToken)), policy.capacity,
-		ceilDiv(poured, unitsPerMicro), 0, delay)
+	return true, math.max(0, floorDiv(full - poured, perToken)), ceilDiv(poured, unitsPerMicro), 0, delay
 end
 
-function LeakyBucket.store(self, policy, decision)
-	if decision.resetAfterMicros == 0 then
+function LeakyBucket.store(self, policy, resetAfterMicros)
+	if resetAfterMicros == 0 then
 		-- An empty bucket is the same as no bucket.
 		redis.call('DEL', self.key)
 	else
 		redis.call('HSET', self.key, 'l', int(self.scaledLevel), 'ts', int(self.lastMicros))
-		expireAfter(self.key, decision.resetAfterMicros)
+		expireAfter(self.key, resetAfterMicros)
 	end
 	return ''
 end

@@ -10,17 +10,17 @@
 -- Receipt  'd:r' after this call's turn was added: a refund shortens the queue
 --          only while that turn is still the last one.
 
-local ShapingLeakyBucket = { rateBased = true }
+-- Every method has its slot from the start (see ALGORITHMS in lib.lua).
+local ShapingLeakyBucket = { rateBased = true, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['ls'] = ShapingLeakyBucket
 
 function ShapingLeakyBucket.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 'd', 'r')
-	local self = { key = key, drainMicros = tonumber(stored[1]), drainRemainder = tonumber(stored[2]) }
-	if self.drainMicros == nil or self.drainRemainder == nil then
-		self.drainMicros = nowMicros
-		self.drainRemainder = 0
+	local drainMicros, drainRemainder = tonumber(stored[1]), tonumber(stored[2])
+	if drainMicros == nil or drainRemainder == nil then
+		return { key = key, drainMicros = nowMicros, drainRemainder = 0 }
 	end
-	return self
+	return { key = key, drainMicros = drainMicros, drainRemainder = drainRemainder }
 end
 
 -- Work still queued, in units of 1/n microseconds.
@@ -42,29 +42,27 @@ function ShapingLeakyBucket.decide(self, policy, cost, nowMicros, commit)
 	if queued > full then
 		-- Clamped at 0 where Java would throw: a server clock stepped back can
 		-- leave more than a full queue ahead of "now".
-		return Decision(false, floorDiv(math.max(full - backlog, 0), perToken), policy.capacity, delay,
-			ceilDiv(queued - full, unitsPerMicro))
+		return false, floorDiv(math.max(full - backlog, 0), perToken), delay, ceilDiv(queued - full, unitsPerMicro), 0
 	end
 	if commit then
 		self.drainMicros = nowMicros + floorDiv(queued, unitsPerMicro)
 		self.drainRemainder = floorMod(queued, unitsPerMicro)
 	end
-	return Decision(true, floorDiv(full - queued, perToken), policy.capacity,
-		ceilDiv(queued, unitsPerMicro), 0, delay)
+	return true, floorDiv(full - queued, perToken), ceilDiv(queued, unitsPerMicro), 0, delay
 end
 
 local function tail(self)
 	return int(self.drainMicros) .. ':' .. int(self.drainRemainder)
 end
 
-function ShapingLeakyBucket.store(self, policy, decision)
-	if decision.resetAfterMicros == 0 then
+function ShapingLeakyBucket.store(self, policy, resetAfterMicros)
+	if resetAfterMicros == 0 then
 		-- Nothing queued is the same as no queue.
 		redis.call('DEL', self.key)
 		return ''
 	end
 	redis.call('HSET', self.key, 'd', int(self.drainMicros), 'r', int(self.drainRemainder))
-	expireAfter(self.key, decision.resetAfterMicros)
+	expireAfter(self.key, resetAfterMicros)
 	return tail(self)
 end
 

@@ -30,9 +30,12 @@ end
 
 -- Whole numbers as plain digits, for keys, fields and arguments: Redis' own
 -- number-to-string conversion for redis.call arguments has changed between
--- versions, this one cannot. Adding 0 turns -0 into 0.
+-- versions, this one cannot. Every caller passes a whole number below 2^53,
+-- so '%d' (Lua 5.1 prints it as a C long, 64 bits on every platform Redis
+-- runs on) is exact, and costs the server half of what '%.0f' does: number
+-- formatting is among the dearest steps of a decision. -0 prints as 0.
 local function int(x)
-	return string.format('%.0f', x + 0)
+	return string.format('%d', x)
 end
 
 -- The clock: the time passed by the caller (tests replaying a timeline), else
@@ -41,24 +44,13 @@ local function currentTimeMicros(explicit)
 	if explicit ~= nil and explicit ~= '' then
 		return tonumber(explicit)
 	end
-	-- Redis before 5 refuses writes after TIME unless effects are replicated.
-	if redis.replicate_commands then
+	-- Redis before 5 refuses writes after TIME unless effects are replicated;
+	-- from 7 on (which sets REDIS_VERSION) that is all there is, skip the call.
+	if redis.REDIS_VERSION == nil and redis.replicate_commands then
 		redis.replicate_commands()
 	end
 	local time = redis.call('TIME')
 	return tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
-
--- dev.ratelimit.core.Decision; the 5-argument form has no delay.
-local function Decision(allowed, remaining, limit, resetAfterMicros, retryAfterMicros, delayMicros)
-	return {
-		allowed = allowed,
-		remaining = remaining,
-		limit = limit,
-		resetAfterMicros = resetAfterMicros,
-		retryAfterMicros = retryAfterMicros,
-		delayMicros = delayMicros or 0,
-	}
 end
 
 -- Every store ends here: a key is kept exactly until forgetting it changes
@@ -73,34 +65,36 @@ end
 --   rateBased                            configured with a refill rather than a window
 --   load(key, policy, nowMicros)         the state, or a fresh one when the key is missing
 --   decide(self, policy, cost, nowMicros, commit)  the mirror of LimitState#decide
---   store(self, policy, decision)        writes a committed state and its TTL; returns the receipt
+--   store(self, policy, resetAfterMicros) writes a committed state and its TTL; returns the receipt
 --   refund(self, policy, cost, receipt, nowMicros) gives back what a decision with that receipt took
+-- decide returns dev.ratelimit.core.Decision as five values rather than a
+-- table: allowed (a boolean), remaining, reset after, retry after and delay
+-- (µs). Tables are the dearest thing a script can allocate, and a decision
+-- makes up to two decisions per policy. For the same reason each algorithm's
+-- table is built with a slot for every method: the whole script text runs on
+-- every call, and a table grown field by field is rehashed on the way.
 local ALGORITHMS = {}
 
--- A policy from its arguments: algorithm code, capacity, then a refill of
--- a tokens per b µs (buckets) or a window of a µs (windows, b unused).
-local function readPolicy(code, capacity, a, b, maxWait)
+-- The policy whose six arguments start at ARGV[at]: algorithm code, capacity,
+-- then a refill of a tokens per b µs (buckets) or a window of a µs (windows,
+-- b unused), cost, max wait. Returns the policy and the cost. Arguments an
+-- algorithm does not use are not parsed: every tonumber is a strtod.
+local function readPolicy(at)
+	local code = ARGV[at]
 	local algorithm = ALGORITHMS[code]
-	if algorithm == nil then
+	if not algorithm then
 		return error('unknown rate limit algorithm: ' .. tostring(code))
 	end
-	local policy = { algorithm = algorithm, capacity = tonumber(capacity), maxWaitMicros = tonumber(maxWait) or 0 }
+	-- The usual cost 1 and max wait 0 compare as strings (interned: one pointer
+	-- comparison) rather than parse.
+	local cost = ARGV[at + 4]
+	cost = (cost == '1') and 1 or tonumber(cost)
 	if algorithm.rateBased then
-		policy.tokens = tonumber(a)
-		policy.periodMicros = tonumber(b)
-	else
-		policy.windowMicros = tonumber(a)
+		local maxWait = ARGV[at + 5]
+		return { algorithm = algorithm, capacity = tonumber(ARGV[at + 1]), tokens = tonumber(ARGV[at + 2]),
+			periodMicros = tonumber(ARGV[at + 3]), maxWaitMicros = (maxWait == '0') and 0 or tonumber(maxWait) or 0 },
+			cost
 	end
-	return policy
-end
-
--- A decision as six reply values: allowed (1 or 0), remaining, reset after,
--- retry after, delay, receipt.
-local function appendReply(reply, decision, receipt)
-	reply[#reply + 1] = decision.allowed and 1 or 0
-	reply[#reply + 1] = decision.remaining
-	reply[#reply + 1] = decision.resetAfterMicros
-	reply[#reply + 1] = decision.retryAfterMicros
-	reply[#reply + 1] = decision.delayMicros
-	reply[#reply + 1] = receipt
+	return { algorithm = algorithm, capacity = tonumber(ARGV[at + 1]), windowMicros = tonumber(ARGV[at + 2]),
+		maxWaitMicros = 0 }, cost
 end

@@ -17,14 +17,20 @@ local nowMicros = currentTimeMicros(ARGV[1])
 local reply = {}
 for i = 1, #KEYS do
 	local at = 2 + (i - 1) * 7
-	local policy = readPolicy(ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 5])
-	local cost = tonumber(ARGV[at + 4])
-	local state = policy.algorithm.load(KEYS[i], policy, nowMicros)
+	local policy, cost = readPolicy(at)
+	local algorithm = policy.algorithm
+	local state = algorithm.load(KEYS[i], policy, nowMicros)
 	-- Up to date first, so that the refund applies to the state as it is now.
-	policy.algorithm.decide(state, policy, 0, nowMicros, false)
-	policy.algorithm.refund(state, policy, cost, ARGV[at + 6], nowMicros)
-	local decision = policy.algorithm.decide(state, policy, 0, nowMicros, false)
-	policy.algorithm.store(state, policy, decision)
-	appendReply(reply, decision, '')
+	algorithm.decide(state, policy, 0, nowMicros, false)
+	algorithm.refund(state, policy, cost, ARGV[at + 6], nowMicros)
+	local allowed, remaining, resetAfter, retryAfter, delay = algorithm.decide(state, policy, 0, nowMicros, false)
+	algorithm.store(state, policy, resetAfter)
+	local out = (i - 1) * 6
+	reply[out + 1] = allowed and 1 or 0
+	reply[out + 2] = remaining
+	reply[out + 3] = resetAfter
+	reply[out + 4] = retryAfter
+	reply[out + 5] = delay
+	reply[out + 6] = ''
 end
 return reply

@@ -12,7 +12,8 @@
 -- Receipt  the window's index: a refund uncounts the cost from that window,
 --          whether it is still the current one or has become the previous one.
 
-local SlidingWindowCounter = { rateBased = false }
+-- Every method has its slot from the start (see ALGORITHMS in lib.lua).
+local SlidingWindowCounter = { rateBased = false, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['sc'] = SlidingWindowCounter
 
 -- SlidingWindowCounter starts at Long.MIN_VALUE: before every window.
@@ -20,14 +21,11 @@ local NO_WINDOW = -math.huge
 
 function SlidingWindowCounter.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 'w', 'c', 'p')
-	local self = { key = key, window = tonumber(stored[1]), current = tonumber(stored[2]),
-		previous = tonumber(stored[3]) }
-	if self.window == nil or self.current == nil or self.previous == nil then
-		self.window = NO_WINDOW
-		self.current = 0
-		self.previous = 0
+	local window, current, previous = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
+	if window == nil or current == nil or previous == nil then
+		return { key = key, window = NO_WINDOW, current = 0, previous = 0 }
 	end
-	return self
+	return { key = key, window = window, current = current, previous = previous }
 end
 
 -- Time until nothing counted so far weighs on the estimate.
@@ -76,25 +74,26 @@ function SlidingWindowCounter.decide(self, policy, cost, nowMicros, commit)
 	local counted = self.current + cost
 	if weightedPrevious + counted * size > capacity * size then
 		local remaining = math.max(0, floorDiv(capacity * size - weightedPrevious - self.current * size, size))
-		return Decision(false, remaining, capacity, reset(self, self.current, start, size, nowMicros),
-			retryAfter(self, capacity, cost, start, size, elapsed, nowMicros))
+		return false, remaining, reset(self, self.current, start, size, nowMicros),
+			retryAfter(self, capacity, cost, start, size, elapsed, nowMicros), 0
 	end
 	if commit then
 		self.current = counted
 	end
 	local remaining = floorDiv(capacity * size - weightedPrevious - counted * size, size)
-	return Decision(true, remaining, capacity, reset(self, counted, start, size, nowMicros), 0)
+	return true, remaining, reset(self, counted, start, size, nowMicros), 0, 0
 end
 
-function SlidingWindowCounter.store(self, policy, decision)
-	if decision.resetAfterMicros == 0 then
+function SlidingWindowCounter.store(self, policy, resetAfterMicros)
+	if resetAfterMicros == 0 then
 		-- Counting nothing is the same as no counters.
 		redis.call('DEL', self.key)
 		return ''
 	end
-	redis.call('HSET', self.key, 'w', int(self.window), 'c', int(self.current), 'p', int(self.previous))
-	expireAfter(self.key, decision.resetAfterMicros)
-	return int(self.window)
+	local window = int(self.window)
+	redis.call('HSET', self.key, 'w', window, 'c', int(self.current), 'p', int(self.previous))
+	expireAfter(self.key, resetAfterMicros)
+	return window
 end
 
 function SlidingWindowCounter.refund(self, policy, cost, receipt, nowMicros)

@@ -17,7 +17,8 @@
 -- subtract their costs from the sum) and one ZREMRANGEBYSCORE when the state
 -- is written; only a denial walks the live entries, to find its retry time.
 
-local SlidingWindowLog = { rateBased = false }
+-- Every method has its slot from the start (see ALGORITHMS in lib.lua).
+local SlidingWindowLog = { rateBased = false, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['sl'] = SlidingWindowLog
 
 local SUM = 's'
@@ -83,8 +84,8 @@ function SlidingWindowLog.decide(self, policy, cost, nowMicros, commit)
 	dropUpTo(self, nowMicros - window)
 	local counted = self.sum + cost
 	if counted > policy.capacity then
-		return Decision(false, policy.capacity - self.sum, policy.capacity,
-			newest(self) + window - nowMicros, retryAfter(self, counted - policy.capacity, window, nowMicros))
+		return false, policy.capacity - self.sum, newest(self) + window - nowMicros,
+			retryAfter(self, counted - policy.capacity, window, nowMicros), 0
 	end
 	if commit and cost > 0 then
 		-- append(nowMicros, cost): store writes the member.
@@ -100,7 +101,7 @@ function SlidingWindowLog.decide(self, policy, cost, nowMicros, commit)
 	else
 		reset = 0
 	end
-	return Decision(true, policy.capacity - counted, policy.capacity, reset, 0)
+	return true, policy.capacity - counted, reset, 0, 0
 end
 
 -- Adds the entry under a member no other entry has.
@@ -118,8 +119,8 @@ local function append(self)
 	end
 end
 
-function SlidingWindowLog.store(self, policy, decision)
-	if decision.resetAfterMicros == 0 then
+function SlidingWindowLog.store(self, policy, resetAfterMicros)
+	if resetAfterMicros == 0 then
 		-- An empty log is the same as no log.
 		redis.call('DEL', self.key)
 		return ''
@@ -132,7 +133,7 @@ function SlidingWindowLog.store(self, policy, decision)
 		receipt = append(self)
 	end
 	redis.call('ZADD', self.key, int(-self.sum), SUM)
-	expireAfter(self.key, decision.resetAfterMicros)
+	expireAfter(self.key, resetAfterMicros)
 	return receipt
 end
 

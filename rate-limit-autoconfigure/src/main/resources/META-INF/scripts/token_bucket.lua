@@ -10,17 +10,17 @@
 -- TTL      until the bucket would be full again
 -- Receipt  none: a refund adds the cost back, capped at a full bucket.
 
-local TokenBucket = { rateBased = true }
+-- Every method has its slot from the start (see ALGORITHMS in lib.lua).
+local TokenBucket = { rateBased = true, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['tb'] = TokenBucket
 
 function TokenBucket.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 't', 'ts')
-	local self = { key = key, scaledTokens = tonumber(stored[1]), lastMicros = tonumber(stored[2]) }
-	if self.scaledTokens == nil or self.lastMicros == nil then
-		self.scaledTokens = policy.capacity * policy.periodMicros
-		self.lastMicros = nowMicros
+	local scaledTokens, lastMicros = tonumber(stored[1]), tonumber(stored[2])
+	if scaledTokens == nil or lastMicros == nil then
+		return { key = key, scaledTokens = policy.capacity * policy.periodMicros, lastMicros = nowMicros }
 	end
-	return self
+	return { key = key, scaledTokens = scaledTokens, lastMicros = lastMicros }
 end
 
 function TokenBucket.decide(self, policy, cost, nowMicros, commit)
@@ -42,8 +42,8 @@ function TokenBucket.decide(self, policy, cost, nowMicros, commit)
 		local wait = ceilDiv(needed - self.scaledTokens, unitsPerMicro)
 		-- Wait mode: a caller whose turn comes within max-wait takes its tokens now.
 		if wait > policy.maxWaitMicros then
-			return Decision(false, math.max(0, floorDiv(self.scaledTokens, perToken)), policy.capacity,
-				ceilDiv(full - self.scaledTokens, unitsPerMicro), wait - policy.maxWaitMicros)
+			return false, math.max(0, floorDiv(self.scaledTokens, perToken)),
+				ceilDiv(full - self.scaledTokens, unitsPerMicro), wait - policy.maxWaitMicros, 0
 		end
 	end
 	local after = self.scaledTokens - needed
@@ -54,17 +54,16 @@ function TokenBucket.decide(self, policy, cost, nowMicros, commit)
 	if after < 0 then
 		delay = ceilDiv(-after, unitsPerMicro)
 	end
-	return Decision(true, math.max(0, floorDiv(after, perToken)), policy.capacity, ceilDiv(full - after, unitsPerMicro),
-		0, delay)
+	return true, math.max(0, floorDiv(after, perToken)), ceilDiv(full - after, unitsPerMicro), 0, delay
 end
 
-function TokenBucket.store(self, policy, decision)
-	if decision.resetAfterMicros == 0 then
+function TokenBucket.store(self, policy, resetAfterMicros)
+	if resetAfterMicros == 0 then
 		-- A full bucket is the same as no bucket: keep no state for it.
 		redis.call('DEL', self.key)
 	else
 		redis.call('HSET', self.key, 't', int(self.scaledTokens), 'ts', int(self.lastMicros))
-		expireAfter(self.key, decision.resetAfterMicros)
+		expireAfter(self.key, resetAfterMicros)
 	end
 	return ''
 end
