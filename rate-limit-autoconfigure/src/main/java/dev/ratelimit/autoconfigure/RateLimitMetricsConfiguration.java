@@ -57,6 +57,9 @@ class RateLimitMetricsConfiguration {
 					.builder("rate.limit.concurrency.permits.in.use", inFlight, IntSupplier::getAsInt)
 					.description("Permits of a concurrency cap this instance holds")
 					.tag("policy", policy)
+					// Gauges hold their object weakly; nothing else holds this supplier, so without
+					// this the collector would take it and the gauge would read NaN.
+					.strongReference(true)
 					.register(meters));
 			}
 		};

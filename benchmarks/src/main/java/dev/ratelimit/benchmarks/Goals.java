@@ -1,0 +1,136 @@
+package dev.ratelimit.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.StringJoiner;
+
+/**
+ * The performance goals of the benchmarks, checked against one run's figures:
+ * each with its target, what was measured and whether it was met.
+ */
+final class Goals {
+
+	private record Goal(String name, String target, String measured, boolean met) {
+	}
+
+	private final List<Goal> goals = new ArrayList<>();
+
+	void inMemory(List<InMemoryRow> rows) {
+		StringJoiner ratios = new StringJoiner("; ");
+		boolean faster = true;
+		double mostBytes = 0;
+		for (InMemoryRow ours : rows) {
+			if (!ours.limiter().equals("ours")) {
+				continue;
+			}
+			mostBytes = Math.max(mostBytes, ours.bytes());
+			Optional<InMemoryRow> bucket4j = rows.stream()
+				.filter((row) -> row.limiter().equals("bucket4jLockFree") && row.threads() == ours.threads()
+						&& row.keys() == ours.keys())
+				.findFirst();
+			if (bucket4j.isPresent()) {
+				faster &= ours.nanos() <= bucket4j.get().nanos();
+				ratios.add(String.format(Locale.ROOT, "%d thread(s), %,d key(s): %s", ours.threads(), ours.keys(),
+						InMemoryRow.ratio(ours, bucket4j.get())));
+			}
+		}
+		this.goals.add(new Goal("In-memory: time per decision", "≤ Bucket4j's (ours / Bucket4j ≤ 1.00×)",
+				ratios.toString(), faster));
+		this.goals.add(new Goal("In-memory: allocation per decision", "0 B/op",
+				String.format(Locale.ROOT, "at most %.2f B/op", mostBytes), mostBytes < 1));
+	}
+
+	void redis(List<RedisDecisionBenchmark.Result> rows) {
+		StringJoiner versusIncr = new StringJoiner("; ");
+		boolean fastEnough = true;
+		for (int keys : new int[] { 1, 10_000 }) {
+			Optional<RedisDecisionBenchmark.Result> ours = find(rows, "ours (", keys);
+			Optional<RedisDecisionBenchmark.Result> incr = find(rows, "plain INCR", keys);
+			if (ours.isPresent() && incr.isPresent()) {
+				double ratio = ours.get().perSecond() / incr.get().perSecond();
+				fastEnough &= ratio >= 0.85;
+				versusIncr.add(String.format(Locale.ROOT, "%,d key(s): %.2f×", keys, ratio));
+			}
+		}
+		this.goals.add(new Goal("Redis: throughput against plain INCR (64 callers)", "≥ 0.85×", versusIncr.toString(),
+				fastEnough));
+		Optional<RedisDecisionBenchmark.Result> ours = find(rows, "ours (", 1);
+		Optional<RedisDecisionBenchmark.Result> bucket4j = find(rows, "Bucket4j", 1);
+		if (ours.isPresent() && bucket4j.isPresent()) {
+			double ratio = ours.get().perSecond() / bucket4j.get().perSecond();
+			this.goals.add(new Goal("Redis: throughput against Bucket4j's Lettuce proxy, one hot key", "≥ 3×",
+					String.format(Locale.ROOT, "%.1f×", ratio), ratio >= 3));
+		}
+		StringJoiner scripts = new StringJoiner("; ");
+		boolean one = true;
+		for (RedisDecisionBenchmark.Result result : rows) {
+			if (result.name().startsWith("ours (")) {
+				one &= Math.abs(result.scriptsPerDecision() - 1) < 0.005
+						&& result.commands().keySet().stream().noneMatch((c) -> c.equals("get") || c.equals("set"));
+				scripts.add(String.format(Locale.ROOT, "%,d key(s): %.3f EVALSHA, nothing else", result.keys(),
+						result.scriptsPerDecision()));
+			}
+		}
+		this.goals.add(new Goal("Redis: commands sent per decision", "exactly 1", scripts.toString(), one));
+	}
+
+	void http(List<HttpBenchmark.Row> rows) {
+		StringJoiner ratios = new StringJoiner("; ");
+		boolean met = true;
+		for (HttpBenchmark.Row row : rows) {
+			if (row.limiter() && !Double.isNaN(row.ratio())) {
+				ratios.add(String.format(Locale.ROOT, "%s: %.2f×", row.backend(), row.ratio()));
+				if (row.backend().equals("memory")) {
+					met &= row.ratio() >= 0.9;
+				}
+			}
+		}
+		this.goals.add(new Goal("HTTP: throughput with the limiter against without (memory backend)", "≥ 0.9×",
+				ratios.toString(), met));
+	}
+
+	void accuracy(AccuracyBenchmark.Report report) {
+		double worstError = 0;
+		boolean neverAbove = true;
+		for (AccuracyBenchmark.RateRow row : report.rates()) {
+			worstError = Math.max(worstError, Math.abs(row.errorPercent()));
+			neverAbove &= row.admitted() <= row.allowed();
+		}
+		if (!report.rates().isEmpty()) {
+			this.goals.add(new Goal("Accuracy: admitted rate, 10/s to 100,000/s, memory and Redis", "within ±1%",
+					String.format(Locale.ROOT, "worst %.2f%%", worstError), worstError <= 1));
+			this.goals.add(new Goal("Accuracy: never above burst + rate × time (single key)", "never", neverAbove
+					? "never above" : "above in at least one run (see the table)", neverAbove));
+		}
+		StringJoiner fleet = new StringJoiner("; ");
+		boolean fleetBelow = true;
+		for (AccuracyBenchmark.FleetRow row : report.fleet()) {
+			boolean below = row.admitted() <= row.allowed() && (row.lease() > 0 || row.policy().startsWith("fixed")
+					? row.worst() <= row.bound() : true);
+			fleetBelow &= below;
+			fleet.add(String.format(Locale.ROOT, "%s, lease %s: %,d of %,d", row.policy(),
+					(row.lease() > 0) ? row.lease() : "off", row.admitted(), row.allowed()));
+		}
+		if (!report.fleet().isEmpty()) {
+			this.goals.add(new Goal("Accuracy: 4 instances × 64 threads, admitted against the limit",
+					"never above (a lease: within its bound)", fleet.toString(), fleetBelow));
+		}
+	}
+
+	String table() {
+		StringBuilder table = new StringBuilder("| Goal | Target | Measured | Met |\n|---|---|---|---|\n");
+		for (Goal goal : this.goals) {
+			table.append("| ").append(goal.name()).append(" | ").append(goal.target()).append(" | ")
+				.append(goal.measured()).append(" | ").append(goal.met() ? "yes" : "**no**").append(" |\n");
+		}
+		return table.toString();
+	}
+
+	private static Optional<RedisDecisionBenchmark.Result> find(List<RedisDecisionBenchmark.Result> rows, String prefix,
+			int keys) {
+		return rows.stream().filter((row) -> row.name().startsWith(prefix) && row.keys() == keys).findFirst();
+	}
+
+}

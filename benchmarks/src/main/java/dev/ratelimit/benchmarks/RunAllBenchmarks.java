@@ -1,0 +1,138 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Runs every benchmark, in-memory (JMH), Redis, HTTP and accuracy, and writes
+ * their tables and the goals they meet or miss into {@code docs/performance.md}
+ * between the markers {@value #BEGIN} and {@value #END}. The text around the
+ * markers, the reading of the numbers, is written by hand.
+ * <p>
+ * Run from the repository root, after
+ * {@code mvn -q -pl benchmarks,sample-app -am package -DskipTests}:
+ * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
+ * (about 11 minutes on 2 cores). Options: {@code --parts memory,redis,http,accuracy},
+ * {@code --quick true} (short runs, to try the harness; the figures are not worth
+ * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
+ * prints only).
+ */
+public final class RunAllBenchmarks {
+
+	static final String BEGIN = "<!-- benchmark-results:begin -->";
+
+	static final String END = "<!-- benchmark-results:end -->";
+
+	private RunAllBenchmarks() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		Options options = Options.parse(args);
+		boolean quick = Boolean.parseBoolean(options.string("quick", "false"));
+		List<String> parts = options.list("parts", "memory,redis,http,accuracy");
+		String docs = options.string("docs", "docs/performance.md");
+		long began = System.nanoTime();
+		Goals goals = new Goals();
+		StringBuilder results = new StringBuilder();
+		results.append(Machine.describe()).append('\n');
+
+		if (parts.contains("memory")) {
+			List<InMemoryRow> rows = new ArrayList<>();
+			for (int threads : new int[] { 1, 2 }) {
+				rows.addAll(inMemory(threads, quick));
+			}
+			results.append("### In-memory decision\n\n").append(InMemoryRow.table(rows)).append('\n');
+			goals.inMemory(rows);
+		}
+		if (parts.contains("redis")) {
+			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "10", "--warmup", quick ? "1" : "3",
+					"--threads", "64" });
+			List<RedisDecisionBenchmark.Result> rows = RedisDecisionBenchmark.run(redis);
+			results.append("### Redis decision\n\n").append(RedisDecisionBenchmark.table(rows, 64)).append('\n');
+			goals.redis(rows);
+		}
+		if (parts.contains("http")) {
+			HttpBenchmark.Settings http = HttpBenchmark.Settings
+				.from(Options.parse(quick ? new String[] { "--seconds", "3", "--warmup", "2" } : new String[0]));
+			List<HttpBenchmark.Row> rows = HttpBenchmark.run(http);
+			results.append("### HTTP\n\n").append(HttpBenchmark.table(rows, http)).append('\n');
+			goals.http(rows);
+		}
+		if (parts.contains("accuracy")) {
+			Options accuracy = Options.parse(quick ? new String[] { "--seconds", "2", "--fleet-seconds", "2" }
+					: new String[0]);
+			AccuracyBenchmark.Report report = AccuracyBenchmark.run(accuracy);
+			results.append("### Accuracy: admitted rate against the configured rate\n\n")
+				.append(AccuracyBenchmark.rateTable(report.rates()))
+				.append('\n')
+				.append("### Accuracy: 4 instances × 64 threads on one key\n\n")
+				.append(AccuracyBenchmark.fleetTable(report.fleet()))
+				.append('\n');
+			goals.accuracy(report);
+		}
+
+		double minutes = (System.nanoTime() - began) / 60e9;
+		String section = "Generated on " + LocalDate.now(ZoneOffset.UTC) + " by `RunAllBenchmarks`"
+				+ (quick ? " **with `--quick true` (short runs; not for quoting)**" : "") + " in "
+				+ String.format(Locale.ROOT, "%.1f", minutes) + " minutes (parts: " + String.join(", ", parts)
+				+ ").\n\n### Goals\n\n" + goals.table() + '\n' + results;
+		System.out.println();
+		System.out.println(section);
+		if (!docs.equals("none")) {
+			write(Path.of(docs), section);
+			System.out.println("Wrote the results into " + docs);
+		}
+	}
+
+	private static List<InMemoryRow> inMemory(int threads, boolean quick) throws Exception {
+		org.openjdk.jmh.runner.options.Options jmh = new OptionsBuilder()
+			.include(InMemoryDecisionBenchmark.class.getName() + "\\.")
+			.forks(1)
+			.threads(threads)
+			.warmupIterations(quick ? 1 : 3)
+			.warmupTime(TimeValue.seconds(1))
+			.measurementIterations(quick ? 2 : 5)
+			.measurementTime(TimeValue.seconds(1))
+			.addProfiler(GCProfiler.class)
+			.build();
+		Collection<RunResult> runs = new Runner(jmh).run();
+		List<InMemoryRow> rows = new ArrayList<>();
+		for (RunResult run : runs) {
+			String benchmark = run.getParams().getBenchmark();
+			var allocation = run.getSecondaryResults().get("gc.alloc.rate.norm");
+			rows.add(new InMemoryRow(benchmark.substring(benchmark.lastIndexOf('.') + 1), threads,
+					Integer.parseInt(run.getParams().getParam("keys")), run.getPrimaryResult().getScore(),
+					run.getPrimaryResult().getScoreError(), (allocation != null) ? allocation.getScore() : Double.NaN));
+		}
+		return rows;
+	}
+
+	/** Replaces what lies between the markers, failing if they are missing. */
+	static void write(Path docs, String section) throws IOException {
+		String text = Files.readString(docs, StandardCharsets.UTF_8);
+		int begin = text.indexOf(BEGIN);
+		int end = text.indexOf(END);
+		if (begin < 0 || end < begin) {
+			throw new IllegalStateException(docs + " has no " + BEGIN + " ... " + END
+					+ " section to write into; run from the repository root or pass --docs");
+		}
+		String updated = text.substring(0, begin + BEGIN.length()) + "\n\n" + section.strip() + "\n\n"
+				+ text.substring(end);
+		Files.writeString(docs, updated, StandardCharsets.UTF_8);
+	}
+
+}

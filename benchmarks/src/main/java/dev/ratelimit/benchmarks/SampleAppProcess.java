@@ -1,0 +1,220 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+
+/**
+ * The sample app's Spring Boot executable jar running in its own JVM on a free
+ * local port, so the server never shares a heap, GC or JIT with the load
+ * generator. Its output goes to a temporary log file whose tail is shown if it
+ * fails to start. Stopped by {@link #close()}, and by a shutdown hook if the
+ * benchmark is interrupted.
+ */
+final class SampleAppProcess implements AutoCloseable {
+
+	/** Where {@code spring-boot-maven-plugin} writes the jar, relative to the project root. */
+	private static final String TARGET = "sample-app/target";
+
+	private static final long STARTUP_TIMEOUT_SECONDS = 120;
+
+	private final int port;
+
+	private final Process process;
+
+	private final Path log;
+
+	private final Thread hook;
+
+	private SampleAppProcess(int port, Process process, Path log) {
+		this.port = port;
+		this.process = process;
+		this.log = log;
+		this.hook = new Thread(this::stop, "benchmark-sample-app-stop");
+	}
+
+	/**
+	 * Starts the jar and waits until {@code readinessPath} answers 200.
+	 * @param jar the executable jar
+	 * @param jvmOptions options of the server JVM, such as {@code -Xmx512m}
+	 * @param arguments application arguments ({@code --name=value}); the port is added
+	 * @param readinessPath the path polled until it answers 200
+	 * @return the running app and the first 200 response
+	 */
+	static Started start(Path jar, List<String> jvmOptions, List<String> arguments, String readinessPath) {
+		int port = freePort();
+		List<String> command = new ArrayList<>();
+		// The JVM running this benchmark, so both sides use the same Java.
+		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		command.addAll(jvmOptions);
+		command.add("-jar");
+		command.add(jar.toString());
+		command.add("--server.port=" + port);
+		command.add("--server.address=127.0.0.1");
+		command.addAll(arguments);
+		try {
+			Path log = Files.createTempFile("benchmark-sample-app-" + port + "-", ".log");
+			log.toFile().deleteOnExit();
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			SampleAppProcess app = new SampleAppProcess(port, process, log);
+			Runtime.getRuntime().addShutdownHook(app.hook);
+			try {
+				return new Started(app, app.awaitReady(readinessPath));
+			}
+			catch (RuntimeException ex) {
+				app.close();
+				throw ex;
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot run " + command, ex);
+		}
+	}
+
+	/**
+	 * A started app and the response that showed it was ready.
+	 *
+	 * @param app the running app
+	 * @param firstResponse the first 200 response of the readiness path
+	 */
+	record Started(SampleAppProcess app, HttpConnection.Response firstResponse) {
+	}
+
+	int port() {
+		return this.port;
+	}
+
+	/**
+	 * Finds the sample app's executable jar: {@code configured} if given, else
+	 * {@code sample-app/target/sample-app-*.jar} under the working directory or
+	 * above the directory holding this benchmark's jar ({@code benchmarks/target}).
+	 * @param configured a path given by the user, or {@code null}
+	 * @return the jar
+	 */
+	static Path locateJar(String configured) {
+		if (configured != null && !configured.isBlank()) {
+			Path jar = Path.of(configured);
+			if (!Files.isRegularFile(jar)) {
+				throw new IllegalStateException("No sample app jar at " + jar);
+			}
+			return jar;
+		}
+		List<Path> roots = new ArrayList<>();
+		roots.add(Path.of("").toAbsolutePath());
+		try {
+			Path codeSource = Path.of(SampleAppProcess.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+			// benchmarks/target/benchmarks.jar (or benchmarks/target/classes): the project root is three levels up.
+			Path root = codeSource.getParent();
+			for (int i = 0; i < 2 && root != null; i++) {
+				root = root.getParent();
+			}
+			if (root != null) {
+				roots.add(root);
+			}
+		}
+		catch (URISyntaxException | RuntimeException ex) {
+			// no code source: the working directory only
+		}
+		for (Path root : roots) {
+			Path target = root.resolve(TARGET);
+			if (!Files.isDirectory(target)) {
+				continue;
+			}
+			// The repackaged jar, not the plain one Boot keeps as *.jar.original.
+			try (Stream<Path> files = Files.list(target)) {
+				List<Path> jars = files
+					.filter((p) -> p.getFileName().toString().matches("sample-app-.*\\.jar"))
+					.sorted()
+					.toList();
+				if (!jars.isEmpty()) {
+					return jars.get(jars.size() - 1);
+				}
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+		throw new IllegalStateException("No sample app jar in " + TARGET + " under " + roots
+				+ "; build it with: mvn -q -pl benchmarks,sample-app -am package -DskipTests (or pass --app-jar)");
+	}
+
+	private HttpConnection.Response awaitReady(String path) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STARTUP_TIMEOUT_SECONDS);
+		String last = "no answer";
+		while (System.nanoTime() - deadline < 0) {
+			if (!this.process.isAlive()) {
+				throw new IllegalStateException(
+						"Sample app exited with " + this.process.exitValue() + " before it was ready" + logTail());
+			}
+			try (HttpConnection connection = new HttpConnection("127.0.0.1", this.port, path, 2_000)) {
+				HttpConnection.Response response = connection.getFully();
+				if (response.status() == 200) {
+					return response;
+				}
+				last = "status " + response.status() + ": " + response.body();
+			}
+			catch (IOException ex) {
+				last = ex.toString();
+			}
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+		}
+		throw new IllegalStateException("Sample app did not answer 200 on " + path + " within "
+				+ STARTUP_TIMEOUT_SECONDS + "s (last: " + last + ")" + logTail());
+	}
+
+	/** The last lines the app logged, for error messages. */
+	String logTail() {
+		try {
+			List<String> lines = Files.readAllLines(this.log);
+			return "\n--- last lines of " + this.log + " ---\n"
+					+ String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+		}
+		catch (IOException | RuntimeException ex) {
+			return " (log " + this.log + " unreadable: " + ex + ")";
+		}
+	}
+
+	/** Asks the JVM to stop (SIGTERM, so Spring closes its context), then kills it if it is still up after 10 s. */
+	private void stop() {
+		this.process.destroy();
+		try {
+			if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
+				this.process.destroyForcibly();
+				this.process.waitFor(10, TimeUnit.SECONDS);
+			}
+		}
+		catch (InterruptedException ex) {
+			this.process.destroyForcibly();
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	@Override
+	public void close() {
+		stop();
+		try {
+			Runtime.getRuntime().removeShutdownHook(this.hook);
+		}
+		catch (IllegalStateException ex) {
+			// already shutting down: the hook is running or has run
+		}
+	}
+
+	private static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("No free local port", ex);
+		}
+	}
+
+}
