@@ -31,9 +31,12 @@ public final class TokenBucket extends LimitState {
 		long full = policy.capacity() * perToken;
 		if (nowMicros > this.lastMicros) {
 			long elapsed = nowMicros - this.lastMicros;
-			// Compare times rather than multiply first, so elapsed * rate cannot overflow.
-			this.scaledTokens = (elapsed >= LongMath.ceilDiv(full - this.scaledTokens, unitsPerMicro)) ? full
-					: this.scaledTokens + elapsed * unitsPerMicro;
+			long added = elapsed * unitsPerMicro;
+			// Full once elapsed * rate reaches what is missing; a product past 2^63 (high half set, or
+			// low half negative) surely does. Multiplying instead of dividing keeps a division off the
+			// hot path; the Lua copy's elapsed >= ceil(missing / rate) is the same test.
+			this.scaledTokens = (Math.multiplyHigh(elapsed, unitsPerMicro) != 0 || added < 0
+					|| added >= full - this.scaledTokens) ? full : this.scaledTokens + added;
 			this.lastMicros = nowMicros;
 		}
 		long needed = cost * perToken;

@@ -1,13 +1,15 @@
 package dev.ratelimit.memory;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
@@ -18,30 +20,88 @@ import dev.ratelimit.core.TimeSource;
 
 /**
  * Keeps limiter state in this process: the embedded default, exact for one
- * instance. Each key's state is guarded by its own monitor, so callers only
+ * instance. Each key's state is guarded by its own lock, so callers only
  * contend when they share a key; a layered decision locks its keys in key order,
  * so two such decisions cannot deadlock.
  * <p>
  * Memory is bounded twice: a key left idle until forgetting it changes nothing
  * (its bucket would be full, its windows over) is dropped, and at most
- * {@code maxKeys} keys are kept, the least useful evicted first. Eviction by
- * size forgets state that still mattered, which can admit that key's caller
+ * {@code maxKeys} keys are kept, the least recently used evicted first. Eviction
+ * by size forgets state that still mattered, which can admit that key's caller
  * early; size the bound above the number of concurrently active keys.
+ * <p>
+ * Keys live in a {@link ConcurrentHashMap}, so a decision on a known key costs
+ * one map read, one clock read and the key's lock, and allocates nothing. The
+ * bookkeeping a cache does on every read (recording the access, moving the
+ * expiry) is done in bulk instead, by inserting threads, never while a key's
+ * lock is held:
+ * <ul>
+ * <li>Idle keys are swept by the first insert at least
+ * {@link #SWEEP_INTERVAL_MICROS} of the clock after the previous sweep, and by
+ * {@link #size()}. Without inserts the map cannot grow, so idle keys may then
+ * stay until the next one; a sweep reads every key once.</li>
+ * <li>An insert that takes the map over {@code maxKeys} evicts the least
+ * recently used keys, a sixteenth of the bound more than needed, so that the
+ * scan and sort this takes are paid once per many inserts rather than on each.
+ * While several threads insert at once the bound can be passed by a few keys
+ * until the next insert.</li>
+ * </ul>
+ * A key is only removed under its lock, after marking it dead: a caller that
+ * looked it up just before finds it dead once it holds the lock and looks
+ * again, so no decision is ever taken on state the map no longer holds.
  */
 public final class InMemoryRateLimitBackend implements RateLimitBackend {
 
-	/**
-	 * Caffeine leaves an entry's expiry alone when a read would move it by less
-	 * than one second, so an entry can expire up to that much early. Keeping state
-	 * that much longer than needed never drops state that still matters.
-	 */
-	private static final long EXPIRY_TOLERANCE_NANOS = TimeUnit.SECONDS.toNanos(1);
+	/** Least time between two sweeps for idle keys. */
+	static final long SWEEP_INTERVAL_MICROS = 1_000_000L;
+
+	/** Past the bound, this fraction of it is evicted on top (one sixteenth). */
+	private static final long EVICTION_SLACK = 16;
+
+	private static final int SPINS = 100;
+
+	private static final int YIELDS = 20;
+
+	private static final long PARK_NANOS = 20_000L;
+
+	private static final MethodHandle ACQUIRE;
+
+	static {
+		try {
+			ACQUIRE = MethodHandles.lookup()
+				.findVirtual(InMemoryRateLimitBackend.class, "acquire", MethodType.methodType(Entry.class,
+						RateLimitPolicy.class, String.class, long.class));
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
 
 	private static final Comparator<Entry> BY_KEY = Comparator.comparing((entry) -> entry.key);
 
 	private final TimeSource time;
 
-	private final Cache<String, Entry> entries;
+	private final long maxKeys;
+
+	private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+
+	/** Held while sweeping or evicting, so one thread does it at a time. */
+	private final ReentrantLock maintenance = new ReentrantLock();
+
+	/**
+	 * {@link #acquire}, called through a handle that the JIT cannot see through.
+	 * Inlined, the map look-up alone would take {@link #tryConsume} past the
+	 * machine code size (C2's {@code InlineSmallCode}, 2500 bytes) up to which
+	 * it is still inlined into its caller once compiled; out of line, it stays
+	 * under it, so the caller's escape analysis can remove the {@link Decision}:
+	 * no allocation per decision, for a few nanoseconds of call. An instance
+	 * field on purpose: C2 treats a static final handle as a constant and would
+	 * inline through it.
+	 */
+	private final MethodHandle acquire;
+
+	/** When the next sweep is due: read by inserts, written by the sweeper. */
+	private volatile long nextSweepMicros;
 
 	/**
 	 * Creates a backend.
@@ -53,20 +113,47 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			throw new IllegalArgumentException("maximum number of keys must be positive, was " + maxKeys);
 		}
 		this.time = time;
-		this.entries = Caffeine.newBuilder()
-			.maximumSize(maxKeys)
-			.expireAfter(new UntilIrrelevant())
-			.ticker(() -> time.currentTimeMicros() * 1_000L)
-			.executor(Runnable::run)
-			.build();
+		this.maxKeys = maxKeys;
+		this.nextSweepMicros = time.currentTimeMicros() + SWEEP_INTERVAL_MICROS;
+		this.acquire = ACQUIRE;
 	}
 
 	@Override
 	public Decision tryConsume(RateLimitPolicy policy, String key, long cost) {
 		long now = this.time.currentTimeMicros();
-		Entry entry = entry(policy, key, now);
-		synchronized (entry) {
+		Entry entry;
+		try {
+			entry = (Entry) this.acquire.invokeExact(this, policy, key, now);
+		}
+		catch (Throwable ex) {
+			// acquire throws nothing checked: rethrow what it threw, unwrapped.
+			throw sneakyThrow(ex);
+		}
+		try {
 			return entry.state.decide(policy, cost, now, true);
+		}
+		finally {
+			entry.unlock();
+		}
+	}
+
+	/**
+	 * Returns the live entry of a key with its lock held, creating it if needed.
+	 */
+	private Entry acquire(RateLimitPolicy policy, String key, long now) {
+		Entry entry = this.entries.get(key);
+		while (true) {
+			if (entry == null) {
+				entry = create(policy, key, now);
+			}
+			entry.lock();
+			if (entry.live) {
+				entry.touch(now);
+				return entry;
+			}
+			// Removed between the look-up and the lock: look again.
+			entry.unlock();
+			entry = this.entries.get(key);
 		}
 	}
 
@@ -77,30 +164,48 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			return List.of(tryConsume(only.policy(), only.key(), only.cost()));
 		}
 		long now = this.time.currentTimeMicros();
-		Entry[] byIndex = new Entry[acquisitions.size()];
-		for (int i = 0; i < byIndex.length; i++) {
-			Acquisition acquisition = acquisitions.get(i);
-			byIndex[i] = entry(acquisition.policy(), acquisition.key(), now);
+		while (true) {
+			Entry[] byIndex = new Entry[acquisitions.size()];
+			for (int i = 0; i < byIndex.length; i++) {
+				Acquisition acquisition = acquisitions.get(i);
+				byIndex[i] = entry(acquisition.policy(), acquisition.key(), now);
+			}
+			Entry[] lockOrder = byIndex.clone();
+			Arrays.sort(lockOrder, BY_KEY);
+			int locked = 0;
+			try {
+				boolean allLive = true;
+				for (; locked < lockOrder.length; locked++) {
+					// The lock is not reentrant: an entry named twice is locked once.
+					if (locked == 0 || lockOrder[locked] != lockOrder[locked - 1]) {
+						lockOrder[locked].lock();
+					}
+					allLive &= lockOrder[locked].live;
+				}
+				if (allLive) {
+					return decideLocked(byIndex, acquisitions, now);
+				}
+				// An entry was removed between the look-up and its lock: look all up again.
+			}
+			finally {
+				for (int i = locked - 1; i >= 0; i--) {
+					if (i == 0 || lockOrder[i] != lockOrder[i - 1]) {
+						lockOrder[i].unlock();
+					}
+				}
+			}
 		}
-		Entry[] lockOrder = byIndex.clone();
-		Arrays.sort(lockOrder, BY_KEY);
-		return decideLocked(lockOrder, 0, byIndex, acquisitions, now);
 	}
 
 	/**
-	 * Holds the monitors of every entry, in key order, then decides all or nothing.
+	 * Decides all or nothing, with every entry's lock held.
 	 */
-	private static List<Decision> decideLocked(Entry[] lockOrder, int depth, Entry[] byIndex,
-			List<Acquisition> acquisitions, long now) {
-		if (depth < lockOrder.length) {
-			synchronized (lockOrder[depth]) {
-				return decideLocked(lockOrder, depth + 1, byIndex, acquisitions, now);
-			}
-		}
+	private static List<Decision> decideLocked(Entry[] byIndex, List<Acquisition> acquisitions, long now) {
 		Decision[] decisions = new Decision[byIndex.length];
 		boolean allAllowed = true;
 		for (int i = 0; i < decisions.length; i++) {
 			Acquisition acquisition = acquisitions.get(i);
+			byIndex[i].touch(now);
 			decisions[i] = byIndex[i].state.decide(acquisition.policy(), acquisition.cost(), now, false);
 			allAllowed &= decisions[i].allowed();
 		}
@@ -119,60 +224,259 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
-		// A caller holding the old entry finishes on it; the next one starts afresh.
-		this.entries.invalidate(key);
-	}
-
-	private Entry entry(RateLimitPolicy policy, String key, long now) {
-		// A hit first, without a capturing lambda: the hot path allocates nothing here.
-		Entry entry = this.entries.getIfPresent(key);
-		return (entry != null) ? entry : this.entries.get(key, (k) -> new Entry(k, policy, now));
+		Entry entry = this.entries.get(key);
+		if (entry != null) {
+			// A caller holding the old entry finishes on it; the next one starts afresh.
+			remove(entry);
+		}
 	}
 
 	/**
-	 * Returns the number of keys currently held (an estimate while other threads run).
+	 * Returns the entry of a key, creating it (and making room for it) if absent.
+	 */
+	private Entry entry(RateLimitPolicy policy, String key, long now) {
+		Entry entry = this.entries.get(key);
+		return (entry != null) ? entry : create(policy, key, now);
+	}
+
+	/**
+	 * Adds the entry of a key (unless another thread just did), making room for it.
+	 */
+	private Entry create(RateLimitPolicy policy, String key, long now) {
+		if (now >= this.nextSweepMicros) {
+			// Only inserts sweep: without them the map cannot grow, so idle keys can wait.
+			sweepIfDue(now);
+		}
+		Entry created = new Entry(key, policy, now);
+		Entry entry = this.entries.putIfAbsent(key, created);
+		if (entry != null) {
+			return entry;
+		}
+		if (this.entries.size() > this.maxKeys) {
+			evict(created, now);
+		}
+		return created;
+	}
+
+	/**
+	 * Brings the map back under the bound: idle keys first, then the least
+	 * recently used, never {@code keep} (the key just inserted, which would
+	 * otherwise be looked up and inserted again).
+	 */
+	private void evict(Entry keep, long now) {
+		this.maintenance.lock();
+		try {
+			// Another thread may have made room while this one waited.
+			if (this.entries.size() <= this.maxKeys) {
+				return;
+			}
+			sweep(now);
+			int size = this.entries.size();
+			if (size <= this.maxKeys) {
+				return;
+			}
+			// Evict past the bound so that the scans below are paid once per many inserts.
+			long excess = size - this.maxKeys + Math.max(1, this.maxKeys / EVICTION_SLACK);
+			long[] lastUsed = new long[size];
+			int n = 0;
+			for (Entry entry : this.entries.values()) {
+				if (n == lastUsed.length) {
+					break;
+				}
+				lastUsed[n++] = entry.lastMicros;
+			}
+			int count = (int) Math.min(excess, n);
+			if (count == 0) {
+				return;
+			}
+			// A copy sorted to find the age of the count-th oldest: O(n log n) once per n / 16 inserts.
+			Arrays.sort(lastUsed, 0, n);
+			long threshold = lastUsed[count - 1];
+			// Strictly older first, then as many of the threshold's age as are still needed.
+			for (Entry entry : this.entries.values()) {
+				if (count > 0 && entry != keep && entry.lastMicros < threshold && remove(entry)) {
+					count--;
+				}
+			}
+			for (Entry entry : this.entries.values()) {
+				if (count > 0 && entry != keep && entry.lastMicros == threshold && remove(entry)) {
+					count--;
+				}
+			}
+		}
+		finally {
+			this.maintenance.unlock();
+		}
+	}
+
+	private void sweepIfDue(long now) {
+		// One sweeper at a time; the others go on deciding.
+		if (this.maintenance.tryLock()) {
+			try {
+				if (now >= this.nextSweepMicros) {
+					sweep(now);
+				}
+			}
+			finally {
+				this.maintenance.unlock();
+			}
+		}
+	}
+
+	/**
+	 * Drops every key idle long enough that forgetting it changes nothing. Called
+	 * with {@link #maintenance} held.
+	 */
+	private void sweep(long now) {
+		this.nextSweepMicros = now + SWEEP_INTERVAL_MICROS;
+		for (Entry entry : this.entries.values()) {
+			// A racy first look, checked again under the entry's lock.
+			if (entry.idleAt(now)) {
+				entry.lock();
+				try {
+					if (entry.live && entry.idleAt(now)) {
+						entry.live = false;
+						this.entries.remove(entry.key, entry);
+					}
+				}
+				finally {
+					entry.unlock();
+				}
+			}
+		}
+	}
+
+	/**
+	 * Marks an entry dead and removes it, under its lock so that no caller is
+	 * deciding on it meanwhile.
+	 * @return whether this call removed it
+	 */
+	private boolean remove(Entry entry) {
+		entry.lock();
+		try {
+			if (!entry.live) {
+				return false;
+			}
+			entry.live = false;
+			this.entries.remove(entry.key, entry);
+			return true;
+		}
+		finally {
+			entry.unlock();
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static <E extends Throwable> RuntimeException sneakyThrow(Throwable ex) throws E {
+		throw (E) ex;
+	}
+
+	/**
+	 * Returns the number of keys currently held, after dropping idle ones (an
+	 * estimate while other threads run).
 	 * @return the number of keys
 	 */
 	public long size() {
-		this.entries.cleanUp();
-		return this.entries.estimatedSize();
+		this.maintenance.lock();
+		try {
+			sweep(this.time.currentTimeMicros());
+		}
+		finally {
+			this.maintenance.unlock();
+		}
+		return this.entries.mappingCount();
 	}
 
+	/**
+	 * One key's state, guarded by the entry's own lock.
+	 * <p>
+	 * The lock is a flag taken by compare-and-set and released by a plain
+	 * release store: half the atomic instructions of a monitor, and it can be
+	 * taken in one method and released in another, which keeps
+	 * {@link #tryConsume} small. Locks are held for a decision's arithmetic only
+	 * (tens of nanoseconds), so a waiter spins, then yields, then sleeps briefly;
+	 * there is no queue to wake.
+	 */
 	private static final class Entry {
+
+		private static final VarHandle LOCKED;
+
+		static {
+			try {
+				LOCKED = MethodHandles.lookup().findVarHandle(Entry.class, "locked", int.class);
+			}
+			catch (ReflectiveOperationException ex) {
+				throw new ExceptionInInitializerError(ex);
+			}
+		}
+
+		/** 1 while held; read and written through {@link #LOCKED} only. */
+		@SuppressWarnings("unused")
+		private volatile int locked;
 
 		final String key;
 
 		final LimitState state;
 
-		final long idleNanos;
+		/** How long after its last use the state equals a fresh one. */
+		final long idleMicros;
+
+		/** The latest time the key was used; written under the lock. */
+		long lastMicros;
+
+		/** Cleared, under the lock, when the entry leaves the map. */
+		boolean live = true;
 
 		Entry(String key, RateLimitPolicy policy, long now) {
 			this.key = key;
 			this.state = LimitState.create(policy, now);
-			// Below 2^61: policies keep their windows under 2^51 microseconds.
-			this.idleNanos = policy.idleMicros() * 1_000L + EXPIRY_TOLERANCE_NANOS;
+			// In wait mode a bucket may be owed up to max-wait beyond empty, which takes that long more to repay.
+			this.idleMicros = policy.idleMicros() + policy.maxWaitMicros();
+			this.lastMicros = now;
 		}
 
-	}
-
-	/**
-	 * Expires a key once it has been idle long enough that forgetting it changes nothing.
-	 */
-	private static final class UntilIrrelevant implements Expiry<String, Entry> {
-
-		@Override
-		public long expireAfterCreate(String key, Entry entry, long currentTime) {
-			return entry.idleNanos;
+		boolean tryLock() {
+			return LOCKED.compareAndSet(this, 0, 1);
 		}
 
-		@Override
-		public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
-			return entry.idleNanos;
+		void lock() {
+			if (!tryLock()) {
+				lockContended();
+			}
 		}
 
-		@Override
-		public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
-			return entry.idleNanos;
+		private void lockContended() {
+			int attempts = 0;
+			// Test before test-and-set, so that waiters only read the line the holder writes.
+			while ((int) LOCKED.getOpaque(this) != 0 || !LOCKED.compareAndSet(this, 0, 1)) {
+				attempts++;
+				if (attempts < SPINS) {
+					Thread.onSpinWait();
+				}
+				else if (attempts < SPINS + YIELDS) {
+					Thread.yield();
+				}
+				else {
+					// The holder is likely descheduled: stop competing with it for a core.
+					LockSupport.parkNanos(PARK_NANOS);
+				}
+			}
+		}
+
+		void unlock() {
+			// A release store suffices: it publishes the state written under the lock.
+			LOCKED.setRelease(this, 0);
+		}
+
+		void touch(long now) {
+			// Threads read the clock before taking the lock, so a later holder may bring an earlier time.
+			if (now > this.lastMicros) {
+				this.lastMicros = now;
+			}
+		}
+
+		boolean idleAt(long now) {
+			return now - this.lastMicros >= this.idleMicros;
 		}
 
 	}

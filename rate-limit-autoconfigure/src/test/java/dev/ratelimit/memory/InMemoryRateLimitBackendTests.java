@@ -11,7 +11,10 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import dev.ratelimit.core.Acquisition;
+import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Refill;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -83,6 +86,139 @@ class InMemoryRateLimitBackendTests {
 		}
 		pool.shutdown();
 		assertThat(total).isEqualTo(1_000);
+	}
+
+	@Test
+	void aKeyInUseIsNotSweptWithTheIdleOnes() {
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 1_000);
+		backend.tryConsume(this.policy, "idle", 2);
+		backend.tryConsume(this.policy, "busy", 2);
+		this.clock.advance(Duration.ofMillis(1_500));
+		backend.tryConsume(this.policy, "busy", 1);
+		this.clock.advance(Duration.ofMillis(1_000));
+		// idle: 2.5 s unused, full again; busy: used 1 s ago, one token short of full
+		assertThat(backend.size()).isEqualTo(1);
+		assertThat(backend.tryConsume(this.policy, "busy", 2).allowed()).isFalse();
+	}
+
+	@Test
+	void sweepsHappenOnInsertsWithoutAskingForTheSize() {
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 1_000);
+		for (int i = 0; i < 100; i++) {
+			backend.tryConsume(this.policy, "k" + i, 1);
+		}
+		this.clock.advance(Duration.ofSeconds(3));
+		backend.tryConsume(this.policy, "new", 1);
+		// size() sweeps too: count what the insert left via a clock that no longer moves
+		assertThat(backend.size()).isEqualTo(1);
+	}
+
+	@Test
+	void waitModeKeepsAKeyUntilWhatItOwesIsRepaid() {
+		RateLimitPolicy waiting = RateLimitPolicy.builder("w")
+			.capacity(2)
+			.refill("1/1s")
+			.maxWaitMicros(Duration.ofSeconds(3).toNanos() / 1_000)
+			.build();
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 10);
+		// 2 tokens taken, then 3 more owed: 5 s until the bucket is full again
+		backend.tryConsume(waiting, "k", 2);
+		for (int i = 0; i < 3; i++) {
+			assertThat(backend.tryConsume(waiting, "k", 1).delayMicros()).isPositive();
+		}
+		this.clock.advance(Duration.ofMillis(4_500));
+		assertThat(backend.size()).isEqualTo(1);
+		// 1.5 tokens back: a forgotten key would report a full bucket of 2
+		assertThat(backend.tryConsume(waiting, "k", 0).remaining()).isEqualTo(1);
+	}
+
+	@Test
+	void evictionPastTheBoundKeepsTheRecentlyUsedKeys() {
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 32);
+		backend.tryConsume(this.policy, "hot", 2);
+		for (int i = 0; i < 31; i++) {
+			this.clock.advanceMicros(1);
+			backend.tryConsume(this.policy, "k" + i, 1);
+		}
+		this.clock.advanceMicros(1);
+		// hot is used again: the least recently used are now k0, k1, ...
+		assertThat(backend.tryConsume(this.policy, "hot", 1).allowed()).isFalse();
+		for (int i = 31; i < 100; i++) {
+			this.clock.advanceMicros(1);
+			backend.tryConsume(this.policy, "k" + i, 1);
+			this.clock.advanceMicros(1);
+			backend.tryConsume(this.policy, "hot", 1);
+			assertThat(backend.size()).isLessThanOrEqualTo(32);
+		}
+		// hot kept its empty bucket throughout; k0 was evicted and starts full
+		assertThat(backend.tryConsume(this.policy, "hot", 1).allowed()).isFalse();
+		assertThat(backend.tryConsume(this.policy, "k0", 2).allowed()).isTrue();
+	}
+
+	@Test
+	void resetStartsTheKeyAfresh() {
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 10);
+		backend.tryConsume(this.policy, "k", 2);
+		assertThat(backend.tryConsume(this.policy, "k", 1).allowed()).isFalse();
+		backend.reset(this.policy, "k");
+		assertThat(backend.tryConsume(this.policy, "k", 2).allowed()).isTrue();
+		backend.reset(this.policy, "absent");
+	}
+
+	@Test
+	void aLayeredCallNamingOneKeyTwiceDoesNotDeadlock() {
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 10);
+		List<Decision> decisions = backend
+			.tryConsumeAll(List.of(new Acquisition(this.policy, "k", 1), new Acquisition(this.policy, "k", 1)));
+		assertThat(decisions).allMatch(Decision::allowed);
+	}
+
+	@Test
+	void aBucketIdleForDecadesRefillsWithoutOverflow() {
+		// 10^9 units a microsecond: decades of them overflow a long, and must simply mean full.
+		RateLimitPolicy fast = RateLimitPolicy.builder("fast")
+			.capacity(1_000_000_000L)
+			.refill(Refill.of(1_000_000_000L, Duration.ofSeconds(1)))
+			.build();
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 10);
+		assertThat(backend.tryConsume(fast, "k", 1_000_000_000L).remaining()).isZero();
+		this.clock.advance(Duration.ofDays(365L * 40));
+		Decision decision = backend.tryConsume(fast, "k", 1);
+		assertThat(decision.remaining()).isEqualTo(999_999_999L);
+		assertThat(decision.resetAfterMicros()).isEqualTo(1);
+	}
+
+	@Test
+	void layeredCallsOnManyThreadsAreAllOrNothing() throws Exception {
+		RateLimitPolicy a = RateLimitPolicy.builder("a").capacity(1_000).refill("1/1h").build();
+		RateLimitPolicy b = RateLimitPolicy.builder("b").capacity(500).refill("1/1h").build();
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 10);
+		ExecutorService pool = Executors.newFixedThreadPool(8);
+		List<Future<Integer>> results = new ArrayList<>();
+		for (int t = 0; t < 8; t++) {
+			boolean reversed = (t % 2 == 0);
+			results.add(pool.submit(() -> {
+				int admitted = 0;
+				for (int i = 0; i < 200; i++) {
+					List<Acquisition> call = reversed
+							? List.of(new Acquisition(b, "rl:b:{x}", 1), new Acquisition(a, "rl:a:{x}", 1))
+							: List.of(new Acquisition(a, "rl:a:{x}", 1), new Acquisition(b, "rl:b:{x}", 1));
+					if (backend.tryConsumeAll(call).stream().allMatch(Decision::allowed)) {
+						admitted++;
+					}
+				}
+				return admitted;
+			}));
+		}
+		int total = 0;
+		for (Future<Integer> result : results) {
+			total += result.get(30, TimeUnit.SECONDS);
+		}
+		pool.shutdown();
+		assertThat(total).isEqualTo(500);
+		// b ran out first and a was charged only with it
+		assertThat(backend.tryConsume(a, "rl:a:{x}", 500).allowed()).isTrue();
+		assertThat(backend.tryConsume(a, "rl:a:{x}", 1).allowed()).isFalse();
 	}
 
 	@Test
