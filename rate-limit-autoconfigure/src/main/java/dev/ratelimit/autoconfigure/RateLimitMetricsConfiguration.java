@@ -27,10 +27,16 @@ import dev.ratelimit.resilience.CircuitBreakingBackend;
 @ConditionalOnClass(MeterRegistry.class)
 class RateLimitMetricsConfiguration {
 
+	private final MeterRegistryLookup registryLookup;
+
+	RateLimitMetricsConfiguration(ObjectProvider<MeterRegistry> registry) {
+		this.registryLookup = new MeterRegistryLookup(registry);
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
-	MicrometerRateLimitListener rateLimitMetricsListener(ObjectProvider<MeterRegistry> registry) {
-		return new MicrometerRateLimitListener(registry::getIfUnique);
+	MicrometerRateLimitListener rateLimitMetricsListener() {
+		return new MicrometerRateLimitListener(this.registryLookup);
 	}
 
 	/**
@@ -41,6 +47,7 @@ class RateLimitMetricsConfiguration {
 	SmartInitializingSingleton rateLimitGauges(ObjectProvider<MeterRegistry> registry,
 			ObjectProvider<RateLimitBackend> backend, ObjectProvider<ConcurrencyLimiters> limiters) {
 		return () -> {
+			this.registryLookup.settle();
 			MeterRegistry meters = registry.getIfUnique();
 			if (meters == null) {
 				return;

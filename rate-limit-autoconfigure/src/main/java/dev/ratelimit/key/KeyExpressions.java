@@ -99,6 +99,19 @@ public final class KeyExpressions {
 	 * @return the key, or {@code null} when the expression yields nothing or fails
 	 */
 	public String key(Expression expression, EvaluationContext context) {
+		if (context.getRootObject().getValue() instanceof KeyContext keys) {
+			// The built-in keys are read directly: SpEL's reflective property access costs more than the decision.
+			switch (expression.getExpressionString()) {
+				case "ip":
+					return nonEmpty(keys.getIp());
+				case "principal":
+					return nonEmpty(keys.getPrincipal());
+				case KeyContext.GLOBAL:
+					return KeyContext.GLOBAL;
+				default:
+					break;
+			}
+		}
 		try {
 			Object value = expression.getValue(context);
 			if (value == null) {
@@ -114,6 +127,10 @@ public final class KeyExpressions {
 			}
 			return null;
 		}
+	}
+
+	private static String nonEmpty(String key) {
+		return (key == null || key.isEmpty()) ? null : key;
 	}
 
 	/**
