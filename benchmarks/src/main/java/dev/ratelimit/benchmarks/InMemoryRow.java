@@ -36,7 +36,9 @@ record InMemoryRow(String limiter, int threads, int keys, double nanos, double e
 			table.append(String.format(Locale.ROOT, "| %d | %,d |", any.threads(), any.keys()));
 			for (String limiter : LIMITERS) {
 				InMemoryRow row = limiters.get(limiter);
-				table.append((row != null) ? String.format(Locale.ROOT, " %.1f ± %.1f |", row.nanos(), row.error()) : " – |");
+				table.append((row == null) ? " – |" : Double.isNaN(row.error())
+						? String.format(Locale.ROOT, " %.1f |", row.nanos())
+						: String.format(Locale.ROOT, " %.1f ± %.1f |", row.nanos(), row.error()));
 			}
 			table.append(String.format(Locale.ROOT, " %s |", ratio(limiters.get("ours"), limiters.get("bucket4jLockFree"))));
 			for (String limiter : LIMITERS) {

@@ -26,7 +26,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Run from the repository root, after
  * {@code mvn -q -pl benchmarks,sample-app -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
- * (about 11 minutes on 2 cores). Options: {@code --parts memory,redis,http,accuracy},
+ * (11 minutes on 2 cores). Options: {@code --parts memory,redis,http,accuracy},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
  * prints only).
@@ -67,7 +67,7 @@ public final class RunAllBenchmarks {
 		}
 		if (parts.contains("http")) {
 			HttpBenchmark.Settings http = HttpBenchmark.Settings
-				.from(Options.parse(quick ? new String[] { "--seconds", "3", "--warmup", "2" } : new String[0]));
+				.from(Options.parse(quick ? new String[] { "--seconds", "3", "--warmup", "2", "--rounds", "1" } : new String[0]));
 			List<HttpBenchmark.Row> rows = HttpBenchmark.run(http);
 			results.append("### HTTP\n\n").append(HttpBenchmark.table(rows, http)).append('\n');
 			goals.http(rows);
