@@ -1,5 +1,8 @@
 package dev.ratelimit.autoconfigure;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -7,6 +10,8 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.RateLimitPolicies;
+import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 
@@ -17,9 +22,19 @@ import dev.ratelimit.memory.InMemoryRateLimitBackend;
 @ConditionalOnProperty(prefix = "rate-limit", name = "backend", havingValue = "memory", matchIfMissing = true)
 class InMemoryBackendConfiguration {
 
+	private static final Log logger = LogFactory.getLog(InMemoryBackendConfiguration.class);
+
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitBackend rateLimitBackend(RateLimitProperties properties, TimeSource timeSource) {
+	RateLimitBackend rateLimitBackend(RateLimitProperties properties, TimeSource timeSource,
+			RateLimitPolicies policies) {
+		for (RateLimitPolicy policy : policies.all()) {
+			if (policy.lease() > 0) {
+				// Not an error: the same configuration may serve a Redis profile elsewhere.
+				logger.warn("rate-limit.policies." + policy.name() + ".lease has no effect with the memory backend, "
+						+ "where every decision is already local; it applies with rate-limit.backend=redis");
+			}
+		}
 		long maxKeys = properties.getMemory().getMaxKeys();
 		if (maxKeys <= 0) {
 			throw new RateLimitConfigurationException(

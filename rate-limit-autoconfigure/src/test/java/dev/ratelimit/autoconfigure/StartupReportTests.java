@@ -54,6 +54,16 @@ class StartupReportTests {
 	}
 
 	@Test
+	void leaseWithTheMemoryBackendIsReportedWithItsPolicy(CapturedOutput output) {
+		this.contextRunner.withPropertyValues("rate-limit.policies.api.lease=5").run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(output).contains("Rate limit policy 'api' (token-bucket 10, refill 10/1s, key ip, "
+					+ "failure-mode open, lease 5) applies to route /api/** [GET]");
+			assertThat(output).contains("rate-limit.policies.api.lease has no effect with the memory backend");
+		});
+	}
+
+	@Test
 	void annotatedMethodsAProxyCannotInterceptAreWarnedAbout(CapturedOutput output) {
 		this.contextRunner.run((context) -> {
 			assertThat(output).contains("Method " + Limited.class.getName()
