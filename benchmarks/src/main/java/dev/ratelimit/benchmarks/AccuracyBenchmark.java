@@ -246,7 +246,7 @@ public final class AccuracyBenchmark {
 					admittedCount[thread] = n + 1;
 				}
 			});
-			long evalsha = calls(server.call("INFO", "commandstats"), "evalsha");
+			long evalsha = server.calls("evalsha");
 			long totalCalls = Arrays.stream(calls).sum();
 			FleetRow row;
 			if (window) {
@@ -340,16 +340,6 @@ public final class AccuracyBenchmark {
 		factory.afterPropertiesSet();
 		factory.start();
 		return factory;
-	}
-
-	private static long calls(String commandStats, String command) {
-		for (String line : commandStats.split("\r\n")) {
-			if (line.startsWith("cmdstat_" + command + ":calls=")) {
-				String calls = line.substring(("cmdstat_" + command + ":calls=").length());
-				return Long.parseLong(calls.substring(0, calls.indexOf(',')));
-			}
-		}
-		return 0;
 	}
 
 	static String rateTable(List<RateRow> rows) {

@@ -68,6 +68,23 @@ final class RedisServerProcess implements AutoCloseable {
 	}
 
 	/**
+	 * Returns how many times the server ran a command since it started or since
+	 * the last {@code CONFIG RESETSTAT}, from {@code INFO commandstats}.
+	 * @param command the command in lower case, such as {@code evalsha}
+	 * @return the number of calls, 0 if it never ran
+	 */
+	long calls(String command) {
+		String prefix = "cmdstat_" + command + ":calls=";
+		for (String line : call("INFO", "commandstats").split("\r\n")) {
+			if (line.startsWith(prefix)) {
+				String calls = line.substring(prefix.length());
+				return Long.parseLong(calls.substring(0, calls.indexOf(',')));
+			}
+		}
+		return 0;
+	}
+
+	/**
 	 * Sends one command on a fresh connection and returns its reply: a status,
 	 * error or integer line, or the text of a bulk string.
 	 */

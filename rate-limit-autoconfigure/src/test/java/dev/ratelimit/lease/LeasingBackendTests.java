@@ -40,6 +40,13 @@ class LeasingBackendTests {
 		.lease(10)
 		.build();
 
+	private final RateLimitPolicy window = RateLimitPolicy.builder("w")
+		.algorithm(Algorithm.FIXED_WINDOW)
+		.capacity(100)
+		.window("1s")
+		.lease(10)
+		.build();
+
 	@Test
 	void takesOneLeasePerLeaseSizeOfCalls() {
 		LeasingBackend instance = instance();
@@ -124,12 +131,6 @@ class LeasingBackendTests {
 
 	@Test
 	void fixedWindowNeverAdmitsMoreThanItsLimit() {
-		RateLimitPolicy window = RateLimitPolicy.builder("w")
-			.algorithm(Algorithm.FIXED_WINDOW)
-			.capacity(100)
-			.window("1s")
-			.lease(10)
-			.build();
 		List<LeasingBackend> fleet = fleet(4);
 		Random random = new Random(5);
 		long[] perWindow = new long[40];
@@ -138,7 +139,7 @@ class LeasingBackendTests {
 			LeasingBackend instance = fleet.get(random.nextInt(fleet.size()));
 			long now = this.clock.currentTimeMicros();
 			int cost = 1 + random.nextInt(3);
-			if (instance.tryConsume(window, KEY, cost).allowed()) {
+			if (instance.tryConsume(this.window, KEY, cost).allowed()) {
 				perWindow[(int) ((now - start) / 1_000_000L)] += cost;
 			}
 			this.clock.advanceMicros(random.nextInt(5_000));
@@ -149,19 +150,13 @@ class LeasingBackendTests {
 
 	@Test
 	void fixedWindowLeaseExpiresWithItsWindow() {
-		RateLimitPolicy window = RateLimitPolicy.builder("w")
-			.algorithm(Algorithm.FIXED_WINDOW)
-			.capacity(100)
-			.window("1s")
-			.lease(10)
-			.build();
 		LeasingBackend instance = instance();
 		this.clock.advance(Duration.ofMillis(900));
-		instance.tryConsume(window, KEY, 1);
+		instance.tryConsume(this.window, KEY, 1);
 		assertThat(instance.held(KEY)).isEqualTo(9);
 		this.clock.advance(Duration.ofMillis(100));
 		assertThat(instance.held(KEY)).isZero();
-		Decision next = instance.tryConsume(window, KEY, 1);
+		Decision next = instance.tryConsume(this.window, KEY, 1);
 		assertThat(next.remaining()).isEqualTo(99);
 		assertThat(this.calls).hasValue(2);
 	}

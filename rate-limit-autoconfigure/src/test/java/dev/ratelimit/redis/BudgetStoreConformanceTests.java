@@ -8,17 +8,11 @@ import java.util.List;
 import java.util.Random;
 import java.util.stream.IntStream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.LimitKeys;
-import dev.ratelimit.support.RedisServerFixture;
 
 import static dev.ratelimit.redis.BudgetComparison.one;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link dev.ratelimit.budget.BudgetState} decision by decision, and the
  * expectations spelled out here say what that decision is.
  */
-class BudgetStoreConformanceTests {
+class BudgetStoreConformanceTests extends SharedRedisTests {
 
 	static final long UNIT = 1_000_000L;
 
@@ -44,26 +38,7 @@ class BudgetStoreConformanceTests {
 	/** 2026-01-01T10:00:00Z: fourteen hours before the UTC day ends. */
 	static final Instant MORNING = Instant.parse("2026-01-01T10:00:00Z");
 
-	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static LettuceConnectionFactory connectionFactory;
-
 	private final LimitKeys keys = new LimitKeys("rl", 128);
-
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
-	@BeforeEach
-	void flush() {
-		server.flushAll();
-	}
 
 	@Test
 	void settleRefundsAnActualBelowTheEstimateAndChargesOneAboveIt() {

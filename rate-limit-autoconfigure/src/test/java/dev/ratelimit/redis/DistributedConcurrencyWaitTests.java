@@ -6,13 +6,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
@@ -22,7 +17,6 @@ import dev.ratelimit.concurrency.PermitStore;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.support.ManualTimeSource;
-import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -35,15 +29,11 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * Redis a handful of times with growing, jittered pauses rather than in a
  * busy loop.
  */
-class DistributedConcurrencyWaitTests {
+class DistributedConcurrencyWaitTests extends SharedRedisTests {
 
 	private static final long MILLI = 1_000;
 
 	private static final long SECOND = 1_000_000;
-
-	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static LettuceConnectionFactory connectionFactory;
 
 	private final ManualTimeSource clock = new ManualTimeSource();
 
@@ -56,21 +46,6 @@ class DistributedConcurrencyWaitTests {
 
 	/** The waiter's attempts to take a permit. */
 	private final AtomicInteger attempts = new AtomicInteger();
-
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
-	@BeforeEach
-	void flush() {
-		server.flushAll();
-	}
 
 	@AfterEach
 	void closeLimiters() {

@@ -6,12 +6,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.budget.Amounts;
@@ -20,7 +17,6 @@ import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.support.ManualTimeSource;
-import dev.ratelimit.support.RedisServerFixture;
 
 import static dev.ratelimit.redis.BudgetStoreConformanceTests.CENT;
 import static dev.ratelimit.redis.BudgetStoreConformanceTests.HOUR;
@@ -41,11 +37,7 @@ import static org.assertj.core.api.Assertions.within;
  * the calendar window, reads the server's clock and refuses bad input before
  * writing.
  */
-class RedisBudgetStoreTests {
-
-	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static LettuceConnectionFactory connectionFactory;
+class RedisBudgetStoreTests extends SharedRedisTests {
 
 	private final ManualTimeSource clock = new ManualTimeSource(BudgetComparison.micros(MORNING));
 
@@ -55,19 +47,8 @@ class RedisBudgetStoreTests {
 
 	private StringRedisTemplate redis;
 
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
 	@BeforeEach
 	void setUp() {
-		server.flushAll();
 		this.store = new RedisBudgetStore(connectionFactory, this.clock);
 		this.redis = new StringRedisTemplate(connectionFactory);
 	}

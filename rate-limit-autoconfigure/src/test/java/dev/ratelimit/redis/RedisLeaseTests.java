@@ -7,19 +7,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.lease.LeasingBackend;
-import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,11 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Lease mode against a real Redis: one EVALSHA per lease, and several
  * instances taking leases concurrently never spend more than Redis gave out.
  */
-class RedisLeaseTests {
-
-	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static LettuceConnectionFactory connectionFactory;
+class RedisLeaseTests extends SharedRedisTests {
 
 	// A window long enough that it cannot end during the test, so every token comes from one window.
 	private final RateLimitPolicy policy = RateLimitPolicy.builder("leased")
@@ -42,21 +32,6 @@ class RedisLeaseTests {
 		.build();
 
 	private final String key = new LimitKeys("rl", 128).build(this.policy.name(), "tenant-1");
-
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
-	@BeforeEach
-	void setUp() {
-		server.flushAll();
-	}
 
 	@Test
 	void oneEvalshaPerLease() {

@@ -3,14 +3,10 @@ package dev.ratelimit.redis;
 import java.util.List;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -19,7 +15,6 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.support.ManualTimeSource;
-import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
@@ -30,30 +25,11 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * {@code MEMORY <algorithm> <bytes> (after <n> requests)} for the documentation; the
  * bounds catch a layout that grows by accident.
  */
-class RedisMemoryUsageTests {
-
-	private static final RedisServerFixture server = RedisServerFixture.shared();
+class RedisMemoryUsageTests extends SharedRedisTests {
 
 	/** SAMPLES 0: every element counted, not an estimate. */
 	private static final RedisScript<Long> MEMORY_USAGE = new DefaultRedisScript<>(
 			"return redis.call('MEMORY', 'USAGE', KEYS[1], 'SAMPLES', '0')", Long.class);
-
-	private static LettuceConnectionFactory connectionFactory;
-
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
-	@BeforeEach
-	void flush() {
-		server.flushAll();
-	}
 
 	static Stream<Arguments> states() {
 		return Stream.of(arguments(Algorithm.TOKEN_BUCKET, 10, 200), arguments(Algorithm.LEAKY_BUCKET, 10, 200),

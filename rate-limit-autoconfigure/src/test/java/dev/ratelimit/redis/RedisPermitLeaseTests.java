@@ -6,14 +6,11 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
@@ -25,7 +22,6 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.support.ManualTimeSource;
-import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -38,13 +34,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * never brought back, and the semaphore's key lives exactly as long as its
  * latest lease.
  */
-class RedisPermitLeaseTests {
+class RedisPermitLeaseTests extends SharedRedisTests {
 
 	private static final long SECOND = 1_000_000;
-
-	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static LettuceConnectionFactory connectionFactory;
 
 	private final ManualTimeSource clock = new ManualTimeSource();
 
@@ -56,19 +48,8 @@ class RedisPermitLeaseTests {
 
 	private StringRedisTemplate redis;
 
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
 	@BeforeEach
 	void setUp() {
-		server.flushAll();
 		this.redis = new StringRedisTemplate(connectionFactory);
 	}
 

@@ -1,7 +1,5 @@
 package dev.ratelimit.redis;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -23,11 +21,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * Tests for {@link RedisRateLimitBackend}: one round trip per decision, the
  * script cache falling back to {@code EVAL}, and Redis errors passed through.
  */
-class RedisRateLimitBackendTests {
-
-	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static LettuceConnectionFactory connectionFactory;
+class RedisRateLimitBackendTests extends SharedRedisTests {
 
 	private final RateLimitPolicy policy = RateLimitPolicy.builder("backend").capacity(5).refill("1/1s").build();
 
@@ -37,19 +31,8 @@ class RedisRateLimitBackendTests {
 
 	private StringRedisTemplate redis;
 
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
 	@BeforeEach
 	void setUp() {
-		server.flushAll();
 		this.backend = new RedisRateLimitBackend(connectionFactory);
 		this.redis = new StringRedisTemplate(connectionFactory);
 	}

@@ -1,48 +1,28 @@
 package dev.ratelimit.redis;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
-
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitPolicy;
-import dev.ratelimit.support.RedisServerFixture;
 
 /**
  * Shared set-up of the tests that replay timelines against the Lua scripts on
  * the shared {@code redis-server}: a clean server and a fresh
  * {@link BackendComparison} for every test.
  */
-abstract class ScriptTestSupport {
+abstract class ScriptTestSupport extends SharedRedisTests {
 
 	static final long MILLI = 1_000L;
 
 	static final long SECOND = 1_000_000L;
 
-	static final RedisServerFixture server = RedisServerFixture.shared();
-
-	static LettuceConnectionFactory connectionFactory;
-
 	final LimitKeys keys = new LimitKeys("rl", 128);
 
 	BackendComparison backends;
 
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
 	@BeforeEach
 	void setUpBackends() {
-		server.flushAll();
 		this.backends = new BackendComparison(connectionFactory);
 	}
 

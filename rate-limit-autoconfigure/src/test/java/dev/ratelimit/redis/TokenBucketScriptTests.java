@@ -2,12 +2,9 @@ package dev.ratelimit.redis;
 
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.core.Decision;
@@ -15,7 +12,6 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
 import dev.ratelimit.support.ManualTimeSource;
-import dev.ratelimit.support.RedisServerFixture;
 
 import static dev.ratelimit.redis.BackendComparison.Step.step;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,33 +21,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Redis and against the in-memory backend, asserting that both make the
  * expected decision at every step.
  */
-class TokenBucketScriptTests {
+class TokenBucketScriptTests extends SharedRedisTests {
 
 	private static final long SECOND = 1_000_000L;
 
 	private static final long DAY = 86_400L * SECOND;
 
-	private static final RedisServerFixture server = RedisServerFixture.shared();
-
-	private static LettuceConnectionFactory connectionFactory;
-
 	private final LimitKeys keys = new LimitKeys("rl", 128);
 
 	private BackendComparison backends;
 
-	@BeforeAll
-	static void connect() {
-		connectionFactory = server.newConnectionFactory();
-	}
-
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
-
 	@BeforeEach
 	void setUp() {
-		server.flushAll();
 		this.backends = new BackendComparison(connectionFactory);
 	}
 
