@@ -100,11 +100,15 @@ class DistributedConcurrencyWaitTests extends SharedRedisTests {
 
 	@Test
 	void waiterWakesWhenTheEarliestLeaseEndsAndTakesTheDeadHoldersPermit() {
-		ConcurrencyPolicy policy = policy(Duration.ofSeconds(1));
+		ConcurrencyPolicy policy = policy(Duration.ofSeconds(1), 2);
 		DistributedConcurrencyLimiter dying = holder();
 		dying.acquire(policy, "k");
 		dying.close();
-		this.clock.advanceMicros(30 * SECOND - 500);
+		this.clock.advanceMicros(29 * SECOND);
+		// A later holder keeps the key's real TTL long: Redis expires keys on its own clock, and
+		// a key whose latest lease ended 500 us from now on the manual clock would get 1 ms.
+		holder().acquire(policy, "k");
+		this.clock.advanceMicros(SECOND - 500);
 		DistributedConcurrencyLimiter waiter = waiter(this::recordSleep);
 
 		assertThat(waiter.acquire(policy, "k")).isNotNull();
@@ -185,8 +189,12 @@ class DistributedConcurrencyWaitTests extends SharedRedisTests {
 	}
 
 	private static ConcurrencyPolicy policy(Duration maxWait) {
+		return policy(maxWait, 1);
+	}
+
+	private static ConcurrencyPolicy policy(Duration maxWait, int permits) {
 		return ConcurrencyPolicy.builder("provider")
-			.permits(1)
+			.permits(permits)
 			.scope(ConcurrencyPolicy.Scope.DISTRIBUTED)
 			.maxWait(maxWait)
 			.lease(Duration.ofSeconds(30))
