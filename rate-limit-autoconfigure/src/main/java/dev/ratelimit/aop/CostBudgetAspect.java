@@ -4,7 +4,9 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 
 import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
@@ -23,6 +25,7 @@ import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.OnError;
 import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.core.InvalidCostException;
+import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
 
@@ -30,7 +33,9 @@ import dev.ratelimit.key.RequestBinding;
  * Enforces {@link dev.ratelimit.CostBudget}: reserves each budget's estimate
  * before the method runs (all of them, or none), and settles the reservations
  * to the actual cost when it returns, throws, or its
- * {@link CompletionStage} completes.
+ * {@link CompletionStage} completes. A call that ends with one of the
+ * limiter's own refusals (a nested rate limit, cap or budget) is released, not
+ * charged: its work never ran.
  */
 @Aspect
 public class CostBudgetAspect implements Ordered {
@@ -115,6 +120,13 @@ public class CostBudgetAspect implements Ordered {
 
 	private void settleAll(List<BoundBudget> bound, List<Reservation> reservations, EvaluationContext context,
 			Object result, Throwable failure) {
+		if (refusedByLimiter(failure)) {
+			// Our own refusal, before the work ran: nothing was spent, whatever on-error says.
+			for (int i = 0; i < reservations.size(); i++) {
+				record(bound.get(i), reservations.get(i).release());
+			}
+			return;
+		}
 		context.setVariable("result", result);
 		context.setVariable("exception", failure);
 		for (int i = 0; i < reservations.size(); i++) {
@@ -133,6 +145,24 @@ public class CostBudgetAspect implements Ordered {
 			}
 			record(budget, decision);
 		}
+	}
+
+	/**
+	 * Returns whether the work ended with one of the limiter's own refusals: a
+	 * rate limit, concurrency cap or budget nested inside the budgeted call (on a
+	 * service it calls, or inner advice on the same method) refused it, or could
+	 * not decide, before the work it guards ran. The on-error rule is for failures
+	 * of the work itself; a refusal incurred no cost, and charging it would let a
+	 * limit shared by all callers burn every caller's budget.
+	 */
+	private static boolean refusedByLimiter(Throwable failure) {
+		Throwable cause = failure;
+		// A CompletionStage fails with the work's exception wrapped.
+		while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+				&& cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause instanceof RateLimitException;
 	}
 
 	/**

@@ -9,7 +9,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
@@ -26,8 +25,7 @@ class InMemoryBackendConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitBackend rateLimitBackend(RateLimitProperties properties, TimeSource timeSource,
-			RateLimitPolicies policies) {
+	RateLimitBackend rateLimitBackend(InMemoryKeyBounds bounds, TimeSource timeSource, RateLimitPolicies policies) {
 		for (RateLimitPolicy policy : policies.all()) {
 			if (policy.lease() > 0) {
 				// Not an error: the same configuration may serve a Redis profile elsewhere.
@@ -35,13 +33,7 @@ class InMemoryBackendConfiguration {
 						+ "where every decision is already local; it applies with rate-limit.backend=redis");
 			}
 		}
-		long maxKeys = properties.getMemory().getMaxKeys();
-		if (maxKeys <= 0) {
-			throw new RateLimitConfigurationException(
-					"Property rate-limit.memory.max-keys with value '" + maxKeys + "' is invalid: must be positive",
-					"Set rate-limit.memory.max-keys above the number of keys active at once.", null);
-		}
-		return new InMemoryRateLimitBackend(timeSource, maxKeys);
+		return new InMemoryRateLimitBackend(timeSource, bounds.rateLimits());
 	}
 
 }

@@ -92,11 +92,17 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	InMemoryKeyBounds rateLimitInMemoryKeyBounds(RateLimitProperties properties) {
+		return InMemoryKeyBounds.of(properties.getMemory());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
 	RateLimiter rateLimiter(RateLimitBackend backend, LimitKeys keys, ObjectProvider<Sleeper> sleeper,
-			ObjectProvider<RateLimitListener> listeners, TimeSource timeSource, RateLimitProperties properties) {
+			ObjectProvider<RateLimitListener> listeners, TimeSource timeSource, InMemoryKeyBounds bounds) {
 		// A remote backend gets an in-memory twin for policies with failure-mode local.
 		RateLimitBackend localFallback = (backend instanceof InMemoryRateLimitBackend) ? null
-				: new InMemoryRateLimitBackend(timeSource, properties.getMemory().getMaxKeys());
+				: new InMemoryRateLimitBackend(timeSource, bounds.rateLimits());
 		return new RateLimiter(backend, keys, sleeper.getIfAvailable(Sleeper::system), localFallback,
 				new CompositeRateLimitListener(listeners.orderedStream().toList()));
 	}

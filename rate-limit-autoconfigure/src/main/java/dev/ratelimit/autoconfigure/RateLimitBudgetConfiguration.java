@@ -33,8 +33,8 @@ class RateLimitBudgetConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	CostBudgets costBudgets(ObjectProvider<BudgetStore> store, LimitKeys keys, TimeSource timeSource,
-			RateLimitProperties properties, ObjectProvider<BudgetListener> listeners) {
-		BudgetStore memory = new InMemoryBudgetStore(timeSource, properties.getMemory().getMaxKeys());
+			InMemoryKeyBounds bounds, ObjectProvider<BudgetListener> listeners) {
+		BudgetStore memory = new InMemoryBudgetStore(timeSource, bounds.budgets());
 		BudgetStore configured = store.getIfAvailable(() -> memory);
 		List<BudgetListener> all = listeners.orderedStream().toList();
 		BudgetListener listener = new BudgetListener() {

@@ -9,6 +9,7 @@ import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
+import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
 
 /**
@@ -20,8 +21,8 @@ class RateLimitConcurrencyConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LocalConcurrencyLimiter rateLimitLocalConcurrencyLimiter(RateLimitProperties properties) {
-		return new LocalConcurrencyLimiter(properties.getMemory().getMaxKeys());
+	LocalConcurrencyLimiter rateLimitLocalConcurrencyLimiter(InMemoryKeyBounds bounds, TimeSource timeSource) {
+		return new LocalConcurrencyLimiter(bounds.concurrency(), timeSource);
 	}
 
 	@Bean

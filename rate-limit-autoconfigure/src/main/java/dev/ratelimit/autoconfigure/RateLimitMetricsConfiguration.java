@@ -3,6 +3,7 @@ package dev.ratelimit.autoconfigure;
 import java.util.function.IntSupplier;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -14,6 +15,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.metrics.MicrometerRateLimitListener;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
@@ -45,12 +47,19 @@ class RateLimitMetricsConfiguration {
 	 */
 	@Bean
 	SmartInitializingSingleton rateLimitGauges(ObjectProvider<MeterRegistry> registry,
-			ObjectProvider<RateLimitBackend> backend, ObjectProvider<ConcurrencyLimiters> limiters) {
+			ObjectProvider<RateLimitBackend> backend, ObjectProvider<ConcurrencyLimiters> limiters,
+			ObjectProvider<InMemoryKeyBounds> bounds) {
 		return () -> {
 			this.registryLookup.settle();
 			MeterRegistry meters = registry.getIfUnique();
 			if (meters == null) {
 				return;
+			}
+			InMemoryKeyBounds memory = bounds.getIfAvailable();
+			if (memory != null) {
+				register(meters, "rate-limit", memory.rateLimits());
+				register(meters, "budget", memory.budgets());
+				register(meters, "concurrency", memory.concurrency());
 			}
 			if (backend.getIfAvailable() instanceof CircuitBreakingBackend breaking) {
 				Gauge.builder("rate.limit.backend.circuit.state", breaking, (b) -> state(b.getCircuitBreaker().getState()))
@@ -70,6 +79,26 @@ class RateLimitMetricsConfiguration {
 					.register(meters));
 			}
 		};
+	}
+
+	/**
+	 * The size of an in-memory store, the keys it dropped because their state was
+	 * fresh again, and the new keys it refused at its bound.
+	 */
+	private static void register(MeterRegistry meters, String store, KeyBound bound) {
+		Gauge.builder("rate.limit.memory.keys", bound, KeyBound::keys)
+			.description("Keys an in-memory store holds, over every policy")
+			.tag("store", store)
+			.register(meters);
+		FunctionCounter.builder("rate.limit.memory.evictions", bound, KeyBound::dropped)
+			.description("Keys an in-memory store dropped because forgetting them changed nothing")
+			.tag("store", store)
+			.register(meters);
+		FunctionCounter.builder("rate.limit.memory.refusals", bound, KeyBound::refused)
+			.description("New keys an in-memory store refused because a policy held its bound of keys that "
+					+ "still mattered; the policy's failure mode applied to those calls")
+			.tag("store", store)
+			.register(meters);
 	}
 
 	private static double state(CircuitBreaker.State state) {

@@ -466,10 +466,22 @@ public class RateLimitProperties {
 	public static class Memory {
 
 		/**
-		 * Most keys kept at once. Idle keys are dropped once their bucket would be
-		 * full again; beyond this bound the least recently used are evicted.
+		 * Most keys kept per rate-limit policy and per concurrency cap. A key is
+		 * dropped only once forgetting it changes nothing (its bucket is full again,
+		 * its window over, no call in flight); a policy holding this many keys that
+		 * still matter refuses new keys, which then get the policy's failure mode.
+		 * With the Redis backend it bounds the local fallback and the local caps.
 		 */
 		private long maxKeys = 100_000;
+
+		/**
+		 * Most keys kept per budget. A key is dropped only once its windows have
+		 * ended and its reservations expired, so spend is never forgotten inside its
+		 * window; a budget holding this many keys refuses new keys, which then get
+		 * the budget's failure mode. With the Redis backend it bounds the local
+		 * fallback.
+		 */
+		private long maxBudgetKeys = 100_000;
 
 		public long getMaxKeys() {
 			return this.maxKeys;
@@ -477,6 +489,14 @@ public class RateLimitProperties {
 
 		public void setMaxKeys(long maxKeys) {
 			this.maxKeys = maxKeys;
+		}
+
+		public long getMaxBudgetKeys() {
+			return this.maxBudgetKeys;
+		}
+
+		public void setMaxBudgetKeys(long maxBudgetKeys) {
+			this.maxBudgetKeys = maxBudgetKeys;
 		}
 
 	}

@@ -10,6 +10,7 @@ import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitKeyMissingException;
+import dev.ratelimit.core.TooManyKeysException;
 
 /**
  * The programmatic API of budgets: reserve before the work, settle to the
@@ -31,7 +32,10 @@ import dev.ratelimit.core.RateLimitKeyMissingException;
  *
  * When the store cannot answer, the budget's failure mode applies: closed
  * (the default for budgets) refuses the work, open lets it run unrecorded, and
- * local holds the reservation in an in-memory store.
+ * local holds the reservation in an in-memory store. The same applies to a
+ * new key that an in-memory store refuses because it holds its bound of keys
+ * (see {@link dev.ratelimit.core.KeyBound}), except that local then runs the
+ * work unrecorded too: its in-memory store is the one that is full.
  */
 public final class CostBudgets {
 
@@ -98,24 +102,49 @@ public final class CostBudgets {
 			decision = this.store.reserve(policy, storageKey, id, estimateMicros);
 			storeAnswered();
 		}
+		catch (TooManyKeysException ex) {
+			// The store answers but will not track one more key: it would have to forget spend.
+			return untracked(policy, storageKey, id, estimateMicros, ex);
+		}
 		catch (RuntimeException ex) {
 			storeFailed(ex);
-			if (policy.failureMode() == FailureMode.OPEN || (policy.failureMode() == FailureMode.LOCAL
-					&& this.localFallback == null)) {
-				// Unenforced: the work runs and its cost is not recorded.
-				return new Reservation(this, policy, storageKey, id, estimateMicros, null, null);
-			}
 			if (policy.failureMode() == FailureMode.CLOSED) {
 				throw new RateLimitBackendUnavailableException(policy.name(), ex);
 			}
+			if (policy.failureMode() == FailureMode.OPEN || this.localFallback == null) {
+				return unenforced(policy, storageKey, id, estimateMicros);
+			}
 			used = this.localFallback;
-			decision = used.reserve(policy, storageKey, id, estimateMicros);
+			try {
+				decision = used.reserve(policy, storageKey, id, estimateMicros);
+			}
+			catch (TooManyKeysException full) {
+				return untracked(policy, storageKey, id, estimateMicros, full);
+			}
 		}
 		if (!decision.allowed()) {
 			this.listener.refused(policy);
 			throw new BudgetExceededException(policy, decision, estimateMicros);
 		}
 		return new Reservation(this, policy, storageKey, id, estimateMicros, decision, used);
+	}
+
+	/**
+	 * Applies the failure mode to a key the store refuses to track: closed refuses
+	 * the work; open and local (whose in-memory store is the one that is full) let
+	 * it run unrecorded.
+	 */
+	private Reservation untracked(BudgetPolicy policy, String storageKey, String id, long estimateMicros,
+			TooManyKeysException ex) {
+		if (policy.failureMode() == FailureMode.CLOSED) {
+			throw new RateLimitBackendUnavailableException(policy.name(), ex);
+		}
+		return unenforced(policy, storageKey, id, estimateMicros);
+	}
+
+	/** A reservation held nowhere: the work runs and its cost is not recorded. */
+	private Reservation unenforced(BudgetPolicy policy, String storageKey, String id, long estimateMicros) {
+		return new Reservation(this, policy, storageKey, id, estimateMicros, null, null);
 	}
 
 	/**

@@ -6,14 +6,24 @@ import java.util.function.Function;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 
+import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.TooManyKeysException;
 
 /**
  * Keeps budget state in this process: exact for one instance, and the local
  * fallback of budgets whose Redis is down. Operations on one key are
- * serialised by the cache's per-key compute. A key is forgotten once its windows have ended and its leases
- * expired, and at most {@code maxKeys} keys are kept.
+ * serialised by the cache's per-key compute.
+ * <p>
+ * Budgets are not a cache: spend is never forgotten inside its window. A key
+ * is dropped only once its windows have ended and its reservations and
+ * settled markers expired, when forgetting it changes nothing. Each budget
+ * keeps at most its {@link KeyBound} of keys; when it holds that many, a
+ * reservation for a new key is refused with {@link TooManyKeysException}, and
+ * {@link CostBudgets} applies the budget's failure mode to it. Evicting a key
+ * to make room instead would hand its tenant a fresh budget.
  */
 public final class InMemoryBudgetStore implements BudgetStore {
 
@@ -21,42 +31,57 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	private final TimeSource time;
 
+	private final KeyBound bound;
+
 	private final Cache<String, Entry> entries;
 
 	/**
 	 * Creates a store.
 	 * @param time the clock; its readings must be microseconds since the epoch,
 	 * since calendar windows are placed by it
-	 * @param maxKeys the most keys kept
+	 * @param maxKeys the most keys kept per budget
 	 */
 	public InMemoryBudgetStore(TimeSource time, long maxKeys) {
+		this(time, new KeyBound(maxKeys));
+	}
+
+	/**
+	 * Creates a store.
+	 * @param time the clock; its readings must be microseconds since the epoch,
+	 * since calendar windows are placed by it
+	 * @param bound the most keys kept per budget, and the count of drops and refusals
+	 */
+	public InMemoryBudgetStore(TimeSource time, KeyBound bound) {
 		this.time = time;
+		this.bound = bound;
 		this.entries = Caffeine.newBuilder()
-			.maximumSize(maxKeys)
 			.expireAfter(new UntilForgettable())
 			.ticker(() -> time.currentTimeMicros() * 1_000L)
 			.executor(Runnable::run)
+			.removalListener(InMemoryBudgetStore::removed)
 			.build();
 	}
 
 	@Override
 	public BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros) {
-		return apply(policy, key, (state) -> state.reserve(policy, spans(policy), id, estimateMicros, now()));
+		return apply(policy, key, true, (state) -> state.reserve(policy, spans(policy), id, estimateMicros, now()));
 	}
 
 	@Override
 	public BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros) {
-		return apply(policy, key, (state) -> state.settle(policy, spans(policy), id, actualMicros, now()));
+		// Settling a key already forgotten (its reservation outlived its lease) still records the spend.
+		return apply(policy, key, true, (state) -> state.settle(policy, spans(policy), id, actualMicros, now()));
 	}
 
 	@Override
 	public BudgetDecision release(BudgetPolicy policy, String key, String id) {
-		return apply(policy, key, (state) -> state.release(policy, spans(policy), id, now()));
+		// Nothing to give back to a key already forgotten.
+		return apply(policy, key, false, (state) -> state.release(policy, spans(policy), id, now()));
 	}
 
 	@Override
 	public BudgetDecision peek(BudgetPolicy policy, String key) {
-		return apply(policy, key, (state) -> state.peek(policy, spans(policy), now()));
+		return apply(policy, key, false, (state) -> state.peek(policy, spans(policy), now()));
 	}
 
 	@Override
@@ -64,12 +89,34 @@ public final class InMemoryBudgetStore implements BudgetStore {
 		this.entries.invalidate(key);
 	}
 
-	private BudgetDecision apply(BudgetPolicy policy, String key, Function<BudgetState, BudgetDecision> operation) {
+	/**
+	 * Applies an operation to a key's state.
+	 * @param create whether an absent key is added; otherwise the operation sees a
+	 * fresh state that is not kept
+	 * @throws TooManyKeysException if the key is new and the budget holds its bound of keys
+	 */
+	private BudgetDecision apply(BudgetPolicy policy, String key, boolean create,
+			Function<BudgetState, BudgetDecision> operation) {
+		KeyBound.Keys keys = this.bound.of(policy.name());
+		if (create && keys.count() >= this.bound.maxKeysPerPolicy() && this.entries.getIfPresent(key) == null) {
+			// At the bound: drop what has become forgettable before refusing a newcomer.
+			this.entries.cleanUp();
+		}
 		BudgetDecision[] decision = new BudgetDecision[1];
 		// compute holds the key's lock and sees an expired entry as absent, so no
 		// thread can work on an entry another has already replaced.
 		this.entries.asMap().compute(key, (k, entry) -> {
-			Entry current = (entry != null) ? entry : new Entry(policy.limits().size());
+			Entry current = entry;
+			if (current == null) {
+				if (!create) {
+					decision[0] = operation.apply(new BudgetState(policy.limits().size()));
+					return null;
+				}
+				if (!keys.tryAdd()) {
+					throw keys.refuse();
+				}
+				current = new Entry(policy.limits().size(), keys);
+			}
 			decision[0] = operation.apply(current.state);
 			long forgettable = current.state.forgettableAt(policy);
 			current.expiresAtNanos = (forgettable == BudgetState.NONE) ? 0
@@ -77,6 +124,19 @@ public final class InMemoryBudgetStore implements BudgetStore {
 			return current;
 		});
 		return decision[0];
+	}
+
+	/** Gives a key's slot back when it leaves the cache: forgettable, or reset by an operator. */
+	private static void removed(String key, Entry entry, RemovalCause cause) {
+		if (entry == null || cause == RemovalCause.REPLACED) {
+			return;
+		}
+		if (cause == RemovalCause.EXPIRED) {
+			entry.owner.dropped();
+		}
+		else {
+			entry.owner.removed();
+		}
 	}
 
 	private long now() {
@@ -91,10 +151,14 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 		final BudgetState state;
 
+		/** The budget's key count, given back when the entry leaves the cache. */
+		final KeyBound.Keys owner;
+
 		volatile long expiresAtNanos;
 
-		Entry(int limits) {
+		Entry(int limits, KeyBound.Keys owner) {
 			this.state = new BudgetState(limits);
+			this.owner = owner;
 		}
 
 	}

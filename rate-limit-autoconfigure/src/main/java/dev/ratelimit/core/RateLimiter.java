@@ -24,8 +24,11 @@ import dev.ratelimit.core.RateLimitListener.DecisionSource;
  * <p>
  * When the backend fails, each policy's {@link FailureMode} applies: open
  * policies let the call through, closed ones reject it as unavailable, local
- * ones are decided by an in-memory fallback. Shadow policies are decided after
- * the enforced ones and never reject.
+ * ones are decided by an in-memory fallback. The same applies, per policy, to
+ * a new key that an in-memory store refuses to track because it holds its
+ * bound of keys ({@link TooManyKeysException}), except that local policies
+ * then pass too: their in-memory store is the full one. Shadow policies are
+ * decided after the enforced ones and never reject.
  */
 public final class RateLimiter {
 
@@ -173,10 +176,15 @@ public final class RateLimiter {
 	}
 
 	private List<PolicyDecision> decide(List<Acquisition> acquisitions) {
-		List<Decision> decisions;
+		Decided decided;
 		long start = System.nanoTime();
 		try {
-			decisions = this.backend.tryConsumeAll(acquisitions);
+			decided = consumeTracked(this.backend, acquisitions);
+		}
+		catch (RateLimitBackendUnavailableException ex) {
+			// A fail-closed policy whose store will not track one more key: the store did answer.
+			this.listener.backendCalled(System.nanoTime() - start, true);
+			throw ex;
 		}
 		catch (RuntimeException ex) {
 			this.listener.backendCalled(System.nanoTime() - start, false);
@@ -185,13 +193,44 @@ public final class RateLimiter {
 		}
 		this.listener.backendCalled(System.nanoTime() - start, true);
 		backendAnswered();
-		List<PolicyDecision> result = new ArrayList<>(decisions.size());
-		for (int i = 0; i < decisions.size(); i++) {
-			RateLimitPolicy policy = acquisitions.get(i).policy();
-			result.add(new PolicyDecision(policy, decisions.get(i)));
-			this.listener.decided(policy, decisions.get(i), DecisionSource.BACKEND);
+		return decided.report(this.listener, DecisionSource.BACKEND);
+	}
+
+	/**
+	 * Asks a backend for an all-or-nothing decision. When an in-memory store
+	 * refuses to track a new key (it holds its bound of keys that still matter),
+	 * that policy's failure mode applies to it and the others are decided
+	 * without it: closed refuses the call, open and local skip the policy
+	 * (local has no other in-memory store to turn to).
+	 */
+	private Decided consumeTracked(RateLimitBackend on, List<Acquisition> acquisitions) {
+		List<Acquisition> pending = acquisitions;
+		while (true) {
+			try {
+				return new Decided(pending, pending.isEmpty() ? List.of() : on.tryConsumeAll(pending));
+			}
+			catch (TooManyKeysException ex) {
+				List<Acquisition> rest = new ArrayList<>(pending.size());
+				for (Acquisition acquisition : pending) {
+					RateLimitPolicy policy = acquisition.policy();
+					if (!policy.name().equals(ex.getPolicy())) {
+						rest.add(acquisition);
+					}
+					else if (policy.failureMode() == FailureMode.CLOSED) {
+						this.listener.failedOver(policy, FailureMode.CLOSED, ex);
+						throw new RateLimitBackendUnavailableException(policy.name(), ex);
+					}
+					else {
+						this.listener.failedOver(policy, FailureMode.OPEN, ex);
+					}
+				}
+				if (rest.size() == pending.size()) {
+					// Not one of this call's policies: nothing to skip, so no way forward.
+					throw ex;
+				}
+				pending = rest;
+			}
 		}
-		return result;
 	}
 
 	/**
@@ -220,14 +259,7 @@ public final class RateLimiter {
 		if (local.isEmpty()) {
 			return List.of();
 		}
-		List<Decision> decisions = this.localFallback.tryConsumeAll(local);
-		List<PolicyDecision> result = new ArrayList<>(local.size());
-		for (int i = 0; i < local.size(); i++) {
-			RateLimitPolicy policy = local.get(i).policy();
-			result.add(new PolicyDecision(policy, decisions.get(i)));
-			this.listener.decided(policy, decisions.get(i), DecisionSource.LOCAL_FALLBACK);
-		}
-		return result;
+		return consumeTracked(this.localFallback, local).report(this.listener, DecisionSource.LOCAL_FALLBACK);
 	}
 
 	/**
@@ -242,6 +274,9 @@ public final class RateLimiter {
 						acquisition.cost());
 				result.add(new PolicyDecision(acquisition.policy(), decision));
 				this.listener.decided(acquisition.policy(), decision, DecisionSource.SHADOW);
+			}
+			catch (TooManyKeysException ex) {
+				// Shadow policies never reject: an untracked key is simply not decided.
 			}
 			catch (RuntimeException ex) {
 				backendFailed(ex);
@@ -263,6 +298,23 @@ public final class RateLimiter {
 			logger.log(Level.INFO, "Rate limit backend answers again; decisions are back on it");
 			this.listener.backendAvailabilityChanged(true, null);
 		}
+	}
+
+	/**
+	 * The acquisitions a backend decided and its decisions, in the same order.
+	 */
+	private record Decided(List<Acquisition> acquisitions, List<Decision> decisions) {
+
+		List<PolicyDecision> report(RateLimitListener listener, DecisionSource source) {
+			List<PolicyDecision> result = new ArrayList<>(this.decisions.size());
+			for (int i = 0; i < this.decisions.size(); i++) {
+				RateLimitPolicy policy = this.acquisitions.get(i).policy();
+				result.add(new PolicyDecision(policy, this.decisions.get(i)));
+				listener.decided(policy, this.decisions.get(i), source);
+			}
+			return result;
+		}
+
 	}
 
 	private static long checkCost(RateLimitPolicy policy, long cost) {

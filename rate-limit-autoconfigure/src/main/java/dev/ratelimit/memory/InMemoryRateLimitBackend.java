@@ -13,10 +13,12 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.LimitState;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.TooManyKeysException;
 
 /**
  * Keeps limiter state in this process: the embedded default, exact for one
@@ -24,28 +26,26 @@ import dev.ratelimit.core.TimeSource;
  * contend when they share a key; a layered decision locks its keys in key order,
  * so two such decisions cannot deadlock.
  * <p>
- * Memory is bounded twice: a key left idle until forgetting it changes nothing
- * (its bucket would be full, its windows over) is dropped, and at most
- * {@code maxKeys} keys are kept, the least recently used evicted first. Eviction
- * by size forgets state that still mattered, which can admit that key's caller
- * early; size the bound above the number of concurrently active keys.
+ * Memory is bounded without ever forgetting a limit that still matters (see
+ * {@link KeyBound}): a key is dropped only once it has been idle long enough
+ * that forgetting it changes nothing (its bucket would be full, its windows
+ * over), and each policy keeps at most {@code maxKeys} keys. When a policy holds
+ * that many keys that still matter, a new key is refused with
+ * {@link TooManyKeysException}, and the {@link dev.ratelimit.core.RateLimiter}
+ * applies the policy's failure mode to that call; the keys already held, an
+ * exhausted caller's among them, stay exactly as they are. Evicting the least
+ * recently used instead would let a flood of fresh keys reset everybody's
+ * buckets.
  * <p>
  * Keys live in a {@link ConcurrentHashMap}, so a decision on a known key costs
- * one map read, one clock read and the key's lock, and allocates nothing. The
- * bookkeeping a cache does on every read (recording the access, moving the
- * expiry) is done in bulk instead, by inserting threads, never while a key's
- * lock is held:
- * <ul>
- * <li>Idle keys are swept by the first insert at least
+ * one map read, one clock read and the key's lock, and allocates nothing. Idle
+ * keys are swept in bulk by the first insert at least
  * {@link #SWEEP_INTERVAL_MICROS} of the clock after the previous sweep, and by
- * {@link #size()}. Without inserts the map cannot grow, so idle keys may then
- * stay until the next one; a sweep reads every key once.</li>
- * <li>An insert that takes the map over {@code maxKeys} evicts the least
- * recently used keys, a sixteenth of the bound more than needed, so that the
- * scan and sort this takes are paid once per many inserts rather than on each.
- * While several threads insert at once the bound can be passed by a few keys
- * until the next insert.</li>
- * </ul>
+ * {@link #size()}, never while a key's lock is held. Without inserts the map
+ * cannot grow, so idle keys may then stay until the next one; a sweep reads every
+ * key once. A policy at its bound therefore admits new keys again at the first
+ * sweep after some of its keys have gone idle: within a second of the clock.
+ * <p>
  * A key is only removed under its lock, after marking it dead: a caller that
  * looked it up just before finds it dead once it holds the lock and looks
  * again, so no decision is ever taken on state the map no longer holds.
@@ -54,9 +54,6 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 
 	/** Least time between two sweeps for idle keys. */
 	static final long SWEEP_INTERVAL_MICROS = 1_000_000L;
-
-	/** Past the bound, this fraction of it is evicted on top (one sixteenth). */
-	private static final long EVICTION_SLACK = 16;
 
 	private static final int SPINS = 100;
 
@@ -81,11 +78,11 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 
 	private final TimeSource time;
 
-	private final long maxKeys;
+	private final KeyBound bound;
 
 	private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
 
-	/** Held while sweeping or evicting, so one thread does it at a time. */
+	/** Held while sweeping, so one thread does it at a time. */
 	private final ReentrantLock maintenance = new ReentrantLock();
 
 	/**
@@ -106,14 +103,20 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	/**
 	 * Creates a backend.
 	 * @param time the clock
-	 * @param maxKeys the most keys kept at once
+	 * @param maxKeys the most keys kept per policy
 	 */
 	public InMemoryRateLimitBackend(TimeSource time, long maxKeys) {
-		if (maxKeys <= 0) {
-			throw new IllegalArgumentException("maximum number of keys must be positive, was " + maxKeys);
-		}
+		this(time, new KeyBound(maxKeys));
+	}
+
+	/**
+	 * Creates a backend.
+	 * @param time the clock
+	 * @param bound the most keys kept per policy, and the count of drops and refusals
+	 */
+	public InMemoryRateLimitBackend(TimeSource time, KeyBound bound) {
 		this.time = time;
-		this.maxKeys = maxKeys;
+		this.bound = bound;
 		this.nextSweepMicros = time.currentTimeMicros() + SWEEP_INTERVAL_MICROS;
 		this.acquire = ACQUIRE;
 	}
@@ -240,73 +243,27 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	}
 
 	/**
-	 * Adds the entry of a key (unless another thread just did), making room for it.
+	 * Adds the entry of a key (unless another thread just did), within the
+	 * policy's bound.
+	 * @throws TooManyKeysException if the policy holds its bound of keys that still matter
 	 */
 	private Entry create(RateLimitPolicy policy, String key, long now) {
 		if (now >= this.nextSweepMicros) {
 			// Only inserts sweep: without them the map cannot grow, so idle keys can wait.
 			sweepIfDue(now);
 		}
-		Entry created = new Entry(key, policy, now);
+		KeyBound.Keys keys = this.bound.of(policy.name());
+		if (!keys.tryAdd()) {
+			// Every key held still matters: forgetting one would hand its caller a fresh quota.
+			throw keys.refuse();
+		}
+		Entry created = new Entry(key, policy, keys, now);
 		Entry entry = this.entries.putIfAbsent(key, created);
 		if (entry != null) {
+			keys.removed();
 			return entry;
 		}
-		if (this.entries.size() > this.maxKeys) {
-			evict(created, now);
-		}
 		return created;
-	}
-
-	/**
-	 * Brings the map back under the bound: idle keys first, then the least
-	 * recently used, never {@code keep} (the key just inserted, which would
-	 * otherwise be looked up and inserted again).
-	 */
-	private void evict(Entry keep, long now) {
-		this.maintenance.lock();
-		try {
-			// Another thread may have made room while this one waited.
-			if (this.entries.size() <= this.maxKeys) {
-				return;
-			}
-			sweep(now);
-			int size = this.entries.size();
-			if (size <= this.maxKeys) {
-				return;
-			}
-			// Evict past the bound so that the scans below are paid once per many inserts.
-			long excess = size - this.maxKeys + Math.max(1, this.maxKeys / EVICTION_SLACK);
-			long[] lastUsed = new long[size];
-			int n = 0;
-			for (Entry entry : this.entries.values()) {
-				if (n == lastUsed.length) {
-					break;
-				}
-				lastUsed[n++] = entry.lastMicros;
-			}
-			int count = (int) Math.min(excess, n);
-			if (count == 0) {
-				return;
-			}
-			// A copy sorted to find the age of the count-th oldest: O(n log n) once per n / 16 inserts.
-			Arrays.sort(lastUsed, 0, n);
-			long threshold = lastUsed[count - 1];
-			// Strictly older first, then as many of the threshold's age as are still needed.
-			for (Entry entry : this.entries.values()) {
-				if (count > 0 && entry != keep && entry.lastMicros < threshold && remove(entry)) {
-					count--;
-				}
-			}
-			for (Entry entry : this.entries.values()) {
-				if (count > 0 && entry != keep && entry.lastMicros == threshold && remove(entry)) {
-					count--;
-				}
-			}
-		}
-		finally {
-			this.maintenance.unlock();
-		}
 	}
 
 	private void sweepIfDue(long now) {
@@ -337,6 +294,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 					if (entry.live && entry.idleAt(now)) {
 						entry.live = false;
 						this.entries.remove(entry.key, entry);
+						entry.owner.dropped();
 					}
 				}
 				finally {
@@ -349,17 +307,15 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	/**
 	 * Marks an entry dead and removes it, under its lock so that no caller is
 	 * deciding on it meanwhile.
-	 * @return whether this call removed it
 	 */
-	private boolean remove(Entry entry) {
+	private void remove(Entry entry) {
 		entry.lock();
 		try {
-			if (!entry.live) {
-				return false;
+			if (entry.live) {
+				entry.live = false;
+				this.entries.remove(entry.key, entry);
+				entry.owner.removed();
 			}
-			entry.live = false;
-			this.entries.remove(entry.key, entry);
-			return true;
 		}
 		finally {
 			entry.unlock();
@@ -418,6 +374,9 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 
 		final LimitState state;
 
+		/** The policy's key count, given back when the entry leaves the map. */
+		final KeyBound.Keys owner;
+
 		/** How long after its last use the state equals a fresh one. */
 		final long idleMicros;
 
@@ -427,9 +386,10 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		/** Cleared, under the lock, when the entry leaves the map. */
 		boolean live = true;
 
-		Entry(String key, RateLimitPolicy policy, long now) {
+		Entry(String key, RateLimitPolicy policy, KeyBound.Keys owner, long now) {
 			this.key = key;
 			this.state = LimitState.create(policy, now);
+			this.owner = owner;
 			// In wait mode a bucket may be owed up to max-wait beyond empty, which takes that long more to repay.
 			this.idleMicros = policy.idleMicros() + policy.maxWaitMicros();
 			this.lastMicros = now;

@@ -15,9 +15,11 @@ import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
+import dev.ratelimit.core.TooManyKeysException;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class InMemoryRateLimitBackendTests {
@@ -44,10 +46,17 @@ class InMemoryRateLimitBackendTests {
 	@Test
 	void keyCountNeverExceedsTheBound() {
 		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 50);
+		int refused = 0;
 		for (int i = 0; i < 10_000; i++) {
-			backend.tryConsume(this.policy, "k" + i, 1);
+			try {
+				backend.tryConsume(this.policy, "k" + i, 1);
+			}
+			catch (TooManyKeysException ex) {
+				refused++;
+			}
 		}
-		assertThat(backend.size()).isLessThanOrEqualTo(50);
+		assertThat(backend.size()).isEqualTo(50);
+		assertThat(refused).isEqualTo(10_000 - 50);
 	}
 
 	@Test
@@ -133,26 +142,34 @@ class InMemoryRateLimitBackendTests {
 	}
 
 	@Test
-	void evictionPastTheBoundKeepsTheRecentlyUsedKeys() {
+	void atTheBoundANewKeyIsRefusedAndNoHeldKeyIsForgotten() {
 		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 32);
 		backend.tryConsume(this.policy, "hot", 2);
 		for (int i = 0; i < 31; i++) {
 			this.clock.advanceMicros(1);
 			backend.tryConsume(this.policy, "k" + i, 1);
 		}
-		this.clock.advanceMicros(1);
-		// hot is used again: the least recently used are now k0, k1, ...
-		assertThat(backend.tryConsume(this.policy, "hot", 1).allowed()).isFalse();
 		for (int i = 31; i < 100; i++) {
 			this.clock.advanceMicros(1);
-			backend.tryConsume(this.policy, "k" + i, 1);
-			this.clock.advanceMicros(1);
-			backend.tryConsume(this.policy, "hot", 1);
-			assertThat(backend.size()).isLessThanOrEqualTo(32);
+			String key = "k" + i;
+			assertThatExceptionOfType(TooManyKeysException.class)
+				.isThrownBy(() -> backend.tryConsume(this.policy, key, 1))
+				.withMessageContaining("'p'");
 		}
-		// hot kept its empty bucket throughout; k0 was evicted and starts full
+		// hot, the least recently used of all, kept its empty bucket; k0 kept its one token
 		assertThat(backend.tryConsume(this.policy, "hot", 1).allowed()).isFalse();
-		assertThat(backend.tryConsume(this.policy, "k0", 2).allowed()).isTrue();
+		assertThat(backend.tryConsume(this.policy, "k0", 1).allowed()).isTrue();
+		assertThat(backend.tryConsume(this.policy, "k0", 1).allowed()).isFalse();
+	}
+
+	@Test
+	void aResetGivesItsSlotBack() {
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 1);
+		backend.tryConsume(this.policy, "k", 2);
+		assertThatExceptionOfType(TooManyKeysException.class)
+			.isThrownBy(() -> backend.tryConsume(this.policy, "other", 1));
+		backend.reset(this.policy, "k");
+		assertThat(backend.tryConsume(this.policy, "other", 1).allowed()).isTrue();
 	}
 
 	@Test

@@ -1,0 +1,30 @@
+package dev.ratelimit.autoconfigure;
+
+import dev.ratelimit.core.KeyBound;
+
+/**
+ * The key bounds of the three in-memory stores, one per kind of limit, so that
+ * their sizes and what they dropped and refused can be measured. The stores
+ * exist whatever the backend: with Redis they are the local fallbacks (and the
+ * local concurrency caps).
+ *
+ * @param rateLimits the in-memory rate-limit backend's bound ({@code rate-limit.memory.max-keys})
+ * @param budgets the in-memory budget store's bound ({@code rate-limit.memory.max-budget-keys})
+ * @param concurrency the local concurrency caps' bound ({@code rate-limit.memory.max-keys})
+ */
+public record InMemoryKeyBounds(KeyBound rateLimits, KeyBound budgets, KeyBound concurrency) {
+
+	static InMemoryKeyBounds of(RateLimitProperties.Memory memory) {
+		long maxKeys = positive("rate-limit.memory.max-keys", memory.getMaxKeys());
+		long maxBudgetKeys = positive("rate-limit.memory.max-budget-keys", memory.getMaxBudgetKeys());
+		return new InMemoryKeyBounds(new KeyBound(maxKeys), new KeyBound(maxBudgetKeys), new KeyBound(maxKeys));
+	}
+
+	private static long positive(String property, long value) {
+		if (value <= 0) {
+			throw InvalidProperty.of(property, value, "must be positive", null);
+		}
+		return value;
+	}
+
+}

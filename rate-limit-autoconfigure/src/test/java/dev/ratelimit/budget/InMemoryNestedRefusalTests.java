@@ -1,0 +1,8 @@
+package dev.ratelimit.budget;
+
+/**
+ * {@link NestedRefusalTests} on the in-memory backend.
+ */
+class InMemoryNestedRefusalTests extends NestedRefusalTests {
+
+}
