@@ -3,9 +3,12 @@ package dev.ratelimit.actuate;
 import java.util.List;
 import java.util.Locale;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.actuate.autoconfigure.endpoint.PropertiesEndpointAccessResolver;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.EndpointAccessResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -13,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitProperties;
@@ -73,6 +77,13 @@ public class RateLimitActuatorAutoConfiguration {
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency) {
 			return new RateLimitEndpoint(new RateLimitEndpoint.Policies(rateLimits, budgets, concurrency), usages,
 					backend, keys, costBudgets, localConcurrency, distributedConcurrency.getIfAvailable());
+		}
+
+		@Bean
+		EndpointWriteAccessCheck rateLimitEndpointWriteAccessCheck(Environment environment,
+				ObjectProvider<EndpointAccessResolver> access, ListableBeanFactory beanFactory) {
+			return new EndpointWriteAccessCheck(environment,
+					access.getIfAvailable(() -> new PropertiesEndpointAccessResolver(environment)), beanFactory);
 		}
 
 		private static List<PolicyUsages.Route> routes(RateLimitProperties properties) {

@@ -9,6 +9,7 @@ import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -41,14 +42,27 @@ import dev.ratelimit.core.Refill;
  * key's current state ({@code GET /actuator/ratelimits/{policy}/{key}}) and a
  * reset of one key ({@code DELETE} on the same path).
  * <p>
+ * The endpoint is read-only by default: a reset hands a caller its full quota
+ * back, so an endpoint exposed to the callers themselves would let anyone over
+ * a limit reset it. The reset is available once
+ * {@code management.endpoint.ratelimits.access=unrestricted}; a start-up
+ * warning names the risk when it is then exposed over HTTP without Spring
+ * Security.
+ * <p>
  * The {@code key} selector is the caller's key as the policy's key expression
  * yields it (a user id, an IP address), not the storage key. Reading a key never
  * takes quota: a rate limit is asked for a decision of cost 0, a budget is
  * peeked. Policy names are looked up as rate limits first, then budgets, then
  * concurrency caps.
  */
-@Endpoint(id = "ratelimits")
+@Endpoint(id = RateLimitEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class RateLimitEndpoint {
+
+	/** The endpoint's id. */
+	public static final String ID = "ratelimits";
+
+	/** The access the endpoint has unless configured otherwise: reads only. */
+	public static final Access DEFAULT_ACCESS = Access.READ_ONLY;
 
 	private final RateLimitPolicies rateLimits;
 

@@ -24,10 +24,21 @@ class ActuatorTestApplication {
 
 	/**
 	 * Adds the configuration every actuator test starts with: both endpoints
-	 * exposed, a policy applied by a route rule and an annotation, a budget.
+	 * exposed, the ratelimits endpoint's reset allowed (it is read-only by
+	 * default), a policy applied by a route rule and an annotation, a budget.
 	 * @param registry the test's property registry
 	 */
 	static void properties(DynamicPropertyRegistry registry) {
+		defaultAccessProperties(registry);
+		registry.add("management.endpoint.ratelimits.access", () -> "unrestricted");
+	}
+
+	/**
+	 * Adds the configuration of {@link #properties} but leaves the ratelimits
+	 * endpoint's access at its default.
+	 * @param registry the test's property registry
+	 */
+	static void defaultAccessProperties(DynamicPropertyRegistry registry) {
 		String[] properties = { "management.endpoints.web.exposure.include=ratelimits,health",
 				"management.endpoint.health.show-details=always",
 				// The endpoint's 400s carry their reason in the message.

@@ -1,12 +1,18 @@
 package dev.ratelimit.actuate;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.security.web.DefaultSecurityFilterChain;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.util.matcher.AnyRequestMatcher;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 
@@ -17,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * endpoint, its usage registry and the {@code rateLimit} health contributor,
  * and when it backs off.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RateLimitActuatorAutoConfigurationTests {
 
 	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()
@@ -35,6 +42,37 @@ class RateLimitActuatorAutoConfigurationTests {
 					.hasBean("rateLimitHealthIndicator");
 				assertThat(context.getBean(PolicyUsages.class).routesOf("api")).singleElement()
 					.satisfies((route) -> assertThat(route.pattern()).isEqualTo("/api/**"));
+			});
+	}
+
+	@Test
+	void endpointIsReadOnlyUnlessWritesAreAllowed(CapturedOutput output) {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=*").run((context) -> {
+			assertThat(context.getBean(EndpointWriteAccessCheck.class).writesOpenToAnyone()).isFalse();
+			assertThat(output).doesNotContain("reset its own limits");
+		});
+	}
+
+	@Test
+	void writesExposedWithoutSpringSecurityAreWarnedAbout(CapturedOutput output) {
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=*",
+					"management.endpoint.ratelimits.access=UNRESTRICTED")
+			.run((context) -> {
+				assertThat(context.getBean(EndpointWriteAccessCheck.class).writesOpenToAnyone()).isTrue();
+				assertThat(output).contains("any client that reaches the management port can reset its own limits");
+			});
+	}
+
+	@Test
+	void writesBehindASecurityFilterChainAreNotWarnedAbout(CapturedOutput output) {
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=*",
+					"management.endpoint.ratelimits.access=UNRESTRICTED")
+			.withBean(SecurityFilterChain.class, () -> new DefaultSecurityFilterChain(AnyRequestMatcher.INSTANCE))
+			.run((context) -> {
+				assertThat(context.getBean(EndpointWriteAccessCheck.class).writesOpenToAnyone()).isFalse();
+				assertThat(output).doesNotContain("reset its own limits");
 			});
 	}
 
