@@ -76,4 +76,13 @@ public @interface Concurrency {
 	 */
 	String scope() default "";
 
+	/**
+	 * Whether the cap is named to callers in refusals: {@code auto} (when keyed by
+	 * the caller and on the request's handler method), {@code public} or
+	 * {@code internal}. Overrides the policy's {@code visibility}; empty keeps it
+	 * ({@code auto} for inline caps).
+	 * @return the visibility
+	 */
+	String visibility() default "";
+
 }

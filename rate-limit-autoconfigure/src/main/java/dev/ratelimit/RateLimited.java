@@ -107,4 +107,14 @@ public @interface RateLimited {
 	 */
 	String cost() default "1";
 
+	/**
+	 * Whether the policy is told to callers in the RateLimit header fields and
+	 * named in refusals: {@code auto} (when keyed by the caller and on the
+	 * request's handler method), {@code public} or {@code internal}. Overrides the
+	 * policy's {@code visibility}; empty keeps it ({@code auto} for inline
+	 * policies).
+	 * @return the visibility
+	 */
+	String visibility() default "";
+
 }

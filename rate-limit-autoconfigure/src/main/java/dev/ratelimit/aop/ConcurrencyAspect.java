@@ -62,6 +62,8 @@ public class ConcurrencyAspect implements Ordered {
 				AopUtils.getTargetClass(joinPoint.getTarget()));
 		EvaluationContext context = this.expressions.context(this.requests.current(), capped.method(),
 				joinPoint.getArgs());
+		this.requests.applying(capped.policy().name(), capped.policy().visibility(), capped.policy().key(),
+				capped.method());
 		Permit permit = this.limiter.acquire(capped.policy(), this.expressions.key(capped.key(), context));
 		Object result;
 		try {

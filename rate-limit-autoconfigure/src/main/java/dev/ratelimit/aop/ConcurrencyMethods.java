@@ -18,6 +18,7 @@ import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.KeyExpressions;
 
 /**
@@ -75,13 +76,14 @@ public final class ConcurrencyMethods {
 		String key = resolve(annotation.key(), "key", where);
 		String maxWait = resolve(annotation.maxWait(), "maxWait", where);
 		String scope = resolve(annotation.scope(), "scope", where);
+		String visibility = resolve(annotation.visibility(), "visibility", where);
 		ConcurrencyPolicy policy;
 		try {
 			policy = permits.isEmpty() ? named(name, where)
 					: inline(name.isEmpty() ? specific.getDeclaringClass().getSimpleName() + "." + specific.getName()
 							: name, permits, scope, where);
-			if (!key.isEmpty() || !maxWait.isEmpty()) {
-				policy = override(policy, key, maxWait);
+			if (!key.isEmpty() || !maxWait.isEmpty() || !visibility.isEmpty()) {
+				policy = override(policy, key, maxWait, visibility);
 			}
 		}
 		catch (PolicyValidationException ex) {
@@ -147,7 +149,8 @@ public final class ConcurrencyMethods {
 		return builder.build();
 	}
 
-	private static ConcurrencyPolicy override(ConcurrencyPolicy policy, String key, String maxWait) {
+	private static ConcurrencyPolicy override(ConcurrencyPolicy policy, String key, String maxWait,
+			String visibility) {
 		ConcurrencyPolicy.Builder builder = ConcurrencyPolicy.builder(policy.name())
 			.permits(policy.permits())
 			.key(key.isEmpty() ? policy.key() : key)
@@ -155,9 +158,13 @@ public final class ConcurrencyMethods {
 			.lease(java.time.Duration.ofNanos(policy.leaseMicros() * 1_000L))
 			.rejection(policy.rejection())
 			.failureMode(policy.failureMode())
+			.visibility(policy.visibility())
 			.maxWait(java.time.Duration.ofNanos(policy.maxWaitMicros() * 1_000L));
 		if (!maxWait.isEmpty()) {
 			builder.maxWait(java.time.Duration.ofNanos(Durations.parseMicros("max-wait", maxWait) * 1_000L));
+		}
+		if (!visibility.isEmpty()) {
+			builder.visibility(Visibility.parse(visibility));
 		}
 		return builder.build();
 	}

@@ -2,6 +2,7 @@ package dev.ratelimit.aop;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
@@ -82,7 +83,7 @@ public class CostBudgetAspect implements Ordered {
 				AopUtils.getTargetClass(joinPoint.getTarget()));
 		EvaluationContext context = this.expressions.context(this.requests.current(), budgeted.method(),
 				joinPoint.getArgs());
-		List<Reservation> reservations = reserveAll(budgeted.budgets(), context);
+		List<Reservation> reservations = reserveAll(budgeted.budgets(), context, budgeted.method());
 		Object result;
 		try {
 			result = joinPoint.proceed();
@@ -99,8 +100,12 @@ public class CostBudgetAspect implements Ordered {
 		return result;
 	}
 
-	private List<Reservation> reserveAll(List<BoundBudget> bound, EvaluationContext context) {
+	private List<Reservation> reserveAll(List<BoundBudget> bound, EvaluationContext context, Method method) {
 		List<Reservation> reservations = new ArrayList<>(bound.size());
+		for (BoundBudget budget : bound) {
+			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
+					budget.key().getExpressionString(), method);
+		}
 		try {
 			for (BoundBudget budget : bound) {
 				long estimate = amount(budget, budget.estimate(), context, "estimate");

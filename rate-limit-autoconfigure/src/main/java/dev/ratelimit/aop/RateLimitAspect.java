@@ -15,6 +15,7 @@ import org.springframework.expression.EvaluationContext;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
@@ -72,6 +73,8 @@ public class RateLimitAspect implements Ordered {
 		EvaluationContext context = this.expressions.context(request, limited.method(), joinPoint.getArgs());
 		List<LimitRequest> calls = new ArrayList<>(limited.policies().size());
 		for (BoundPolicy bound : limited.policies()) {
+			RateLimitPolicy policy = bound.policy();
+			this.requests.applying(policy.name(), policy.visibility(), policy.key(), limited.method());
 			calls.add(bound.toRequest(this.expressions, context));
 		}
 		RateLimitOutcome outcome = this.limiter.acquire(calls);

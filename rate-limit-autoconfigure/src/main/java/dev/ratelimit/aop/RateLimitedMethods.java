@@ -22,6 +22,7 @@ import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
 
@@ -104,12 +105,13 @@ public final class RateLimitedMethods {
 		String key = resolve(annotation.key(), "key", where);
 		String cost = resolve(annotation.cost(), "cost", where);
 		String maxWait = resolve(annotation.maxWait(), "maxWait", where);
+		String visibility = resolve(annotation.visibility(), "visibility", where);
 		boolean inline = !(capacity.isEmpty() && refill.isEmpty() && window.isEmpty() && algorithm.isEmpty());
 		RateLimitPolicy policy = !inline ? named(name, where)
 				: inline(name.isEmpty() ? method.getDeclaringClass().getSimpleName() + "." + method.getName() : name,
 						new InlineValues(algorithm, capacity, refill, window), where);
-		if (!key.isEmpty() || !maxWait.isEmpty()) {
-			policy = override(policy, key, maxWait, where);
+		if (!key.isEmpty() || !maxWait.isEmpty() || !visibility.isEmpty()) {
+			policy = override(policy, key, maxWait, visibility, where);
 		}
 		Expression keyExpression = parse(policy.key(), "key", where);
 		Long fixedCost = parseFixedCost(cost);
@@ -123,11 +125,15 @@ public final class RateLimitedMethods {
 		return new BoundPolicy(policy, keyExpression, costExpression, (fixedCost != null) ? fixedCost : 0);
 	}
 
-	private static RateLimitPolicy override(RateLimitPolicy policy, String key, String maxWait, String where) {
+	private static RateLimitPolicy override(RateLimitPolicy policy, String key, String maxWait, String visibility,
+			String where) {
 		try {
 			RateLimitPolicy.Builder builder = policy.toBuilder(policy.name());
 			if (!key.isEmpty()) {
 				builder.key(key);
+			}
+			if (!visibility.isEmpty()) {
+				builder.visibility(Visibility.parse(visibility));
 			}
 			if (!maxWait.isEmpty()) {
 				builder.maxWaitMicros(Durations.parseMicros("max-wait", maxWait));

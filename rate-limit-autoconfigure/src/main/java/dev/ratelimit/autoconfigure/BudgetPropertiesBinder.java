@@ -38,7 +38,8 @@ final class BudgetPropertiesBinder {
 				.zone(zone(source.getZone()))
 				.failureMode(source.getFailureMode())
 				.lease(source.getLease())
-				.onError(source.getOnError());
+				.onError(source.getOnError())
+				.visibility(source.getVisibility());
 			if (source.getAmount() != null || source.getWindow() != null) {
 				if (!source.getLimits().isEmpty()) {
 					throw new PolicyValidationException("limits", "[...]",

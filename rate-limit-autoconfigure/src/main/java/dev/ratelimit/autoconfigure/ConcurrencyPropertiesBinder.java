@@ -44,6 +44,7 @@ final class ConcurrencyPropertiesBinder {
 				.lease(source.getLease())
 				.rejection(source.getRejection())
 				.failureMode(source.getFailureMode())
+				.visibility(source.getVisibility())
 				.build();
 		}
 		catch (PolicyValidationException ex) {

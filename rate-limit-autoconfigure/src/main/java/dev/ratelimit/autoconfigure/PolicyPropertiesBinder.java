@@ -36,6 +36,7 @@ final class PolicyPropertiesBinder {
 				.failureMode(source.getFailureMode())
 				.missingKey(source.getMissingKey())
 				.shadow(source.isShadow())
+				.visibility(source.getVisibility())
 				.localInstances(source.getLocalInstances())
 				.maxWaitMicros(source.getMaxWait().toNanos() / 1_000L)
 				.lease(source.getLease());

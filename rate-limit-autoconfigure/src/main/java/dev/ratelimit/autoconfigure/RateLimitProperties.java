@@ -14,6 +14,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.MissingKeyAction;
+import dev.ratelimit.core.Visibility;
 import dev.ratelimit.web.HeaderMode;
 
 /**
@@ -288,6 +289,15 @@ public class RateLimitProperties {
 		 */
 		private long lease;
 
+		/**
+		 * Whether the policy is told to callers in the RateLimit header fields and
+		 * named in refusals: auto tells it when it is keyed by the caller (any key but
+		 * global) and enforced on the request itself (a route rule or the handler
+		 * method, not a service it calls); public always; internal never (a refusal
+		 * then reads as a temporary reduction of capacity).
+		 */
+		private Visibility visibility = Visibility.AUTO;
+
 		public Algorithm getAlgorithm() {
 			return this.algorithm;
 		}
@@ -366,6 +376,14 @@ public class RateLimitProperties {
 
 		public void setLease(long lease) {
 			this.lease = lease;
+		}
+
+		public Visibility getVisibility() {
+			return this.visibility;
+		}
+
+		public void setVisibility(Visibility visibility) {
+			this.visibility = visibility;
 		}
 
 		public MissingKeyAction getMissingKey() {
@@ -788,6 +806,22 @@ public class RateLimitProperties {
 		 */
 		private OnError onError = OnError.KEEP;
 
+		/**
+		 * Whether the budget is told to callers in the Budget-Remaining field and
+		 * named in refusals: auto tells it when it is keyed by the caller (any key but
+		 * global) and charged on the request itself (the handler method, not a
+		 * service it calls); public always; internal never.
+		 */
+		private Visibility visibility = Visibility.AUTO;
+
+		public Visibility getVisibility() {
+			return this.visibility;
+		}
+
+		public void setVisibility(Visibility visibility) {
+			this.visibility = visibility;
+		}
+
 		public String getUnit() {
 			return this.unit;
 		}
@@ -938,9 +972,27 @@ public class RateLimitProperties {
 
 		/**
 		 * What a distributed cap does when Redis cannot answer: open lets calls run,
-		 * closed rejects them with 503, local caps them per instance.
+		 * closed rejects them with 503, local caps them per instance. It also applies
+		 * to a new key when this instance already tracks rate-limit.memory.max-keys
+		 * keys of the cap with calls in flight (local then runs the call uncapped).
 		 */
 		private FailureMode failureMode = FailureMode.OPEN;
+
+		/**
+		 * Whether the cap is named to callers in refusals: auto names it when it is
+		 * keyed by the caller (any key but global) and applied on the request itself
+		 * (the handler method, not a service it calls); public always; internal
+		 * never (a refusal then reads as a temporary reduction of capacity).
+		 */
+		private Visibility visibility = Visibility.AUTO;
+
+		public Visibility getVisibility() {
+			return this.visibility;
+		}
+
+		public void setVisibility(Visibility visibility) {
+			this.visibility = visibility;
+		}
 
 		public Integer getPermits() {
 			return this.permits;

@@ -8,6 +8,7 @@ import java.util.regex.Pattern;
 
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.Visibility;
 
 /**
  * A named spending cap: one or more amounts, each per window (for example
@@ -37,6 +38,8 @@ public final class BudgetPolicy {
 
 	private final OnError onError;
 
+	private final Visibility visibility;
+
 	private BudgetPolicy(Builder builder) {
 		this.name = builder.name;
 		this.unit = builder.unit;
@@ -46,6 +49,7 @@ public final class BudgetPolicy {
 		this.failureMode = builder.failureMode;
 		this.leaseMicros = builder.leaseMicros;
 		this.onError = builder.onError;
+		this.visibility = builder.visibility;
 	}
 
 	/**
@@ -97,6 +101,11 @@ public final class BudgetPolicy {
 		return this.onError;
 	}
 
+	/** @return whether the budget's state may be told to the caller */
+	public Visibility visibility() {
+		return this.visibility;
+	}
+
 	@Override
 	public String toString() {
 		return "BudgetPolicy[" + this.name + ": " + this.limits + " " + this.unit + " key=" + this.key + " zone="
@@ -124,6 +133,8 @@ public final class BudgetPolicy {
 		private long leaseMicros = Duration.ofMinutes(5).toNanos() / 1_000L;
 
 		private OnError onError = OnError.KEEP;
+
+		private Visibility visibility = Visibility.AUTO;
 
 		private Builder(String name) {
 			if (name == null || !NAME.matcher(name).matches()) {
@@ -206,6 +217,16 @@ public final class BudgetPolicy {
 				throw new PolicyValidationException(prefix + "amount", amount, ex.getMessage());
 			}
 			return limit(parsedWindow, micros);
+		}
+
+		/**
+		 * Sets whether the budget's state may be told to the caller.
+		 * @param visibility the visibility, {@link Visibility#AUTO} by default
+		 * @return this builder
+		 */
+		public Builder visibility(Visibility visibility) {
+			this.visibility = Objects.requireNonNull(visibility, "visibility");
+			return this;
 		}
 
 		/**

@@ -6,6 +6,7 @@ import java.util.regex.Pattern;
 
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.Visibility;
 
 /**
  * A cap on calls in flight: at most {@link #permits()} calls per key at once,
@@ -33,6 +34,8 @@ public final class ConcurrencyPolicy {
 
 	private final FailureMode failureMode;
 
+	private final Visibility visibility;
+
 	private ConcurrencyPolicy(Builder builder) {
 		this.name = builder.name;
 		this.permits = builder.permits;
@@ -42,6 +45,7 @@ public final class ConcurrencyPolicy {
 		this.leaseMicros = builder.leaseMicros;
 		this.rejection = builder.rejection;
 		this.failureMode = builder.failureMode;
+		this.visibility = builder.visibility;
 	}
 
 	/**
@@ -97,6 +101,11 @@ public final class ConcurrencyPolicy {
 		return this.failureMode;
 	}
 
+	/** @return whether the cap may be named to the caller in a refusal */
+	public Visibility visibility() {
+		return this.visibility;
+	}
+
 	@Override
 	public String toString() {
 		return "ConcurrencyPolicy[" + this.name + ": " + this.permits + " permits, " + this.scope + ", max-wait="
@@ -150,6 +159,8 @@ public final class ConcurrencyPolicy {
 		private Rejection rejection = Rejection.TOO_MANY_REQUESTS;
 
 		private FailureMode failureMode = FailureMode.OPEN;
+
+		private Visibility visibility = Visibility.AUTO;
 
 		private Builder(String name) {
 			if (name == null || !NAME.matcher(name).matches()) {
@@ -225,6 +236,16 @@ public final class ConcurrencyPolicy {
 		 */
 		public Builder rejection(Rejection rejection) {
 			this.rejection = Objects.requireNonNull(rejection, "rejection");
+			return this;
+		}
+
+		/**
+		 * Sets whether the cap may be named to the caller in a refusal.
+		 * @param visibility the visibility, {@link Visibility#AUTO} by default
+		 * @return this builder
+		 */
+		public Builder visibility(Visibility visibility) {
+			this.visibility = Objects.requireNonNull(visibility, "visibility");
 			return this;
 		}
 

@@ -47,6 +47,8 @@ public final class RateLimitPolicy {
 
 	private final long lease;
 
+	private final Visibility visibility;
+
 	private RateLimitPolicy(Builder builder) {
 		this.name = builder.name;
 		this.algorithm = builder.algorithm;
@@ -57,6 +59,7 @@ public final class RateLimitPolicy {
 		this.failureMode = builder.failureMode;
 		this.missingKey = builder.missingKey;
 		this.shadow = builder.shadow;
+		this.visibility = builder.visibility;
 		this.localInstances = builder.localInstances;
 		this.maxWaitMicros = builder.maxWaitMicros;
 		this.lease = builder.lease;
@@ -119,6 +122,14 @@ public final class RateLimitPolicy {
 	 */
 	public boolean shadow() {
 		return this.shadow;
+	}
+
+	/**
+	 * Returns whether the policy's state may be told to the caller.
+	 * @return the visibility
+	 */
+	public Visibility visibility() {
+		return this.visibility;
 	}
 
 	/**
@@ -207,6 +218,7 @@ public final class RateLimitPolicy {
 			.failureMode(this.failureMode)
 			.missingKey(this.missingKey)
 			.shadow(this.shadow)
+			.visibility(this.visibility)
 			.localInstances(this.localInstances)
 			.maxWaitMicros(this.maxWaitMicros)
 			.lease(this.lease);
@@ -220,7 +232,8 @@ public final class RateLimitPolicy {
 				&& this.key.equals(that.key)
 				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey
 				&& this.shadow == that.shadow && this.localInstances == that.localInstances
-				&& this.maxWaitMicros == that.maxWaitMicros && this.lease == that.lease);
+				&& this.maxWaitMicros == that.maxWaitMicros && this.lease == that.lease
+				&& this.visibility == that.visibility);
 	}
 
 	@Override
@@ -260,6 +273,8 @@ public final class RateLimitPolicy {
 		private MissingKeyAction missingKey = MissingKeyAction.SHARED;
 
 		private boolean shadow;
+
+		private Visibility visibility = Visibility.AUTO;
 
 		private int localInstances = 1;
 
@@ -377,6 +392,16 @@ public final class RateLimitPolicy {
 		 */
 		public Builder shadow(boolean shadow) {
 			this.shadow = shadow;
+			return this;
+		}
+
+		/**
+		 * Sets whether the policy's state may be told to the caller.
+		 * @param visibility the visibility, {@link Visibility#AUTO} by default
+		 * @return this builder
+		 */
+		public Builder visibility(Visibility visibility) {
+			this.visibility = Objects.requireNonNull(visibility, "visibility");
 			return this;
 		}
 

@@ -1,12 +1,16 @@
 package dev.ratelimit.key;
 
+import java.lang.reflect.Method;
+
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.Visibility;
 
 /**
  * Connects limited method calls to the web request they run in, if any: key
- * expressions read the request, and allowed outcomes become response headers.
+ * expressions read the request, and outcomes become response headers, for the
+ * limits whose {@link Visibility} lets the caller see them.
  */
 public interface RequestBinding {
 
@@ -36,6 +40,20 @@ public interface RequestBinding {
 	 * @param outcome the outcome
 	 */
 	void record(RateLimitOutcome outcome);
+
+	/**
+	 * Registers a limit an annotated method applies to the current request, so
+	 * that its response names the limit (in header fields and refusals) only if
+	 * its visibility allows: {@link Visibility#AUTO} allows it when the method is
+	 * the request's handler itself and the key is the caller's. Called before the
+	 * limit decides; does nothing outside a web request.
+	 * @param policy the limit's name
+	 * @param visibility its visibility
+	 * @param keyExpression its key expression in force
+	 * @param method the annotated method applying it
+	 */
+	default void applying(String policy, Visibility visibility, String keyExpression, Method method) {
+	}
 
 	/**
 	 * Records a budget's state for the current request's response headers; does

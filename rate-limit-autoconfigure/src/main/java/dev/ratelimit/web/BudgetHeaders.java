@@ -49,7 +49,8 @@ public final class BudgetHeaders {
 	@SuppressWarnings("unchecked")
 	public void record(HttpServletRequest request, HttpServletResponse response, BudgetPolicy policy,
 			BudgetDecision decision) {
-		if (!this.enabled) {
+		if (!this.enabled || !Disclosures.contains(request, policy.name())) {
+			// Never an internal budget: what a shared budget has left is nobody's business.
 			return;
 		}
 		Map<String, Object[]> budgets = (Map<String, Object[]>) request.getAttribute(ATTRIBUTE);

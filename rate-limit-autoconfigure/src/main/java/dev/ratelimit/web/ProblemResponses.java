@@ -2,6 +2,7 @@ package dev.ratelimit.web;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 import jakarta.servlet.http.HttpServletRequest;
@@ -10,15 +11,20 @@ import jakarta.servlet.http.HttpServletResponse;
 import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.core.RateLimitKeyMissingException;
 
 /**
  * Writes the RFC 9457 {@code application/problem+json} responses of the HTTP
  * contract: 429 for a caller over its limit, 503 when a fail-closed policy's
  * backend is down, 400 for a missing key or an invalid cost. Every one is
- * marked {@code Cache-Control: no-store}.
+ * marked {@code Cache-Control: no-store}. A body names only the limits
+ * registered as disclosed for the request (see
+ * {@link dev.ratelimit.core.Visibility}); a refusal by limits the caller may not
+ * see reads as a temporary reduction of capacity, with no names.
  */
 public final class ProblemResponses {
 
@@ -49,35 +55,78 @@ public final class ProblemResponses {
 	public void write(HttpServletRequest request, HttpServletResponse response, RateLimitException ex)
 			throws IOException {
 		if (ex instanceof RateLimitExceededException exceeded) {
-			long retryAfter = Math.max(1, RateLimitHeaders.seconds(exceeded.getRetryAfterMicros()));
-			response.setHeader("Retry-After", Long.toString(retryAfter));
+			long retryAfter = retryAfter(response, exceeded.getRetryAfterMicros());
+			List<String> named = disclosed(request, exceeded.getViolatedPolicies());
+			if (named.isEmpty()) {
+				reducedCapacity(request, response, 429, retryAfter);
+				return;
+			}
 			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
-					"Rate limit exceeded; retry after " + retryAfter + " s.", exceeded.getViolatedPolicies());
+					"Rate limit exceeded; retry after " + retryAfter + " s.", named);
 		}
 		else if (ex instanceof BudgetExceededException budget) {
-			long retryAfter = Math.max(1, RateLimitHeaders.seconds(budget.getRetryAfterMicros()));
-			response.setHeader("Retry-After", Long.toString(retryAfter));
+			long retryAfter = retryAfter(response, budget.getRetryAfterMicros());
+			if (!Disclosures.contains(request, budget.getPolicy().name())) {
+				reducedCapacity(request, response, 429, retryAfter);
+				return;
+			}
 			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
 					"Budget '" + budget.getPolicy().name() + "' is spent; retry after " + retryAfter + " s.",
 					budget.getViolatedPolicies());
 		}
 		else if (ex instanceof ConcurrencyLimitExceededException busy) {
-			long retryAfter = Math.max(1, RateLimitHeaders.seconds(busy.getRetryAfterMicros()));
-			response.setHeader("Retry-After", Long.toString(retryAfter));
+			long retryAfter = retryAfter(response, busy.getRetryAfterMicros());
 			boolean shared = busy.getPolicy().rejection() == ConcurrencyPolicy.Rejection.SERVICE_UNAVAILABLE;
-			write(request, response, shared ? 503 : 429,
-					shared ? TEMPORARY_REDUCED_CAPACITY : QUOTA_EXCEEDED,
+			int status = shared ? 503 : 429;
+			if (!Disclosures.contains(request, busy.getPolicy().name())) {
+				reducedCapacity(request, response, status, retryAfter);
+				return;
+			}
+			write(request, response, status, shared ? TEMPORARY_REDUCED_CAPACITY : QUOTA_EXCEEDED,
 					shared ? "Service Unavailable" : "Too Many Requests", busy.getMessage() + ".",
 					List.of(busy.getPolicy().name()));
 		}
 		else if (ex instanceof RateLimitBackendUnavailableException unavailable) {
 			response.setHeader("Retry-After", Long.toString(this.unavailableRetryAfterSeconds));
 			write(request, response, 503, TEMPORARY_REDUCED_CAPACITY, "Service Unavailable",
-					"The rate limiter cannot decide right now; retry shortly.", List.of(unavailable.getPolicy()));
+					"The rate limiter cannot decide right now; retry shortly.",
+					disclosed(request, List.of(unavailable.getPolicy())));
 		}
 		else {
-			write(request, response, 400, "about:blank", "Bad Request", ex.getMessage(), null);
+			String policy = (ex instanceof InvalidCostException cost) ? cost.getPolicy()
+					: (ex instanceof RateLimitKeyMissingException missing) ? missing.getPolicy() : null;
+			// The message names the limit and its capacity: only for a limit the caller may see.
+			String detail = (policy == null || Disclosures.contains(request, policy)) ? ex.getMessage()
+					: "The request's key or cost is invalid for a limit of this service.";
+			write(request, response, 400, "about:blank", "Bad Request", detail, null);
 		}
+	}
+
+	/**
+	 * Answers a refusal by limits the caller may not see: no names, no numbers
+	 * beyond when to come back, as a temporary reduction of capacity.
+	 */
+	private static void reducedCapacity(HttpServletRequest request, HttpServletResponse response, int status,
+			long retryAfter) throws IOException {
+		write(request, response, status, TEMPORARY_REDUCED_CAPACITY,
+				(status == 503) ? "Service Unavailable" : "Too Many Requests",
+				"Capacity is temporarily reduced; retry after " + retryAfter + " s.", null);
+	}
+
+	private static long retryAfter(HttpServletResponse response, long micros) {
+		long seconds = Math.max(1, RateLimitHeaders.seconds(micros));
+		response.setHeader("Retry-After", Long.toString(seconds));
+		return seconds;
+	}
+
+	private static List<String> disclosed(HttpServletRequest request, List<String> policies) {
+		List<String> named = new ArrayList<>(policies.size());
+		for (String policy : policies) {
+			if (Disclosures.contains(request, policy)) {
+				named.add(policy);
+			}
+		}
+		return named;
 	}
 
 	private static void write(HttpServletRequest request, HttpServletResponse response, int status, String type,
@@ -95,8 +144,8 @@ public final class ProblemResponses {
 		string(json, detail);
 		json.append(",\"instance\":");
 		string(json, request.getRequestURI());
-		if (policies != null) {
-			json.append(status == 429 ? ",\"violated-policies\":[" : ",\"policies\":[");
+		if (policies != null && !policies.isEmpty()) {
+			json.append(QUOTA_EXCEEDED.equals(type) ? ",\"violated-policies\":[" : ",\"policies\":[");
 			for (int i = 0; i < policies.size(); i++) {
 				if (i > 0) {
 					json.append(',');

@@ -88,6 +88,10 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		RateLimitOutcome outcome;
 		try {
 			for (BoundPolicy bound : policies) {
+				// A route rule is enforced on the request itself.
+				if (bound.policy().visibility().disclosed(bound.policy().key(), true)) {
+					Disclosures.add(request, bound.policy().name());
+				}
 				calls.add(bound.toRequest(this.expressions, context));
 			}
 			outcome = this.limiter.acquire(calls);

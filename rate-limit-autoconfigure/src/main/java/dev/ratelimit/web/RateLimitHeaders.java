@@ -14,6 +14,9 @@ import dev.ratelimit.core.RateLimitOutcome;
  * Writes the rate-limit header fields of a response. Decisions of one request
  * are collected in a request attribute, so that a route rule (the filter) and
  * an annotation (the aspect) on the same request produce one list of policies.
+ * Only the policies registered as disclosed for the request are written (see
+ * {@link dev.ratelimit.core.Visibility}): a limit the caller cannot act on,
+ * such as a provider's rate shared by every caller, is not advertised.
  * <p>
  * The IETF fields follow draft-ietf-httpapi-ratelimit-headers-11: Structured
  * Field Lists of the policy name as a String with parameters, e.g.
@@ -55,22 +58,30 @@ public final class RateLimitHeaders {
 	 * @param outcome the outcome
 	 */
 	public void record(HttpServletRequest request, HttpServletResponse response, RateLimitOutcome outcome) {
-		List<PolicyDecision> reported = outcome.decisions();
-		if (this.includeShadow && !outcome.shadowDecisions().isEmpty()) {
-			reported = new ArrayList<>(reported);
-			reported.addAll(outcome.shadowDecisions());
-		}
-		if (this.mode == HeaderMode.NONE || reported.isEmpty()) {
+		if (this.mode == HeaderMode.NONE) {
 			return;
 		}
-		List<PolicyDecision> decisions = decisions(request);
-		for (PolicyDecision decision : reported) {
+		boolean changed = false;
+		List<PolicyDecision> decisions = null;
+		for (int i = 0, enforced = outcome.decisions().size(); i < enforced + shadowCount(outcome); i++) {
+			PolicyDecision decision = (i < enforced) ? outcome.decisions().get(i)
+					: outcome.shadowDecisions().get(i - enforced);
+			// Only the limits the caller may see: never an internal one, such as a provider's shared rate.
+			if (!Disclosures.contains(request, decision.policy().name())) {
+				continue;
+			}
+			decisions = (decisions != null) ? decisions : decisions(request);
 			decisions.removeIf((d) -> d.policy().name().equals(decision.policy().name()));
 			decisions.add(decision);
+			changed = true;
 		}
-		if (!response.isCommitted()) {
+		if (changed && !response.isCommitted()) {
 			write(response, decisions);
 		}
+	}
+
+	private int shadowCount(RateLimitOutcome outcome) {
+		return this.includeShadow ? outcome.shadowDecisions().size() : 0;
 	}
 
 	@SuppressWarnings("unchecked")

@@ -1,13 +1,19 @@
 package dev.ratelimit.web;
 
+import java.lang.reflect.Method;
+import java.util.Arrays;
+
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerMapping;
 
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.KeyRequest;
 import dev.ratelimit.key.RequestBinding;
 
@@ -47,6 +53,30 @@ public final class ServletRequestBinding implements RequestBinding {
 		if (attributes != null && attributes.getResponse() != null) {
 			this.headers.record(attributes.getRequest(), attributes.getResponse(), outcome);
 		}
+	}
+
+	@Override
+	public void applying(String policy, Visibility visibility, String keyExpression, Method method) {
+		ServletRequestAttributes attributes = attributes();
+		if (attributes != null
+				&& visibility.disclosed(keyExpression, isHandler(attributes.getRequest(), method))) {
+			Disclosures.add(attributes.getRequest(), policy);
+		}
+	}
+
+	/**
+	 * Returns whether a method is the handler of the request itself, rather than
+	 * a service the handler calls.
+	 */
+	private static boolean isHandler(jakarta.servlet.http.HttpServletRequest request, Method method) {
+		if (!(request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod handler)) {
+			return false;
+		}
+		Method handling = handler.getMethod();
+		// The aspect sees the most specific method of the bean's class; the mapping may hold an interface's.
+		return handling.equals(method) || (handling.getName().equals(method.getName())
+				&& Arrays.equals(handling.getParameterTypes(), method.getParameterTypes())
+				&& handling.getDeclaringClass().isAssignableFrom(method.getDeclaringClass()));
 	}
 
 	@Override

@@ -136,7 +136,7 @@ class ConcurrencyWebTests {
 			this.gate = gate;
 		}
 
-		@Concurrency(permits = "1")
+		@Concurrency(permits = "1", visibility = "public")
 		@GetMapping("/one")
 		Map<String, String> one() throws InterruptedException {
 			return hold();

@@ -61,6 +61,8 @@ class RedisOutageTests {
 	}
 
 	private static void policy(DynamicPropertyRegistry registry, int route, String name, String... settings) {
+		// Global policies are internal by default; these tests read their header fields.
+		registry.add("rate-limit.policies." + name + ".visibility", () -> "public");
 		for (String setting : settings) {
 			String[] pair = setting.split("=", 2);
 			registry.add("rate-limit.policies." + name + "." + pair[0], () -> pair[1]);

@@ -37,7 +37,7 @@ class HeaderModeAndFailureTests {
 		.withUserConfiguration(WebTestApplication.class)
 		.withPropertyValues(NO_SECURITY, "rate-limit.policies.by-principal.capacity=1",
 				"rate-limit.policies.by-principal.refill=1/1h", "rate-limit.policies.tiny.capacity=1",
-				"rate-limit.policies.tiny.refill=1/1h",
+				"rate-limit.policies.tiny.refill=1/1h", "rate-limit.policies.tiny.visibility=public",
 				"rate-limit.routes[0].pattern=/api/**", "rate-limit.routes[0].policies=tiny");
 
 	@Test

@@ -33,7 +33,7 @@ class WebTestApplication {
 			this.reports = reports;
 		}
 
-		@RateLimited(policy = "global-runs", capacity = "100", refill = "100/1h")
+		@RateLimited(policy = "global-runs", capacity = "100", refill = "100/1h", visibility = "public")
 		@RateLimited(policy = "user-runs", capacity = "2", refill = "2/1h", key = "header('X-User-Id')")
 		@PostMapping("/layered")
 		Map<String, String> layered() {
@@ -52,7 +52,8 @@ class WebTestApplication {
 			return Map.of("ok", "batch");
 		}
 
-		@RateLimited(policy = "body-cost", capacity = "10", refill = "10/1h", cost = "#body['n']")
+		@RateLimited(policy = "body-cost", capacity = "10", refill = "10/1h", cost = "#body['n']",
+				visibility = "public")
 		@PostMapping("/body-cost")
 		Map<String, String> bodyCost(@RequestBody Map<String, Object> body) {
 			return Map.of("ok", "body-cost");
@@ -68,7 +69,7 @@ class WebTestApplication {
 			return Map.of("ok", "open");
 		}
 
-		@RateLimited(policy = "api-extra", capacity = "3", refill = "3/1h")
+		@RateLimited(policy = "api-extra", capacity = "3", refill = "3/1h", visibility = "public")
 		@GetMapping("/api/annotated")
 		Map<String, String> annotated() {
 			return Map.of("ok", "annotated");
