@@ -230,8 +230,8 @@ public class RateLimitEndpoint {
 		return new RateLimitDescriptor(policy.name(), inline, label(policy.algorithm()), policy.capacity(),
 				rateBased ? refill(policy.refill()) : null, rateBased ? null : duration(policy.windowMicros()),
 				policy.key(), label(policy.failureMode()), label(policy.missingKey()), policy.shadow(),
-				duration(policy.maxWaitMicros()), policy.localInstances(), policy.lease(), routes(policy.name()),
-				methods(Kind.RATE_LIMIT, policy.name()));
+				duration(policy.maxWaitMicros()), policy.localInstances(), policy.lease(), label(policy.visibility()),
+				routes(policy.name()), methods(Kind.RATE_LIMIT, policy.name()));
 	}
 
 	private BudgetDescriptor describe(BudgetPolicy budget) {
@@ -241,13 +241,13 @@ public class RateLimitEndpoint {
 		}
 		return new BudgetDescriptor(budget.name(), budget.unit(), limits, budget.zone().getId(), budget.key(),
 				label(budget.failureMode()), duration(budget.leaseMicros()), label(budget.onError()),
-				methods(Kind.BUDGET, budget.name()));
+				label(budget.visibility()), methods(Kind.BUDGET, budget.name()));
 	}
 
 	private ConcurrencyDescriptor describe(ConcurrencyPolicy cap, boolean inline) {
 		return new ConcurrencyDescriptor(cap.name(), inline, cap.permits(), label(cap.scope()), cap.key(),
 				duration(cap.maxWaitMicros()), duration(cap.leaseMicros()), label(cap.rejection()),
-				label(cap.failureMode()), methods(Kind.CONCURRENCY, cap.name()));
+				label(cap.failureMode()), label(cap.visibility()), methods(Kind.CONCURRENCY, cap.name()));
 	}
 
 	private List<RouteDescriptor> routes(String policy) {
@@ -337,13 +337,14 @@ public class RateLimitEndpoint {
 	 * @param maxWait how long a caller over the limit may wait for its turn
 	 * @param localInstances the instances sharing it during a local fallback
 	 * @param lease tokens an instance takes from Redis at once, 0 when off
+	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param routes the route rules applying it
 	 * @param methods the annotated methods applying it
 	 */
 	public record RateLimitDescriptor(String name, boolean inline, String algorithm, long capacity,
 			@Nullable String refill, @Nullable String window, String key, String failureMode, String missingKey,
-			boolean shadow, String maxWait, int localInstances, long lease, List<RouteDescriptor> routes,
-			List<MethodDescriptor> methods) {
+			boolean shadow, String maxWait, int localInstances, long lease, String visibility,
+			List<RouteDescriptor> routes, List<MethodDescriptor> methods) {
 	}
 
 	/**
@@ -357,10 +358,12 @@ public class RateLimitEndpoint {
 	 * @param failureMode {@code open}, {@code closed} or {@code local}
 	 * @param lease how long an unsettled reservation lives
 	 * @param onError what a failed call is charged: {@code keep} or {@code release}
+	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param methods the annotated methods charging it
 	 */
 	public record BudgetDescriptor(String name, String unit, List<BudgetLimitDescriptor> limits, String zone,
-			String key, String failureMode, String lease, String onError, List<MethodDescriptor> methods) {
+			String key, String failureMode, String lease, String onError, String visibility,
+			List<MethodDescriptor> methods) {
 	}
 
 	/**
@@ -384,10 +387,12 @@ public class RateLimitEndpoint {
 	 * @param lease how long a distributed permit lives without renewal
 	 * @param rejection {@code too-many-requests} or {@code service-unavailable}
 	 * @param failureMode what a distributed cap does when Redis cannot answer
+	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param methods the annotated methods it caps
 	 */
 	public record ConcurrencyDescriptor(String name, boolean inline, int permits, String scope, String key,
-			String maxWait, String lease, String rejection, String failureMode, List<MethodDescriptor> methods) {
+			String maxWait, String lease, String rejection, String failureMode, String visibility,
+			List<MethodDescriptor> methods) {
 	}
 
 	/**

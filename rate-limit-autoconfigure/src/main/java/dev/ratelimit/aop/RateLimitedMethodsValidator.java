@@ -31,6 +31,7 @@ import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.BoundPolicy;
 
 /**
@@ -186,7 +187,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		return "Rate limit policy '" + policy.name() + "' (" + policy.algorithm().name().toLowerCase().replace('_', '-')
 				+ " " + numbers + ", key " + policy.key() + ", failure-mode "
 				+ policy.failureMode().name().toLowerCase() + (policy.shadow() ? ", shadow" : "")
-				+ ((policy.lease() > 0) ? ", lease " + policy.lease() : "") + ")";
+				+ ((policy.lease() > 0) ? ", lease " + policy.lease() : "") + visibility(policy.visibility()) + ")";
 	}
 
 	private static String describe(BudgetPolicy budget) {
@@ -197,12 +198,18 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			.append(budget.unit())
 			.append(" per ")
 			.append(limit.window()));
-		return "Budget '" + budget.name() + "' (" + limits + ", key " + budget.key() + ")";
+		return "Budget '" + budget.name() + "' (" + limits + ", key " + budget.key()
+				+ visibility(budget.visibility()) + ")";
 	}
 
 	private static String describe(ConcurrencyPolicy cap) {
 		return "Concurrency cap '" + cap.name() + "' (" + cap.permits() + " permits, "
-				+ cap.scope().name().toLowerCase() + ", key " + cap.key() + ")";
+				+ cap.scope().name().toLowerCase() + ", key " + cap.key() + visibility(cap.visibility()) + ")";
+	}
+
+	/** Says so when a limit is told to callers, or hidden from them, by choice rather than by default. */
+	private static String visibility(Visibility visibility) {
+		return (visibility == Visibility.AUTO) ? "" : ", " + visibility.name().toLowerCase();
 	}
 
 	/**
