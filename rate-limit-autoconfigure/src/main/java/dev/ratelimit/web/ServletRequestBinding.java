@@ -57,6 +57,10 @@ public final class ServletRequestBinding implements RequestBinding {
 
 	@Override
 	public void applying(String policy, Visibility visibility, String keyExpression, Method method) {
+		if (!visibility.disclosed(keyExpression, true)) {
+			// Hidden wherever it applies: no need to look up the request's handler.
+			return;
+		}
 		ServletRequestAttributes attributes = attributes();
 		if (attributes != null
 				&& visibility.disclosed(keyExpression, isHandler(attributes.getRequest(), method))) {
