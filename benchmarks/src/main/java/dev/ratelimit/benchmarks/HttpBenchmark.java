@@ -185,7 +185,7 @@ public final class HttpBenchmark {
 				"--server.tomcat.max-keep-alive-requests=-1"));
 		if (options.clientIps() > 1) {
 			// The load generator is the proxy: believe the client address it sends.
-			arguments.add("--rate-limit.trusted-proxies=127.0.0.1");
+			arguments.add("--rate-limit.client-ip.trusted-proxies=127.0.0.1");
 		}
 		if (redis != null) {
 			arguments.add("--spring.data.redis.host=127.0.0.1");

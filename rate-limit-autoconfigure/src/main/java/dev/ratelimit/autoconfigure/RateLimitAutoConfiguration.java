@@ -1,8 +1,5 @@
 package dev.ratelimit.autoconfigure;
 
-import java.util.ArrayList;
-import java.util.List;
-
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -13,7 +10,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.expression.BeanFactoryResolver;
 
-import dev.ratelimit.core.CidrRange;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.CompositeRateLimitListener;
 import dev.ratelimit.core.LimitKeys;
@@ -75,19 +71,7 @@ public class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ClientIpResolver rateLimitClientIpResolver(RateLimitProperties properties) {
-		List<CidrRange> ranges = new ArrayList<>();
-		List<String> proxies = properties.getTrustedProxies();
-		for (int i = 0; i < proxies.size(); i++) {
-			try {
-				ranges.add(CidrRange.parse(proxies.get(i)));
-			}
-			catch (IllegalArgumentException ex) {
-				throw new RateLimitConfigurationException(
-						"Property rate-limit.trusted-proxies[" + i + "] is invalid: " + ex.getMessage(),
-						"Use an IP address such as 10.0.0.1 or a CIDR range such as 10.0.0.0/8.", ex);
-			}
-		}
-		return new ClientIpResolver(ranges);
+		return ClientIpPropertiesBinder.bind(properties.getClientIp());
 	}
 
 	@Bean

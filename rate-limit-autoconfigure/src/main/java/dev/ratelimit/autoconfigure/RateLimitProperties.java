@@ -12,6 +12,7 @@ import dev.ratelimit.budget.OnError;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.ForwardedHeader;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.MissingKeyAction;
 import dev.ratelimit.core.Visibility;
@@ -47,12 +48,7 @@ public class RateLimitProperties {
 	 */
 	private int maxKeyLength = LimitKeys.DEFAULT_MAX_LENGTH;
 
-	/**
-	 * Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For header is
-	 * trusted when resolving the client IP. Empty means the direct peer address is
-	 * always the client.
-	 */
-	private List<String> trustedProxies = new ArrayList<>();
+	private final ClientIp clientIp = new ClientIp();
 
 	/**
 	 * Named policies, referenced by @RateLimited and by route rules.
@@ -123,12 +119,8 @@ public class RateLimitProperties {
 		this.maxKeyLength = maxKeyLength;
 	}
 
-	public List<String> getTrustedProxies() {
-		return this.trustedProxies;
-	}
-
-	public void setTrustedProxies(List<String> trustedProxies) {
-		this.trustedProxies = trustedProxies;
+	public ClientIp getClientIp() {
+		return this.clientIp;
 	}
 
 	public Map<String, Policy> getPolicies() {
@@ -206,6 +198,73 @@ public class RateLimitProperties {
 		 * shared exactly by every instance.
 		 */
 		REDIS
+
+	}
+
+	/**
+	 * How the client address of the ip key is found and keyed.
+	 */
+	public static class ClientIp {
+
+		/**
+		 * Addresses or CIDR ranges of the reverse proxies whose forwarded header is
+		 * believed. Empty means the direct peer is always the client. Leave it
+		 * empty when server.forward-headers-strategy is set: the server then
+		 * rewrites the peer address itself.
+		 */
+		private List<String> trustedProxies = new ArrayList<>();
+
+		/**
+		 * Header in which the trusted proxies name the client: x-forwarded-for, or
+		 * forwarded (RFC 7239). Only this header is read.
+		 */
+		private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
+
+		/**
+		 * Prefix length by which IPv6 clients are keyed: every address of the same
+		 * network shares one ip key. The default, 64, is one subnet, so a host
+		 * cannot escape its limit by moving through the addresses of its subnet;
+		 * 128 keys each address on its own.
+		 */
+		private int ipv6PrefixLength = 64;
+
+		/**
+		 * Prefix length by which IPv4 clients are keyed; 32 keys each address on its
+		 * own, 24 every address of a /24 together.
+		 */
+		private int ipv4PrefixLength = 32;
+
+		public List<String> getTrustedProxies() {
+			return this.trustedProxies;
+		}
+
+		public void setTrustedProxies(List<String> trustedProxies) {
+			this.trustedProxies = trustedProxies;
+		}
+
+		public ForwardedHeader getForwardedHeader() {
+			return this.forwardedHeader;
+		}
+
+		public void setForwardedHeader(ForwardedHeader forwardedHeader) {
+			this.forwardedHeader = forwardedHeader;
+		}
+
+		public int getIpv6PrefixLength() {
+			return this.ipv6PrefixLength;
+		}
+
+		public void setIpv6PrefixLength(int ipv6PrefixLength) {
+			this.ipv6PrefixLength = ipv6PrefixLength;
+		}
+
+		public int getIpv4PrefixLength() {
+			return this.ipv4PrefixLength;
+		}
+
+		public void setIpv4PrefixLength(int ipv4PrefixLength) {
+			this.ipv4PrefixLength = ipv4PrefixLength;
+		}
 
 	}
 

@@ -4,7 +4,8 @@ import java.net.InetAddress;
 
 /**
  * An IP address range in CIDR notation ({@code 10.0.0.0/8}, {@code ::1/128}) or
- * a single address.
+ * a single address. Addresses are literals only: a host name is rejected, never
+ * looked up.
  */
 public final class CidrRange {
 
@@ -27,25 +28,35 @@ public final class CidrRange {
 	 * @throws IllegalArgumentException if the text is not a valid range
 	 */
 	public static CidrRange parse(String text) {
-		String[] parts = (text != null) ? text.strip().split("/", -1) : new String[0];
-		InetAddress address = (parts.length == 1 || parts.length == 2) ? IpAddresses.parse(parts[0]) : null;
+		String range = (text != null) ? text.strip() : "";
+		int slash = range.indexOf('/');
+		byte[] address = IpAddresses.parse((slash >= 0) ? range.substring(0, slash) : range);
 		if (address == null) {
 			throw new IllegalArgumentException("'" + text + "' is not an IP address or CIDR range");
 		}
-		int bits = address.getAddress().length * 8;
-		int prefix = bits;
-		if (parts.length == 2) {
-			try {
-				prefix = Integer.parseInt(parts[1]);
-			}
-			catch (NumberFormatException ex) {
-				prefix = -1;
-			}
-			if (prefix < 0 || prefix > bits) {
-				throw new IllegalArgumentException("'" + text + "' has a prefix length outside 0.." + bits);
-			}
+		int bits = address.length * 8;
+		int prefix = (slash >= 0) ? prefixLength(range, slash + 1) : bits;
+		if (prefix < 0 || prefix > bits) {
+			throw new IllegalArgumentException("'" + text + "' has a prefix length outside 0.." + bits);
 		}
-		return new CidrRange(address.getAddress(), prefix, text.strip());
+		return new CidrRange(address, prefix, range);
+	}
+
+	/** Digits only: no sign, no spaces, at most three. */
+	private static int prefixLength(String range, int start) {
+		int length = range.length() - start;
+		if (length < 1 || length > 3) {
+			return -1;
+		}
+		int value = 0;
+		for (int i = start; i < range.length(); i++) {
+			char c = range.charAt(i);
+			if (c < '0' || c > '9') {
+				return -1;
+			}
+			value = value * 10 + (c - '0');
+		}
+		return value;
 	}
 
 	/**
@@ -54,13 +65,22 @@ public final class CidrRange {
 	 * @return whether it is inside this range
 	 */
 	public boolean contains(InetAddress address) {
-		byte[] candidate = address.getAddress();
-		if (candidate.length != this.network.length) {
+		return contains(address.getAddress());
+	}
+
+	/**
+	 * Returns whether the range contains an address. IPv4 ranges contain only
+	 * IPv4 addresses, IPv6 ranges only IPv6 ones.
+	 * @param address the address, 4 or 16 bytes
+	 * @return whether it is inside this range
+	 */
+	boolean contains(byte[] address) {
+		if (address.length != this.network.length) {
 			return false;
 		}
 		int fullBytes = this.prefixLength / 8;
 		for (int i = 0; i < fullBytes; i++) {
-			if (candidate[i] != this.network[i]) {
+			if (address[i] != this.network[i]) {
 				return false;
 			}
 		}
@@ -69,7 +89,7 @@ public final class CidrRange {
 			return true;
 		}
 		int mask = (0xFF << (8 - remainingBits)) & 0xFF;
-		return (candidate[fullBytes] & mask) == (this.network[fullBytes] & mask);
+		return (address[fullBytes] & mask) == (this.network[fullBytes] & mask);
 	}
 
 	@Override

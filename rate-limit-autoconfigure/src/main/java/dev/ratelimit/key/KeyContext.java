@@ -34,8 +34,10 @@ public final class KeyContext {
 	}
 
 	/**
-	 * Returns the client IP ({@code ip} in expressions).
-	 * @return the address, or {@code null} outside a web request
+	 * Returns the client IP ({@code ip} in expressions): the client's address
+	 * masked to the configured prefix, in canonical text.
+	 * @return the address, or {@code null} outside a web request or when the peer
+	 * address is not an IP address
 	 */
 	public String getIp() {
 		return (this.request != null) ? this.request.clientIp() : null;

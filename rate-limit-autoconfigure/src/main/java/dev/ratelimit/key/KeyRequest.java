@@ -15,9 +15,10 @@ public interface KeyRequest {
 	String header(String name);
 
 	/**
-	 * Returns the client address, honouring {@code X-Forwarded-For} only from
-	 * trusted proxies.
-	 * @return the client IP
+	 * Returns the client's {@code ip} key: its address, named by the forwarded
+	 * header only when trusted proxies sent it, masked to the configured prefix
+	 * and in canonical text ({@code 192.0.2.1}, {@code 2001:db8:0:7::}).
+	 * @return the key, or {@code null} when the peer address is not an IP address
 	 */
 	String clientIp();
 

@@ -20,6 +20,8 @@ final class ServletKeyRequest implements KeyRequest {
 
 	private String clientIp;
 
+	private boolean clientIpResolved;
+
 	ServletKeyRequest(HttpServletRequest request, ClientIpResolver ipResolver) {
 		this.request = request;
 		this.ipResolver = ipResolver;
@@ -33,9 +35,11 @@ final class ServletKeyRequest implements KeyRequest {
 
 	@Override
 	public String clientIp() {
-		if (this.clientIp == null) {
-			List<String> forwarded = Collections.list(this.request.getHeaders("X-Forwarded-For"));
+		if (!this.clientIpResolved) {
+			List<String> forwarded = this.ipResolver.readsHeader()
+					? Collections.list(this.request.getHeaders(this.ipResolver.header().headerName())) : List.of();
 			this.clientIp = this.ipResolver.resolve(this.request.getRemoteAddr(), forwarded);
+			this.clientIpResolved = true;
 		}
 		return this.clientIp;
 	}

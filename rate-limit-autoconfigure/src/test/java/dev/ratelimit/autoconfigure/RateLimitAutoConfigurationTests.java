@@ -434,14 +434,6 @@ class RateLimitAutoConfigurationTests {
 				.contains("'nope'"));
 	}
 
-	@Test
-	void runWithInvalidTrustedProxyShouldNameTheProperty() {
-		this.contextRunner.withPropertyValues("rate-limit.trusted-proxies=10.0.0.0/8,proxy.local")
-			.run((context) -> assertThat(analyze(context).getDescription())
-				.contains("rate-limit.trusted-proxies[1]")
-				.contains("proxy.local"));
-	}
-
 	private static FailureAnalysis analyze(ApplicationContextAssertProvider<?> context) {
 		assertThat(context).hasFailed();
 		Throwable failure = context.getStartupFailure();

@@ -1,9 +1,11 @@
 package dev.ratelimit.web;
 
+import java.net.InetAddress;
 import java.time.Duration;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.mockito.MockedStatic;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -17,6 +19,7 @@ import org.springframework.test.web.servlet.MockMvc;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.hamcrest.Matchers.containsString;
+import static org.mockito.Mockito.mockStatic;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
@@ -29,7 +32,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
  * limiter exceptions from services inside controllers.
  */
 @SpringBootTest(classes = WebTestApplication.class,
-		properties = { "rate-limit.trusted-proxies=10.0.0.0/8",
+		properties = { "rate-limit.client-ip.trusted-proxies=10.0.0.0/8",
 				"rate-limit.policies.by-principal.capacity=1", "rate-limit.policies.by-principal.refill=1/1h",
 				"rate-limit.policies.by-principal.key=principal",
 				"rate-limit.policies.per-ip.capacity=2", "rate-limit.policies.per-ip.refill=2/1h",
@@ -114,6 +117,48 @@ class RateLimitWebTests {
 				.andExpect(status().isOk());
 		}
 		this.mvc.perform(get("/api/open").with(peer("203.0.113.5")).header("X-Forwarded-For", "198.51.100.77"))
+			.andExpect(status().isTooManyRequests());
+	}
+
+	@Test
+	void hostileForwardedForIsNeverLookedUpAndCountsAgainstTheLastTrustedHop() throws Exception {
+		String[] hostile = { "1.2.3.999", "999.999.999.999", "evil.example.com", "x".repeat(10_000) };
+		try (MockedStatic<InetAddress> inet = mockStatic(InetAddress.class)) {
+			for (int i = 0; i < hostile.length; i++) {
+				this.mvc
+					.perform(get("/api/open").with(peer("10.1.1.1"))
+						.header("X-Forwarded-For", hostile[i] + ", 10.2.2.2"))
+					.andExpect((i < 2) ? status().isOk() : status().isTooManyRequests());
+			}
+			inet.verifyNoInteractions();
+		}
+	}
+
+	@Test
+	void everyFormOfOneIpv6AddressSharesABucket() throws Exception {
+		this.mvc.perform(get("/api/open").with(peer("2001:db8::7"))).andExpect(status().isOk());
+		this.mvc.perform(get("/api/open").with(peer("2001:DB8:0:0:0:0:0:7"))).andExpect(status().isOk());
+		this.mvc.perform(get("/api/open").with(peer("[2001:db8::7]"))).andExpect(status().isTooManyRequests());
+	}
+
+	@Test
+	void ipv6CallersAreKeyedByTheirSlash64() throws Exception {
+		this.mvc.perform(get("/api/open").with(peer("2001:db8:0:7::1"))).andExpect(status().isOk());
+		// the same host, picking another address of its /64 for each request
+		this.mvc.perform(get("/api/open").with(peer("2001:db8:0:7:ffff:ffff:ffff:ffff"))).andExpect(status().isOk());
+		this.mvc.perform(get("/api/open").with(peer("2001:db8:0:7:1234:5678:9abc:def0")))
+			.andExpect(status().isTooManyRequests());
+		// the neighbouring /64 is another caller
+		this.mvc.perform(get("/api/open").with(peer("2001:db8:0:8::1"))).andExpect(status().isOk());
+	}
+
+	@Test
+	void ipv6ClientsNamedByATrustedProxyAreAggregatedToo() throws Exception {
+		this.mvc.perform(get("/api/open").with(peer("10.1.1.1")).header("X-Forwarded-For", "[2001:db8:0:9::1]:4711"))
+			.andExpect(status().isOk());
+		this.mvc.perform(get("/api/open").with(peer("10.1.1.1")).header("X-Forwarded-For", "2001:DB8:0:9::2"))
+			.andExpect(status().isOk());
+		this.mvc.perform(get("/api/open").with(peer("10.1.1.1")).header("X-Forwarded-For", "2001:db8:0:9:0:0:0:3"))
 			.andExpect(status().isTooManyRequests());
 	}
 
