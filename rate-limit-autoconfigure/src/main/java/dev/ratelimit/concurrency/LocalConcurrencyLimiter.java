@@ -4,12 +4,12 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.IdleSweeper;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.TimeSource;
@@ -45,11 +45,8 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 
 	private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
 
-	/** Held while sweeping, so one thread does it at a time. */
-	private final ReentrantLock maintenance = new ReentrantLock();
-
-	/** When the next sweep is due: read by inserts, written by the sweeper. */
-	private volatile long nextSweepMicros;
+	/** Drops keys without calls in flight, once a second of the clock at most. */
+	private final IdleSweeper sweeper;
 
 	/**
 	 * Creates a limiter on the system clock.
@@ -67,7 +64,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	public LocalConcurrencyLimiter(KeyBound bound, TimeSource time) {
 		this.bound = bound;
 		this.time = time;
-		this.nextSweepMicros = time.currentTimeMicros() + SWEEP_INTERVAL_MICROS;
+		this.sweeper = new IdleSweeper(SWEEP_INTERVAL_MICROS, time.currentTimeMicros(), this::sweep);
 	}
 
 	@Override
@@ -120,13 +117,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 * @return the number of keys
 	 */
 	public long size() {
-		this.maintenance.lock();
-		try {
-			sweep(this.time.currentTimeMicros());
-		}
-		finally {
-			this.maintenance.unlock();
-		}
+		this.sweeper.sweepNow(this.time.currentTimeMicros());
 		return this.slots.mappingCount();
 	}
 
@@ -153,17 +144,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	}
 
 	private Slot create(ConcurrencyPolicy policy, String id) {
-		long now = this.time.currentTimeMicros();
-		if (now >= this.nextSweepMicros && this.maintenance.tryLock()) {
-			try {
-				if (now >= this.nextSweepMicros) {
-					sweep(now);
-				}
-			}
-			finally {
-				this.maintenance.unlock();
-			}
-		}
+		this.sweeper.sweepIfDue(this.time.currentTimeMicros());
 		KeyBound.Keys keys = this.bound.of(policy.name());
 		if (!keys.tryAdd()) {
 			throw keys.refuse();
@@ -182,10 +163,10 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	}
 
 	/**
-	 * Drops every key no call holds or waits for. Called with {@link #maintenance} held.
+	 * Drops every key no call holds or waits for. Called by the sweeper, one
+	 * thread at a time.
 	 */
 	private void sweep(long now) {
-		this.nextSweepMicros = now + SWEEP_INTERVAL_MICROS;
 		this.slots.forEach((id, slot) -> {
 			if (slot.tryRetire()) {
 				this.slots.remove(id, slot);

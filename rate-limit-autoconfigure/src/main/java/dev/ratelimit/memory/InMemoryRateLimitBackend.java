@@ -9,10 +9,10 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.IdleSweeper;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.LimitState;
 import dev.ratelimit.core.RateLimitBackend;
@@ -82,8 +82,8 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 
 	private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
 
-	/** Held while sweeping, so one thread does it at a time. */
-	private final ReentrantLock maintenance = new ReentrantLock();
+	/** Drops idle keys, once a second of the clock at most. */
+	private final IdleSweeper sweeper;
 
 	/**
 	 * {@link #acquire}, called through a handle that the JIT cannot see through.
@@ -96,9 +96,6 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * inline through it.
 	 */
 	private final MethodHandle acquire;
-
-	/** When the next sweep is due: read by inserts, written by the sweeper. */
-	private volatile long nextSweepMicros;
 
 	/**
 	 * Creates a backend.
@@ -117,7 +114,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	public InMemoryRateLimitBackend(TimeSource time, KeyBound bound) {
 		this.time = time;
 		this.bound = bound;
-		this.nextSweepMicros = time.currentTimeMicros() + SWEEP_INTERVAL_MICROS;
+		this.sweeper = new IdleSweeper(SWEEP_INTERVAL_MICROS, time.currentTimeMicros(), this::sweep);
 		this.acquire = ACQUIRE;
 	}
 
@@ -248,10 +245,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * @throws TooManyKeysException if the policy holds its bound of keys that still matter
 	 */
 	private Entry create(RateLimitPolicy policy, String key, long now) {
-		if (now >= this.nextSweepMicros) {
-			// Only inserts sweep: without them the map cannot grow, so idle keys can wait.
-			sweepIfDue(now);
-		}
+		this.sweeper.sweepIfDue(now);
 		KeyBound.Keys keys = this.bound.of(policy.name());
 		if (!keys.tryAdd()) {
 			// Every key held still matters: forgetting one would hand its caller a fresh quota.
@@ -266,26 +260,11 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		return created;
 	}
 
-	private void sweepIfDue(long now) {
-		// One sweeper at a time; the others go on deciding.
-		if (this.maintenance.tryLock()) {
-			try {
-				if (now >= this.nextSweepMicros) {
-					sweep(now);
-				}
-			}
-			finally {
-				this.maintenance.unlock();
-			}
-		}
-	}
-
 	/**
 	 * Drops every key idle long enough that forgetting it changes nothing. Called
-	 * with {@link #maintenance} held.
+	 * by the sweeper, one thread at a time.
 	 */
 	private void sweep(long now) {
-		this.nextSweepMicros = now + SWEEP_INTERVAL_MICROS;
 		for (Entry entry : this.entries.values()) {
 			// A racy first look, checked again under the entry's lock.
 			if (entry.idleAt(now)) {
@@ -333,13 +312,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * @return the number of keys
 	 */
 	public long size() {
-		this.maintenance.lock();
-		try {
-			sweep(this.time.currentTimeMicros());
-		}
-		finally {
-			this.maintenance.unlock();
-		}
+		this.sweeper.sweepNow(this.time.currentTimeMicros());
 		return this.entries.mappingCount();
 	}
 
