@@ -26,7 +26,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * limiter's client configuration carries the <em>connect</em> timeout there,
  * and every command is bounded by the limiter's timeout through
  * {@link TimeoutOptions} (see {@link LimiterTimeoutSource}), which Lettuce
- * applies to each command, queued ones included, and to the synchronous API.
+ * applies to each command, queued ones included, and by Spring Data Redis'
+ * exact wait for each reply (see {@link LimiterLettuceConnectionFactory}).
  */
 public final class LimiterConnectionFactories {
 
@@ -52,7 +53,7 @@ public final class LimiterConnectionFactories {
 			return application;
 		}
 		LimiterLettuceConnectionFactory limiter = new LimiterLettuceConnectionFactory(configuration(lettuce),
-				clientConfiguration(lettuce.getClientConfiguration(), timeout, connectTimeout),
+				clientConfiguration(lettuce.getClientConfiguration(), timeout, connectTimeout), timeout,
 				RedisAddresses.describe(lettuce));
 		limiter.afterPropertiesSet();
 		limiter.start();

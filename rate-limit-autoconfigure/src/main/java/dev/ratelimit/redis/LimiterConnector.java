@@ -103,9 +103,10 @@ final class LimiterConnector implements AutoCloseable {
 			}
 			this.warned = true;
 			RuntimeException failure = this.lastFailure;
-			logger.warn("Rate limiter could not connect to Redis at " + this.address + " within "
-					+ this.connectTimeout.toMillis() + " ms (rate-limit.redis.connect-timeout)"
-					+ ((failure != null) ? ": " + message(failure) : ": no answer")
+			logger.warn("Rate limiter could not connect to Redis at " + this.address + ": "
+					+ ((failure != null) ? message(failure)
+							: "no answer within " + this.connectTimeout.toMillis()
+									+ " ms (rate-limit.redis.connect-timeout)")
 					+ ". Starting anyway: each policy's failure mode applies until Redis answers (fail-open "
 					+ "policies let calls through unlimited, fail-closed ones refuse them); connecting again "
 					+ "in the background.");
@@ -134,7 +135,9 @@ final class LimiterConnector implements AutoCloseable {
 
 	private void attempt() {
 		long start = System.nanoTime();
+		long connected;
 		try (RedisConnection connection = this.connect.get()) {
+			connected = System.nanoTime();
 			loadScripts(connection);
 			connection.ping();
 		}
@@ -145,6 +148,7 @@ final class LimiterConnector implements AutoCloseable {
 		}
 		this.opened.run();
 		long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+		long connecting = TimeUnit.NANOSECONDS.toMillis(connected - start);
 		synchronized (this) {
 			// Under the start-up's lock: "connected again" only ever follows its warning.
 			this.connected = true;
@@ -154,8 +158,8 @@ final class LimiterConnector implements AutoCloseable {
 						+ " ms); decisions are made on Redis from now on");
 			}
 			else if (logger.isDebugEnabled()) {
-				logger.debug("Rate limiter connected to Redis at " + this.address + " and loaded its scripts in "
-						+ took + " ms");
+				logger.debug("Rate limiter connected to Redis at " + this.address + " in " + connecting
+						+ " ms and loaded its scripts, " + took + " ms in all");
 			}
 		}
 	}
