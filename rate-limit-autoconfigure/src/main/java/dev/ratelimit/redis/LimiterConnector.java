@@ -25,7 +25,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * the caller waits for the first attempt at most the connect timeout; when it
  * has not succeeded by then, the application starts anyway, one warning says
  * that the failure modes apply, and the thread keeps trying with a growing
- * pause (1 s, 2 s, 4 s, then every 10 s) until it succeeds or is closed.
+ * pause (1 s, 2 s, 4 s, 8 s, then every 10 s) until it succeeds or is closed.
  * <p>
  * An attempt opens the connection, {@code SCRIPT LOAD}s every script (on a
  * Cluster Lettuce sends it to every node, which also opens the connections to
@@ -135,9 +135,9 @@ final class LimiterConnector implements AutoCloseable {
 
 	private void attempt() {
 		long start = System.nanoTime();
-		long connected;
+		long connectedAt;
 		try (RedisConnection connection = this.connect.get()) {
-			connected = System.nanoTime();
+			connectedAt = System.nanoTime();
 			loadScripts(connection);
 			connection.ping();
 		}
@@ -148,7 +148,7 @@ final class LimiterConnector implements AutoCloseable {
 		}
 		this.opened.run();
 		long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-		long connecting = TimeUnit.NANOSECONDS.toMillis(connected - start);
+		long connecting = TimeUnit.NANOSECONDS.toMillis(connectedAt - start);
 		synchronized (this) {
 			// Under the start-up's lock: "connected again" only ever follows its warning.
 			this.connected = true;
