@@ -111,9 +111,10 @@ public class RateLimitActuatorAutoConfiguration {
 			@Bean
 			@ConditionalOnMissingBean(name = "rateLimitHealthIndicator")
 			RateLimitHealthIndicator rateLimitHealthIndicator(RateLimitBackend backend,
-					ObjectProvider<RedisLimiterConnection> redis, RateLimitProperties properties) {
+					ObjectProvider<RedisLimiterConnection> redis, RateLimitProperties properties,
+					RateLimitPolicies rateLimits, BudgetPolicies budgets, ConcurrencyPolicies concurrency) {
 				return new RateLimitHealthIndicator(backend, redis.getIfAvailable(),
-						properties.getRedis().getTimeout());
+						properties.getRedis().getTimeout(), new FailClosedPolicies(rateLimits, budgets, concurrency));
 			}
 
 		}

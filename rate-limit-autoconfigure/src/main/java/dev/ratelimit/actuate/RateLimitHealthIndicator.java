@@ -15,20 +15,33 @@ import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
 
 /**
- * The health of the limiter's backend, contributed as {@code rateLimit}. The
- * in-memory backend is always up. The Redis backend is up when a {@code PING}
- * through the limiter's own connection answers within the limiter's command
- * timeout, the bound every decision is held to, and down otherwise: a Redis
- * that answers the application in two seconds is no use to a limiter allowed
- * 100 ms. When the backend sits behind a circuit breaker, its state and failure
- * rate are reported too, so that a limiter applying its failure modes is never
- * mistaken for one deciding on Redis.
+ * The health of the limiter, contributed as {@code rateLimit}: what a Redis
+ * outage means for the application, not merely whether Redis answers. The
+ * in-memory backend is always up. On the Redis backend, Redis is available
+ * when a {@code PING} through the limiter's own connection answers within the
+ * limiter's timeout, the bound every decision is held to. While it is not, the
+ * policies' failure modes decide, and the status follows from them:
+ * <ul>
+ * <li>{@code DOWN} when some policy fails closed (see
+ * {@link FailClosedPolicies}): its calls are refused now;</li>
+ * <li>{@code UP} otherwise: every call is still served (unlimited, or by a local
+ * limiter), so the outage must not fail the application's aggregate health and
+ * have an orchestrator restart a serving instance. The details say that Redis
+ * is unavailable and why.</li>
+ * </ul>
+ * Not a custom status such as {@code DEGRADED}: Spring Boot's default status
+ * aggregator ignores codes missing from its order, and monitoring that reads
+ * the body expects {@code UP}. The contributor is in neither the liveness nor
+ * the readiness group unless the application puts it there.
  * <p>
  * Details: {@code backend} ({@code memory}, {@code redis}, or the class of a
- * custom backend, whose health is unknown), {@code circuitBreaker}
- * ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}...), {@code failureRate} (in
- * percent, once the breaker has seen its minimum number of calls) and
- * {@code notPermittedCalls}.
+ * custom backend, whose health is unknown); with Redis, {@code redis}
+ * ({@code available} or {@code unavailable}) and, while unavailable,
+ * {@code error}, {@code failureModes} and {@code failClosed} (the fail-closed
+ * policies by kind, when there are any); with a circuit breaker,
+ * {@code circuitBreaker} ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}...),
+ * {@code failureRate} (in percent, once the breaker has seen its minimum number
+ * of calls) and {@code notPermittedCalls}.
  */
 public class RateLimitHealthIndicator implements HealthIndicator {
 
@@ -38,17 +51,21 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 
 	private final Duration timeout;
 
+	private final FailClosedPolicies failClosed;
+
 	/**
 	 * Creates the indicator.
 	 * @param backend the limiter's backend
 	 * @param redis the limiter's Redis connection, or {@code null} without the Redis backend
 	 * @param timeout the limiter's command timeout
+	 * @param failClosed the policies that refuse calls while Redis cannot answer
 	 */
 	public RateLimitHealthIndicator(RateLimitBackend backend, @Nullable RedisLimiterConnection redis,
-			Duration timeout) {
+			Duration timeout, FailClosedPolicies failClosed) {
 		this.backend = backend;
 		this.redis = redis;
 		this.timeout = timeout;
+		this.failClosed = failClosed;
 	}
 
 	@Override
@@ -72,27 +89,62 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 			return Health.up().withDetail("backend", "memory");
 		}
 		if (this.redis != null) {
-			return ping(this.redis).withDetail("backend", "redis");
+			String error = unavailability(this.redis);
+			return ((error != null) ? outage(error) : Health.up().withDetail("redis", "available"))
+				.withDetail("backend", "redis");
 		}
 		return Health.unknown().withDetail("backend", this.backend.getClass().getName());
 	}
 
-	private Health.Builder ping(RedisLimiterConnection redis) {
+	private Health.Builder outage(String error) {
+		Health.Builder builder = this.failClosed.isEmpty() ? Health.up() : Health.down();
+		builder.withDetail("redis", "unavailable").withDetail("error", error);
+		if (this.failClosed.isEmpty()) {
+			return builder.withDetail("failureModes", "applied until Redis answers; every policy fails open "
+					+ "or local, so calls are served: without the shared limits, or by local limiters");
+		}
+		return builder
+			.withDetail("failureModes", "applied until Redis answers; fail-closed policies refuse their calls "
+					+ "(503), the others are served without the shared limits or by local limiters")
+			.withDetail("failClosed", this.failClosed.names());
+	}
+
+	/**
+	 * Returns why Redis cannot serve the limiter now, or {@code null} when it
+	 * can. Never connects: before the limiter's connector has connected, the
+	 * answer is its last failure.
+	 */
+	private @Nullable String unavailability(RedisLimiterConnection redis) {
+		if (!redis.isConnected()) {
+			String failure = redis.lastConnectFailure();
+			return "not connected to " + redis.address() + " since start-up"
+					+ ((failure != null) ? ": " + failure : "; connecting");
+		}
+		Ping first = ping(redis);
+		// A PING can pay for opening a pooled (Jedis) or a cluster node's connection: only a second one says.
+		Ping ping = (first.error() == null && first.took().compareTo(this.timeout) > 0) ? ping(redis) : first;
+		if (ping.error() != null) {
+			return ping.error();
+		}
+		if (ping.took().compareTo(this.timeout) > 0) {
+			return "PING took " + ping.took().toMillis() + " ms, more than the limiter's timeout of "
+					+ this.timeout.toMillis() + " ms";
+		}
+		return null;
+	}
+
+	private static Ping ping(RedisLimiterConnection redis) {
 		long start = System.nanoTime();
 		try (RedisConnection connection = redis.connectionFactory().getConnection()) {
 			connection.ping();
 		}
 		catch (RuntimeException ex) {
-			return Health.down(ex);
+			return new Ping(Duration.ofNanos(System.nanoTime() - start), ex.toString());
 		}
-		Duration took = Duration.ofNanos(System.nanoTime() - start);
-		if (took.compareTo(this.timeout) > 0) {
-			// Only a factory without the limiter's own timeout (Jedis) lets a PING run this long.
-			return Health.down()
-				.withDetail("error", "PING took " + took.toMillis() + " ms, more than the limiter's timeout of "
-						+ this.timeout.toMillis() + " ms");
-		}
-		return Health.up();
+		return new Ping(Duration.ofNanos(System.nanoTime() - start), null);
+	}
+
+	private record Ping(Duration took, @Nullable String error) {
 	}
 
 }

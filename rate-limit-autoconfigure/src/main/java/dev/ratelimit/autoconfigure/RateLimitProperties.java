@@ -633,6 +633,16 @@ public class RateLimitProperties {
 		 */
 		private Duration timeout = Duration.ofMillis(100);
 
+		/**
+		 * Longest wait for the limiter's connection to open (DNS, TCP, TLS and
+		 * handshake) and its scripts to load, at start-up and on every reconnect
+		 * (Lettuce). Start-up waits at most this long; a Redis that has not answered
+		 * by then does not stop the application: it starts with each policy's
+		 * failure mode in force while the limiter keeps connecting in the
+		 * background.
+		 */
+		private Duration connectTimeout = Duration.ofSeconds(2);
+
 		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
 		private final DenyCache denyCache = new DenyCache();
@@ -653,6 +663,14 @@ public class RateLimitProperties {
 
 		public void setTimeout(Duration timeout) {
 			this.timeout = timeout;
+		}
+
+		public Duration getConnectTimeout() {
+			return this.connectTimeout;
+		}
+
+		public void setConnectTimeout(Duration connectTimeout) {
+			this.connectTimeout = connectTimeout;
 		}
 
 		public CircuitBreaker getCircuitBreaker() {

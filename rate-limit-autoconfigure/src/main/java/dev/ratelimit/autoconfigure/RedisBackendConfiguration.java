@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import java.time.Duration;
+
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -55,13 +57,13 @@ class RedisBackendConfiguration {
 							: "no RedisConnectionFactory bean exists"),
 					several ? "Mark the connection factory the limiter should use as @Primary." : ACTION, null);
 		}
-		if (properties.getRedis().getTimeout().isNegative() || properties.getRedis().getTimeout().isZero()) {
-			throw new RateLimitConfigurationException(
-					"Property rate-limit.redis.timeout with value '" + properties.getRedis().getTimeout()
-							+ "' is invalid: must be positive",
-					"Set rate-limit.redis.timeout to a short positive duration such as 100ms.", null);
-		}
-		return new RedisLimiterConnection(factory, properties.getRedis().getTimeout());
+		Duration timeout = positive("rate-limit.redis.timeout", properties.getRedis().getTimeout(), "100ms");
+		Duration connectTimeout = positive("rate-limit.redis.connect-timeout",
+				properties.getRedis().getConnectTimeout(), "2s");
+		RedisLimiterConnection connection = new RedisLimiterConnection(factory, timeout, connectTimeout);
+		// Here, while the application starts: the first decisions then run on Redis, not on a lazy connect.
+		connection.connect();
+		return connection;
 	}
 
 	@Bean
@@ -96,6 +98,15 @@ class RedisBackendConfiguration {
 			LimitKeys keys, LocalConcurrencyLimiter local) {
 		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection.connectionFactory(), null), keys,
 				local);
+	}
+
+	private static Duration positive(String property, Duration value, String example) {
+		if (value.isNegative() || value.isZero()) {
+			throw new RateLimitConfigurationException(
+					"Property " + property + " with value '" + value + "' is invalid: must be positive",
+					"Set " + property + " to a positive duration such as " + example + ".", null);
+		}
+		return value;
 	}
 
 	private static long positive(String property, long value) {

@@ -4,11 +4,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
+
+import dev.ratelimit.core.Algorithm;
 
 /**
  * Composes the Lua scripts shipped in {@code META-INF/scripts}: the shared
@@ -49,6 +53,28 @@ final class LuaScripts {
 	static RedisScript<List<Object>> decide(String algorithm) {
 		String text = read("lib.lua") + '\n' + read(algorithm) + '\n' + read("decide.lua");
 		return (RedisScript) new DefaultRedisScript<>(text, List.class);
+	}
+
+	/**
+	 * Returns the decide script with one algorithm only, see {@link #decide(String)}.
+	 * @param algorithm the algorithm
+	 * @return the script
+	 */
+	static RedisScript<List<Object>> decide(Algorithm algorithm) {
+		return decide(algorithm.name().toLowerCase(Locale.ROOT) + ".lua");
+	}
+
+	/**
+	 * Returns every script the Redis backend, budget store and permit store run,
+	 * for loading them into the server's script cache ahead of the first call.
+	 * @return the scripts
+	 */
+	static List<RedisScript<List<Object>>> all() {
+		List<RedisScript<List<Object>>> scripts = new ArrayList<>(List.of(decide(), refund(), budget(), semaphore()));
+		for (Algorithm algorithm : Algorithm.values()) {
+			scripts.add(decide(algorithm));
+		}
+		return scripts;
 	}
 
 	/**

@@ -2,7 +2,6 @@ package dev.ratelimit.redis;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.Locale;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -210,7 +209,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	private static Map<Algorithm, RedisScript<List<Object>>> decideOne() {
 		Map<Algorithm, RedisScript<List<Object>>> scripts = new EnumMap<>(Algorithm.class);
 		for (Algorithm algorithm : Algorithm.values()) {
-			scripts.put(algorithm, LuaScripts.decide(algorithm.name().toLowerCase(Locale.ROOT) + ".lua"));
+			scripts.put(algorithm, LuaScripts.decide(algorithm));
 		}
 		return scripts;
 	}

@@ -80,7 +80,12 @@ class RateLimitActuatorRedisTests {
 		assertThat(down.json().get("status").asString()).isEqualTo("DOWN");
 		assertThat(down.json().at("/details/backend").asString()).isEqualTo("redis");
 		assertThat(down.json().at("/details/error").asString()).isNotEmpty();
+		// Down because a budget fails closed (the default for budgets): its calls are refused now.
+		assertThat(down.json().at("/details/failClosed/budgets/0").asString()).isEqualTo("tenant-daily");
 		assertThat(this.http.get("/actuator/health").json().get("status").asString()).isEqualTo("DOWN");
+		// Not in the probe groups unless the user puts it there: no restart, no removal from the load balancer.
+		assertThat(this.http.get("/actuator/health/liveness").status()).isEqualTo(200);
+		assertThat(this.http.get("/actuator/health/readiness").status()).isEqualTo(200);
 
 		redis.restart();
 		// The limiter's connection reconnects by itself, with a backoff.

@@ -157,6 +157,14 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
+	void runWithNonPositiveRedisConnectTimeoutShouldNameTheProperty() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.connect-timeout=-1s")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.redis.connect-timeout"));
+	}
+
+	@Test
 	void runWithShadowAndLocalPoliciesShouldBindThem() {
 		this.contextRunner
 			.withPropertyValues("rate-limit.policies.p.capacity=8", "rate-limit.policies.p.refill=8/1s",

@@ -26,11 +26,18 @@ class LimiterConnectionFactoriesTests {
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(60)).clientName("app").build());
 		application.afterPropertiesSet();
 		application.start();
-		try (RedisLimiterConnection limiter = new RedisLimiterConnection(application, Duration.ofMillis(100))) {
+		try (RedisLimiterConnection limiter = new RedisLimiterConnection(application, Duration.ofMillis(100),
+				Duration.ofSeconds(2))) {
+			limiter.connect();
 			RedisConnectionFactory own = limiter.connectionFactory();
 			assertThat(own).isNotSameAs(application).isInstanceOf(LettuceConnectionFactory.class);
 			LettuceConnectionFactory lettuce = (LettuceConnectionFactory) own;
-			assertThat(lettuce.getClientConfiguration().getCommandTimeout()).isEqualTo(Duration.ofMillis(100));
+			// Lettuce's connect and handshake timeout; each command has the limiter's (LimiterTimeoutSourceTests).
+			assertThat(lettuce.getClientConfiguration().getCommandTimeout()).isEqualTo(Duration.ofSeconds(2));
+			assertThat(lettuce.getClientConfiguration().getClientOptions()).hasValueSatisfying((options) -> {
+				assertThat(options.getTimeoutOptions().getSource()).isInstanceOf(LimiterTimeoutSource.class);
+				assertThat(options.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofSeconds(2));
+			});
 			assertThat(lettuce.getClientConfiguration().getClientName()).hasValue("app");
 			assertThat(lettuce.getPort()).isEqualTo(redis.port());
 			assertThat(lettuce.getDatabase()).isEqualTo(3);
@@ -46,9 +53,14 @@ class LimiterConnectionFactoriesTests {
 	void clusterConfigurationIsKept() {
 		LettuceConnectionFactory application = new LettuceConnectionFactory(
 				new RedisClusterConfiguration(java.util.List.of("127.0.0.1:7000", "127.0.0.1:7001")));
-		RedisConnectionFactory own = LimiterConnectionFactories.withCommandTimeout(application, Duration.ofMillis(50));
+		RedisConnectionFactory own = LimiterConnectionFactories.forLimiter(application, Duration.ofMillis(50),
+				Duration.ofSeconds(1));
 		try {
 			assertThat(((LettuceConnectionFactory) own).isClusterAware()).isTrue();
+			// Spring Data Redis turns them into cluster options, keeping the timeouts.
+			assertThat(((LettuceConnectionFactory) own).getClientConfiguration().getClientOptions())
+				.hasValueSatisfying((options) -> assertThat(options.getTimeoutOptions().getSource())
+					.isInstanceOf(LimiterTimeoutSource.class));
 			assertThat(((LettuceConnectionFactory) own).getClusterConfiguration().getClusterNodes()).hasSize(2);
 		}
 		finally {

@@ -1,0 +1,214 @@
+package dev.ratelimit.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * Connects the limiter to Redis and loads its scripts, on a daemon thread of
+ * its own, so that no request thread ever waits for a connect. At start-up
+ * the caller waits for the first attempt at most the connect timeout; when it
+ * has not succeeded by then, the application starts anyway, one warning says
+ * that the failure modes apply, and the thread keeps trying with a growing
+ * pause (1 s, 2 s, 4 s, 8 s, then every 10 s) until it succeeds or is closed.
+ * <p>
+ * An attempt opens the connection, {@code SCRIPT LOAD}s every script (on a
+ * Cluster Lettuce sends it to every node, which also opens the connections to
+ * them) and sends a {@code PING} (on a Cluster, to every node through Spring
+ * Data Redis' own node connections, which the health check uses too). Only
+ * then are calls let through.
+ */
+final class LimiterConnector implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(LimiterConnector.class);
+
+	private static final Duration FIRST_PAUSE = Duration.ofSeconds(1);
+
+	private static final Duration LONGEST_PAUSE = Duration.ofSeconds(10);
+
+	private final Supplier<RedisConnection> connect;
+
+	private final Runnable opened;
+
+	private final String address;
+
+	private final Duration connectTimeout;
+
+	private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor((task) -> {
+		Thread connector = new Thread(task, "rate-limit-redis-connect");
+		connector.setDaemon(true);
+		return connector;
+	});
+
+	private volatile boolean connected;
+
+	private volatile @Nullable RuntimeException lastFailure;
+
+	/** Guarded by this: whether start-up warned that it could not connect. */
+	private boolean warned;
+
+	/** Only read and written on the connector's thread. */
+	private Duration pause = FIRST_PAUSE;
+
+	/**
+	 * Creates a connector.
+	 * @param connect opens a connection, waiting for the connect if need be
+	 * @param opened lets calls through once an attempt succeeded
+	 * @param address where the connection goes, for the log
+	 * @param connectTimeout how long start-up waits for the first attempt
+	 */
+	LimiterConnector(Supplier<RedisConnection> connect, Runnable opened, String address, Duration connectTimeout) {
+		this.connect = connect;
+		this.opened = opened;
+		this.address = address;
+		this.connectTimeout = connectTimeout;
+	}
+
+	/**
+	 * Makes the first attempt and waits for it at most the connect timeout; on
+	 * failure logs one warning and leaves the connector trying.
+	 */
+	void connectAtStartup() {
+		Future<?> first = this.thread.submit(this::attempt);
+		try {
+			first.get(this.connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			// Still connecting: it goes on, on the connector's thread.
+		}
+		catch (ExecutionException ex) {
+			// The attempt keeps its failure in lastFailure.
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		synchronized (this) {
+			if (this.connected) {
+				return;
+			}
+			this.warned = true;
+			RuntimeException failure = this.lastFailure;
+			logger.warn("Rate limiter could not connect to Redis at " + this.address + ": "
+					+ ((failure != null) ? message(failure)
+							: "no answer within " + this.connectTimeout.toMillis()
+									+ " ms (rate-limit.redis.connect-timeout)")
+					+ ". Starting anyway: each policy's failure mode applies until Redis answers (fail-open "
+					+ "policies let calls through unlimited, fail-closed ones refuse them); connecting again "
+					+ "in the background.");
+		}
+	}
+
+	boolean isConnected() {
+		return this.connected;
+	}
+
+	@Nullable RuntimeException lastFailure() {
+		return this.lastFailure;
+	}
+
+	String address() {
+		return this.address;
+	}
+
+	/**
+	 * Stops trying; an attempt under way is interrupted.
+	 */
+	@Override
+	public void close() {
+		this.thread.shutdownNow();
+	}
+
+	private void attempt() {
+		long start = System.nanoTime();
+		long connectedAt;
+		try (RedisConnection connection = this.connect.get()) {
+			connectedAt = System.nanoTime();
+			loadScripts(connection);
+			connection.ping();
+		}
+		catch (RuntimeException ex) {
+			this.lastFailure = ex;
+			retryLater(ex);
+			return;
+		}
+		this.opened.run();
+		long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+		long connecting = TimeUnit.NANOSECONDS.toMillis(connectedAt - start);
+		synchronized (this) {
+			// Under the start-up's lock: "connected again" only ever follows its warning.
+			this.connected = true;
+			this.lastFailure = null;
+			if (this.warned) {
+				logger.info("Rate limiter connected to Redis at " + this.address + " (attempt took " + took
+						+ " ms); decisions are made on Redis from now on");
+			}
+			else if (logger.isDebugEnabled()) {
+				logger.debug("Rate limiter connected to Redis at " + this.address + " in " + connecting
+						+ " ms and loaded its scripts, " + took + " ms in all");
+			}
+		}
+	}
+
+	private static void loadScripts(RedisConnection connection) {
+		List<RedisScript<List<Object>>> scripts = LuaScripts.all();
+		for (RedisScript<List<Object>> script : scripts) {
+			String sha = connection.scriptingCommands()
+				.scriptLoad(script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
+			if (!script.getSha1().equals(sha)) {
+				// EVALSHA would then miss every time and fall back to EVAL: say so rather than run slowly.
+				throw new IllegalStateException("Redis loaded a rate limit script as " + sha + ", expected "
+						+ script.getSha1());
+			}
+		}
+	}
+
+	private void retryLater(RuntimeException failure) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Rate limiter still cannot connect to Redis at " + this.address + "; next attempt in "
+					+ this.pause.toMillis() + " ms", failure);
+		}
+		try {
+			this.thread.schedule(this::attempt, this.pause.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// Closed: the application is stopping.
+			return;
+		}
+		Duration doubled = this.pause.multipliedBy(2);
+		this.pause = (doubled.compareTo(LONGEST_PAUSE) > 0) ? LONGEST_PAUSE : doubled;
+	}
+
+	/**
+	 * Returns a failure's message with its root cause, which says why.
+	 * @param failure the failure
+	 * @return the text
+	 */
+	static String message(Throwable failure) {
+		Throwable cause = failure;
+		StringBuilder text = new StringBuilder(String.valueOf(failure.getMessage()));
+		// Spring's "Unable to connect to Redis" says little; the root cause says why.
+		while (cause.getCause() != null && cause.getCause() != cause) {
+			cause = cause.getCause();
+		}
+		if (cause != failure) {
+			text.append(" (").append(cause).append(')');
+		}
+		return text.toString();
+	}
+
+}

@@ -1,0 +1,123 @@
+package dev.ratelimit.redis;
+
+import java.time.Duration;
+
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.RedisConnectionFailureException;
+import org.springframework.data.redis.connection.ClusterCommandExecutor;
+import org.springframework.data.redis.connection.ClusterTopologyProvider;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConfiguration;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClusterConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionProvider;
+
+/**
+ * The limiter's Lettuce connection factory, which refuses connections until
+ * the limiter's own connector has opened its shared connection once. Spring
+ * Data Redis opens the shared connection lazily, on the first call, and that
+ * call waits for DNS, TCP, TLS and the handshake; a request thread must never
+ * be that call. Until the connector succeeds every call fails at once with a
+ * {@link RedisConnectionFailureException}, so that the policies' failure modes
+ * and the circuit breaker apply; afterwards the shared connection stays open
+ * and Lettuce reconnects it in the background, so no later call connects.
+ * <p>
+ * Still a {@link LettuceConnectionFactory}, so that the backends recognise a
+ * standalone server and a cluster as before.
+ */
+final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
+
+	private final Duration commandTimeout;
+
+	private final String address;
+
+	private volatile boolean connected;
+
+	/** The connector's thread while it connects: its calls may wait the connect timeout. */
+	private volatile @Nullable Thread connecting;
+
+	LimiterLettuceConnectionFactory(RedisConfiguration configuration, LettuceClientConfiguration clientConfiguration,
+			Duration commandTimeout, String address) {
+		super(configuration, clientConfiguration);
+		this.commandTimeout = commandTimeout;
+		this.address = address;
+	}
+
+	@Override
+	public RedisConnection getConnection() {
+		requireConnected();
+		return super.getConnection();
+	}
+
+	@Override
+	public RedisClusterConnection getClusterConnection() {
+		requireConnected();
+		return super.getClusterConnection();
+	}
+
+	/**
+	 * Opens the shared connection if it is not open, for the connector only:
+	 * the one caller allowed to wait for a connect.
+	 * @return a connection, to be closed by the caller (the shared connection stays open)
+	 */
+	RedisConnection connect() {
+		this.connecting = Thread.currentThread();
+		try {
+			// Straight to the superclass: its getConnection() of a cluster calls getClusterConnection().
+			return isClusterAware() ? super.getClusterConnection() : super.getConnection();
+		}
+		finally {
+			this.connecting = null;
+		}
+	}
+
+	/**
+	 * Spring Data Redis waits for each reply with {@code Future.get} and the given
+	 * timeout, exact to the millisecond, while Lettuce's own command timeout
+	 * fires on a timer that ticks every 100 ms and can be up to a tick late. So
+	 * limiter calls wait the limiter's timeout here; only the connector's
+	 * connection, which loads the scripts, waits the connect timeout.
+	 */
+	@Override
+	protected LettuceConnection doCreateLettuceConnection(
+			@Nullable StatefulRedisConnection<byte[], byte[]> sharedConnection,
+			LettuceConnectionProvider connectionProvider, long timeout, int database) {
+		long wait = (Thread.currentThread() == this.connecting) ? timeout : this.commandTimeout.toMillis();
+		return super.doCreateLettuceConnection(sharedConnection, connectionProvider, wait, database);
+	}
+
+	@Override
+	protected LettuceClusterConnection doCreateLettuceClusterConnection(
+			@Nullable StatefulRedisClusterConnection<byte[], byte[]> sharedConnection,
+			LettuceConnectionProvider connectionProvider, ClusterTopologyProvider topologyProvider,
+			ClusterCommandExecutor clusterCommandExecutor, Duration commandTimeout) {
+		Duration wait = (Thread.currentThread() == this.connecting) ? commandTimeout : this.commandTimeout;
+		return super.doCreateLettuceClusterConnection(sharedConnection, connectionProvider, topologyProvider,
+				clusterCommandExecutor, wait);
+	}
+
+	/**
+	 * Lets calls through from now on: the shared connection is open.
+	 */
+	void opened() {
+		this.connected = true;
+	}
+
+	boolean isConnected() {
+		return this.connected;
+	}
+
+	private void requireConnected() {
+		if (!this.connected) {
+			throw new RedisConnectionFailureException("The rate limiter has not connected to Redis at " + this.address
+					+ " since start-up; it keeps connecting in the background");
+		}
+	}
+
+}
