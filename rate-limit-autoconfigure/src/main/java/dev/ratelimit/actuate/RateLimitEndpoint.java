@@ -136,8 +136,8 @@ public class RateLimitEndpoint {
 		Optional<RateLimitPolicy> rateLimit = findRateLimit(policy);
 		if (rateLimit.isPresent()) {
 			String storageKey = this.keys.build(policy, key);
-			// Cost 0 takes nothing: it only reports the quota as it stands.
-			Decision decision = this.backend.tryConsume(rateLimit.get(), storageKey, 0);
+			// A peek takes nothing and starts tracking nothing: it only reports the quota as it stands.
+			Decision decision = this.backend.peek(rateLimit.get(), storageKey);
 			return new RateLimitKeyState(policy, Kind.RATE_LIMIT.label(), key, storageKey, decision.limit(),
 					decision.remaining(), isoDuration(decision.resetAfterMicros()));
 		}

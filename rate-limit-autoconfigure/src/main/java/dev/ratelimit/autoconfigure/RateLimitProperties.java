@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 import dev.ratelimit.budget.OnError;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
@@ -117,6 +118,29 @@ public class RateLimitProperties {
 
 	public void setMaxKeyLength(int maxKeyLength) {
 		this.maxKeyLength = maxKeyLength;
+	}
+
+	/**
+	 * Former name of rate-limit.client-ip.trusted-proxies, still bound to it so
+	 * that a configuration written for it keeps trusting its proxies.
+	 * @return the trusted proxies
+	 * @deprecated use {@code rate-limit.client-ip.trusted-proxies}
+	 */
+	@Deprecated
+	@DeprecatedConfigurationProperty(replacement = "rate-limit.client-ip.trusted-proxies",
+			reason = "Client address settings are grouped under rate-limit.client-ip")
+	public List<String> getTrustedProxies() {
+		return this.clientIp.getTrustedProxies();
+	}
+
+	/**
+	 * Sets the former name of rate-limit.client-ip.trusted-proxies.
+	 * @param trustedProxies the trusted proxies
+	 * @deprecated use {@code rate-limit.client-ip.trusted-proxies}
+	 */
+	@Deprecated
+	public void setTrustedProxies(List<String> trustedProxies) {
+		this.clientIp.setTrustedProxies(trustedProxies);
 	}
 
 	public ClientIp getClientIp() {

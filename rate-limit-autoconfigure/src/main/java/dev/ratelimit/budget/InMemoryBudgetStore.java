@@ -8,6 +8,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 
+import dev.ratelimit.core.IdleSweeper;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.TooManyKeysException;
@@ -35,6 +36,9 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	private final Cache<String, Entry> entries;
 
+	/** Runs the cache's expiry at the bound, once a second at most. */
+	private final IdleSweeper sweeper;
+
 	/**
 	 * Creates a store.
 	 * @param time the clock; its readings must be microseconds since the epoch,
@@ -60,28 +64,32 @@ public final class InMemoryBudgetStore implements BudgetStore {
 			.executor(Runnable::run)
 			.removalListener(InMemoryBudgetStore::removed)
 			.build();
+		this.sweeper = new IdleSweeper(1_000_000L, time.currentTimeMicros(), (now) -> this.entries.cleanUp());
 	}
 
 	@Override
 	public BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros) {
-		return apply(policy, key, true, (state) -> state.reserve(policy, spans(policy), id, estimateMicros, now()));
+		return apply(policy, key, Creation.WITHIN_BOUND,
+				(state) -> state.reserve(policy, spans(policy), id, estimateMicros, now()));
 	}
 
 	@Override
 	public BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros) {
-		// Settling a key already forgotten (its reservation outlived its lease) still records the spend.
-		return apply(policy, key, true, (state) -> state.settle(policy, spans(policy), id, actualMicros, now()));
+		// Settling a key already forgotten (its reservation outlived its lease) still records the spend,
+		// even at the bound: spend is never dropped, and such settles are few.
+		return apply(policy, key, Creation.ALWAYS,
+				(state) -> state.settle(policy, spans(policy), id, actualMicros, now()));
 	}
 
 	@Override
 	public BudgetDecision release(BudgetPolicy policy, String key, String id) {
 		// Nothing to give back to a key already forgotten.
-		return apply(policy, key, false, (state) -> state.release(policy, spans(policy), id, now()));
+		return apply(policy, key, Creation.NEVER, (state) -> state.release(policy, spans(policy), id, now()));
 	}
 
 	@Override
 	public BudgetDecision peek(BudgetPolicy policy, String key) {
-		return apply(policy, key, false, (state) -> state.peek(policy, spans(policy), now()));
+		return apply(policy, key, Creation.NEVER, (state) -> state.peek(policy, spans(policy), now()));
 	}
 
 	@Override
@@ -91,16 +99,19 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	/**
 	 * Applies an operation to a key's state.
-	 * @param create whether an absent key is added; otherwise the operation sees a
-	 * fresh state that is not kept
-	 * @throws TooManyKeysException if the key is new and the budget holds its bound of keys
+	 * @param creation whether an absent key is added; when it is not, the
+	 * operation sees a fresh state that is not kept
+	 * @throws TooManyKeysException if the key is new, to be added within the bound,
+	 * and the budget holds its bound of keys
 	 */
-	private BudgetDecision apply(BudgetPolicy policy, String key, boolean create,
+	private BudgetDecision apply(BudgetPolicy policy, String key, Creation creation,
 			Function<BudgetState, BudgetDecision> operation) {
 		KeyBound.Keys keys = this.bound.of(policy.name());
-		if (create && keys.count() >= this.bound.maxKeysPerPolicy() && this.entries.getIfPresent(key) == null) {
-			// At the bound: drop what has become forgettable before refusing a newcomer.
-			this.entries.cleanUp();
+		if (creation == Creation.WITHIN_BOUND && keys.count() >= this.bound.maxKeysPerPolicy()
+				&& this.entries.getIfPresent(key) == null) {
+			// At the bound: drop what has become forgettable before refusing a newcomer (once a
+			// second at most, so that a flood of newcomers does not queue on the cache's lock).
+			this.sweeper.sweepIfDue(now());
 		}
 		BudgetDecision[] decision = new BudgetDecision[1];
 		// compute holds the key's lock and sees an expired entry as absent, so no
@@ -108,11 +119,14 @@ public final class InMemoryBudgetStore implements BudgetStore {
 		this.entries.asMap().compute(key, (k, entry) -> {
 			Entry current = entry;
 			if (current == null) {
-				if (!create) {
+				if (creation == Creation.NEVER) {
 					decision[0] = operation.apply(new BudgetState(policy.limits().size()));
 					return null;
 				}
-				if (!keys.tryAdd()) {
+				if (creation == Creation.ALWAYS) {
+					keys.add();
+				}
+				else if (!keys.tryAdd()) {
 					throw keys.refuse();
 				}
 				current = new Entry(policy.limits().size(), keys);
@@ -145,6 +159,20 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	private BudgetWindow.Span[] spans(BudgetPolicy policy) {
 		return BudgetStore.spans(policy, now());
+	}
+
+	/** Whether an operation on an absent key adds it. */
+	private enum Creation {
+
+		/** Never: the operation reads a fresh state that is not kept. */
+		NEVER,
+
+		/** Only within the budget's bound of keys. */
+		WITHIN_BOUND,
+
+		/** Always: what it records must not be lost. */
+		ALWAYS
+
 	}
 
 	private static final class Entry {

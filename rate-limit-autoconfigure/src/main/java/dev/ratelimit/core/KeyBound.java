@@ -105,6 +105,15 @@ public final class KeyBound {
 		}
 
 		/**
+		 * Takes a slot for a new key whatever the bound: for state that must be kept
+		 * even at the bound, such as the spend of a settle whose reservation outlived
+		 * its key. Such keys are few (bounded by the calls in flight).
+		 */
+		public void add() {
+			this.count.incrementAndGet();
+		}
+
+		/**
 		 * Gives back the slot of a key that left the store for another reason than
 		 * being fresh again (an operator's reset, or a lost race to insert it).
 		 */

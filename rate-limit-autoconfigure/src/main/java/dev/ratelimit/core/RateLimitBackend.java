@@ -34,6 +34,18 @@ public interface RateLimitBackend {
 	}
 
 	/**
+	 * Reports one key's state without taking anything and without starting to
+	 * track the key: an operator's read (the {@code ratelimits} endpoint), which
+	 * must neither fill a bounded store nor be refused by one.
+	 * @param policy the policy
+	 * @param key the storage key, already namespaced and sanitised by {@link LimitKeys}
+	 * @return the decision a call of cost 0 would get
+	 */
+	default Decision peek(RateLimitPolicy policy, String key) {
+		return tryConsume(policy, key, 0);
+	}
+
+	/**
 	 * Forgets one key's state, so that its next call finds the policy's full
 	 * quota. An operator's tool (the {@code ratelimits} endpoint), not part of
 	 * deciding; backends that cannot do it keep this default.

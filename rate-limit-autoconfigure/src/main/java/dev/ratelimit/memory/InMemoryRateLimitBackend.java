@@ -223,6 +223,23 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
+	public Decision peek(RateLimitPolicy policy, String key) {
+		long now = this.time.currentTimeMicros();
+		Entry entry = this.entries.get(key);
+		if (entry == null) {
+			// An unknown key reads as a fresh one, which is what it would start as.
+			return LimitState.create(policy, now).decide(policy, 0, now, false);
+		}
+		entry.lock();
+		try {
+			return entry.state.decide(policy, 0, now, false);
+		}
+		finally {
+			entry.unlock();
+		}
+	}
+
+	@Override
 	public void reset(RateLimitPolicy policy, String key) {
 		Entry entry = this.entries.get(key);
 		if (entry != null) {

@@ -141,9 +141,15 @@ final class LimiterConnector implements AutoCloseable {
 			loadScripts(connection);
 			connection.ping();
 		}
-		catch (RuntimeException ex) {
-			this.lastFailure = ex;
-			retryLater(ex);
+		catch (VirtualMachineError ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			// Errors too (a class failing to initialise in the client): never stop trying for good.
+			RuntimeException failure = (ex instanceof RuntimeException runtime) ? runtime
+					: new IllegalStateException(ex.toString(), ex);
+			this.lastFailure = failure;
+			retryLater(failure);
 			return;
 		}
 		this.opened.run();

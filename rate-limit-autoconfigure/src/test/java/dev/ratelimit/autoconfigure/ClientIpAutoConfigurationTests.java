@@ -51,6 +51,15 @@ class ClientIpAutoConfigurationTests {
 	}
 
 	@Test
+	void runWithTheFormerTrustedProxiesPropertyShouldStillTrustThem() {
+		// A configuration written for the old name must not silently stop trusting its proxies.
+		this.contextRunner.withPropertyValues("rate-limit.trusted-proxies=10.0.0.0/8").run((context) -> {
+			ClientIpResolver resolver = context.getBean(ClientIpResolver.class);
+			assertThat(resolver.resolve("10.0.0.1", List.of("192.0.2.77"))).isEqualTo("192.0.2.77");
+		});
+	}
+
+	@Test
 	void runWithHostNameAsTrustedProxyShouldNameThePropertyAndNotResolveIt() {
 		this.contextRunner.withPropertyValues("rate-limit.client-ip.trusted-proxies=10.0.0.0/8,proxy.local")
 			.run((context) -> assertThat(analyze(context).getDescription())
