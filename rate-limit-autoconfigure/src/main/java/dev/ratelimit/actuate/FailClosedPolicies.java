@@ -5,12 +5,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetPolicy;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.FailureMode;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 
 /**
@@ -27,23 +25,21 @@ public final class FailClosedPolicies {
 
 	/**
 	 * Finds the fail-closed policies among the configured ones.
-	 * @param rateLimits the rate-limit policies
-	 * @param budgets the budgets
-	 * @param concurrency the concurrency caps
+	 * @param limits the configured limits
 	 */
-	public FailClosedPolicies(RateLimitPolicies rateLimits, BudgetPolicies budgets, ConcurrencyPolicies concurrency) {
+	public FailClosedPolicies(LimitRegistry limits) {
 		Map<String, List<String>> names = new LinkedHashMap<>();
-		add(names, "rateLimits", rateLimits.all()
+		add(names, "rateLimits", limits.rateLimits().all()
 			.stream()
 			.filter((policy) -> policy.failureMode() == FailureMode.CLOSED && !policy.shadow())
 			.map(RateLimitPolicy::name)
 			.toList());
-		add(names, "budgets", budgets.all()
+		add(names, "budgets", limits.budgets().all()
 			.stream()
 			.filter((budget) -> budget.failureMode() == FailureMode.CLOSED)
 			.map(BudgetPolicy::name)
 			.toList());
-		add(names, "concurrency", concurrency.all()
+		add(names, "concurrency", limits.concurrency().all()
 			.stream()
 			.filter((cap) -> cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED
 					&& cap.failureMode() == FailureMode.CLOSED)

@@ -17,6 +17,7 @@ import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
@@ -27,9 +28,7 @@ import dev.ratelimit.aop.BoundBudget;
 import dev.ratelimit.aop.ConcurrencyMethods;
 import dev.ratelimit.aop.CostBudgetMethods;
 import dev.ratelimit.aop.RateLimitedMethods;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.BoundPolicy;
 
@@ -51,9 +50,7 @@ public final class PolicyUsageScanner implements SmartInitializingSingleton {
 
 	private final PolicyUsages usages;
 
-	private final RateLimitPolicies rateLimits;
-
-	private final ConcurrencyPolicies concurrency;
+	private final LimitRegistry limits;
 
 	private final Resolvers resolvers;
 
@@ -61,17 +58,15 @@ public final class PolicyUsageScanner implements SmartInitializingSingleton {
 	 * Creates a scanner.
 	 * @param beanFactory the bean factory whose beans are scanned
 	 * @param usages the registry to fill
-	 * @param rateLimits the configured rate-limit policies
-	 * @param concurrency the configured concurrency policies
+	 * @param limits the configured limits
 	 * @param resolvers the aspects' resolvers, or {@code null} without AspectJ (no
 	 * annotation is enforced then)
 	 */
 	public PolicyUsageScanner(ConfigurableListableBeanFactory beanFactory, PolicyUsages usages,
-			RateLimitPolicies rateLimits, ConcurrencyPolicies concurrency, Resolvers resolvers) {
+			LimitRegistry limits, Resolvers resolvers) {
 		this.beanFactory = beanFactory;
 		this.usages = usages;
-		this.rateLimits = rateLimits;
-		this.concurrency = concurrency;
+		this.limits = limits;
 		this.resolvers = resolvers;
 	}
 
@@ -91,7 +86,7 @@ public final class PolicyUsageScanner implements SmartInitializingSingleton {
 				String where = userClass.getName() + "#" + method.getName();
 				if (RateLimitedMethods.isLimited(method)) {
 					for (BoundPolicy bound : this.resolvers.rateLimits().resolve(method, type).policies()) {
-						boolean inline = this.rateLimits.find(bound.policy().name()).isEmpty();
+						boolean inline = this.limits.rateLimits().find(bound.policy().name()).isEmpty();
 						methods.add(new AnnotatedMethod(Kind.RATE_LIMIT, bound.policy().name(), where,
 								bound.policy().key(), inline));
 						if (inline) {
@@ -107,7 +102,7 @@ public final class PolicyUsageScanner implements SmartInitializingSingleton {
 				}
 				if (AnnotatedElementUtils.hasAnnotation(method, Concurrency.class)) {
 					ConcurrencyPolicy policy = this.resolvers.concurrency().resolve(method, type).policy();
-					boolean inline = this.concurrency.find(policy.name()).isEmpty();
+					boolean inline = this.limits.concurrency().find(policy.name()).isEmpty();
 					methods.add(new AnnotatedMethod(Kind.CONCURRENCY, policy.name(), where, policy.key(), inline));
 					if (inline) {
 						inlineConcurrency.add(policy);

@@ -18,19 +18,17 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitProperties;
 import dev.ratelimit.aop.ConcurrencyMethods;
 import dev.ratelimit.aop.CostBudgetMethods;
 import dev.ratelimit.aop.RateLimitedMethods;
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.CostBudgets;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.redis.RedisLimiterConnection;
 
@@ -59,23 +57,22 @@ public class RateLimitActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		PolicyUsageScanner rateLimitPolicyUsageScanner(ConfigurableListableBeanFactory beanFactory,
-				PolicyUsages usages, RateLimitPolicies rateLimits, ConcurrencyPolicies concurrency,
+				PolicyUsages usages, LimitRegistry limits,
 				ObjectProvider<RateLimitedMethods> rateLimited, ObjectProvider<CostBudgetMethods> budgeted,
 				ObjectProvider<ConcurrencyMethods> capped) {
 			RateLimitedMethods rateLimitResolver = rateLimited.getIfAvailable();
 			// Without AspectJ there are no resolvers, and no annotation is enforced.
 			PolicyUsageScanner.Resolvers resolvers = (rateLimitResolver != null) ? new PolicyUsageScanner.Resolvers(
 					rateLimitResolver, budgeted.getObject(), capped.getObject()) : null;
-			return new PolicyUsageScanner(beanFactory, usages, rateLimits, concurrency, resolvers);
+			return new PolicyUsageScanner(beanFactory, usages, limits, resolvers);
 		}
 
 		@Bean
 		@ConditionalOnMissingBean
-		RateLimitEndpoint rateLimitEndpoint(RateLimitPolicies rateLimits, BudgetPolicies budgets,
-				ConcurrencyPolicies concurrency, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
+		RateLimitEndpoint rateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 				CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency) {
-			return new RateLimitEndpoint(new RateLimitEndpoint.Policies(rateLimits, budgets, concurrency), usages,
+			return new RateLimitEndpoint(limits, usages,
 					backend, keys, costBudgets, localConcurrency, distributedConcurrency.getIfAvailable());
 		}
 
@@ -112,9 +109,9 @@ public class RateLimitActuatorAutoConfiguration {
 			@ConditionalOnMissingBean(name = "rateLimitHealthIndicator")
 			RateLimitHealthIndicator rateLimitHealthIndicator(RateLimitBackend backend,
 					ObjectProvider<RedisLimiterConnection> redis, RateLimitProperties properties,
-					RateLimitPolicies rateLimits, BudgetPolicies budgets, ConcurrencyPolicies concurrency) {
+					LimitRegistry limits) {
 				return new RateLimitHealthIndicator(backend, redis.getIfAvailable(),
-						properties.getRedis().getTimeout(), new FailClosedPolicies(rateLimits, budgets, concurrency));
+						properties.getRedis().getTimeout(), new FailClosedPolicies(limits));
 			}
 
 		}

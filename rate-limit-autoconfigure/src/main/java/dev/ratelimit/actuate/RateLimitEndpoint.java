@@ -16,15 +16,14 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.actuate.PolicyUsages.AnnotatedMethod;
 import dev.ratelimit.actuate.PolicyUsages.Kind;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetLimit;
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.budget.CostBudgets;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
@@ -32,9 +31,9 @@ import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * The {@code ratelimits} endpoint: every active policy with its effective
@@ -64,11 +63,11 @@ public class RateLimitEndpoint {
 	/** The access the endpoint has unless configured otherwise: reads only. */
 	public static final Access DEFAULT_ACCESS = Access.READ_ONLY;
 
-	private final RateLimitPolicies rateLimits;
+	private final NamedLimits<RateLimitPolicy> rateLimits;
 
-	private final BudgetPolicies budgets;
+	private final NamedLimits<BudgetPolicy> budgets;
 
-	private final ConcurrencyPolicies concurrency;
+	private final NamedLimits<ConcurrencyPolicy> concurrency;
 
 	private final PolicyUsages usages;
 
@@ -84,7 +83,7 @@ public class RateLimitEndpoint {
 
 	/**
 	 * Creates the endpoint.
-	 * @param policies the configured policies, budgets and caps
+	 * @param limits the configured policies, budgets and caps
 	 * @param usages where each policy applies, and the inline policies
 	 * @param backend the rate-limit backend
 	 * @param keys builds storage keys
@@ -93,12 +92,12 @@ public class RateLimitEndpoint {
 	 * @param distributedConcurrency the limiter of distributed caps, or {@code null}
 	 * without the Redis backend
 	 */
-	public RateLimitEndpoint(Policies policies, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
+	public RateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 			CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
 			@Nullable DistributedConcurrencyLimiter distributedConcurrency) {
-		this.rateLimits = policies.rateLimits();
-		this.budgets = policies.budgets();
-		this.concurrency = policies.concurrency();
+		this.rateLimits = limits.rateLimits();
+		this.budgets = limits.budgets();
+		this.concurrency = limits.concurrency();
 		this.usages = usages;
 		this.backend = backend;
 		this.keys = keys;
@@ -298,16 +297,6 @@ public class RateLimitEndpoint {
 
 	private static String label(Enum<?> value) {
 		return value.name().toLowerCase(Locale.ROOT).replace('_', '-');
-	}
-
-	/**
-	 * The registries of configured policies the endpoint describes.
-	 *
-	 * @param rateLimits the rate-limit policies
-	 * @param budgets the budgets
-	 * @param concurrency the concurrency caps
-	 */
-	public record Policies(RateLimitPolicies rateLimits, BudgetPolicies budgets, ConcurrencyPolicies concurrency) {
 	}
 
 	/**

@@ -13,13 +13,13 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 
 import dev.ratelimit.Concurrency;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * Resolves the {@link Concurrency} annotation of a method into a policy with a
@@ -27,7 +27,7 @@ import dev.ratelimit.key.KeyExpressions;
  */
 public final class ConcurrencyMethods {
 
-	private final ConcurrencyPolicies policies;
+	private final NamedLimits<ConcurrencyPolicy> policies;
 
 	private final KeyExpressions expressions;
 
@@ -44,7 +44,7 @@ public final class ConcurrencyMethods {
 	 * @param placeholders resolves {@code ${...}} in attribute values
 	 * @param distributedAvailable whether distributed policies can be served (Redis backend)
 	 */
-	public ConcurrencyMethods(ConcurrencyPolicies policies, KeyExpressions expressions,
+	public ConcurrencyMethods(NamedLimits<ConcurrencyPolicy> policies, KeyExpressions expressions,
 			UnaryOperator<String> placeholders, boolean distributedAvailable) {
 		this.policies = policies;
 		this.expressions = expressions;

@@ -15,10 +15,10 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 
 import dev.ratelimit.CostBudget;
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * Resolves the {@link CostBudget} annotations of a method into budgets with
@@ -26,7 +26,7 @@ import dev.ratelimit.key.KeyExpressions;
  */
 public final class CostBudgetMethods {
 
-	private final BudgetPolicies budgets;
+	private final NamedLimits<BudgetPolicy> budgets;
 
 	private final KeyExpressions expressions;
 
@@ -40,7 +40,7 @@ public final class CostBudgetMethods {
 	 * @param expressions the expression parser
 	 * @param placeholders resolves {@code ${...}} in attribute values
 	 */
-	public CostBudgetMethods(BudgetPolicies budgets, KeyExpressions expressions, UnaryOperator<String> placeholders) {
+	public CostBudgetMethods(NamedLimits<BudgetPolicy> budgets, KeyExpressions expressions, UnaryOperator<String> placeholders) {
 		this.budgets = budgets;
 		this.expressions = expressions;
 		this.placeholders = placeholders;

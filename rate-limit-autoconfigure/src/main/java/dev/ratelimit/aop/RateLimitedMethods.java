@@ -20,11 +20,11 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * Resolves the {@link RateLimited} annotations of a method into policies with
@@ -35,7 +35,7 @@ public final class RateLimitedMethods {
 
 	private static final List<BoundPolicy> NONE = List.of();
 
-	private final RateLimitPolicies policies;
+	private final NamedLimits<RateLimitPolicy> policies;
 
 	private final KeyExpressions expressions;
 
@@ -49,7 +49,7 @@ public final class RateLimitedMethods {
 	 * @param expressions the expression parser
 	 * @param placeholders resolves {@code ${...}} in attribute values, failing on unresolvable ones
 	 */
-	public RateLimitedMethods(RateLimitPolicies policies, KeyExpressions expressions,
+	public RateLimitedMethods(NamedLimits<RateLimitPolicy> policies, KeyExpressions expressions,
 			UnaryOperator<String> placeholders) {
 		this.policies = policies;
 		this.expressions = expressions;

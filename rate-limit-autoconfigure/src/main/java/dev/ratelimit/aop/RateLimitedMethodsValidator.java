@@ -19,20 +19,19 @@ import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
 import dev.ratelimit.budget.Amounts;
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetPolicy;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Durations;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * Checks and reports, once every singleton exists, where each limit applies:
@@ -59,7 +58,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final ConcurrencyMethods concurrency;
 
-	private final Policies policies;
+	private final LimitRegistry policies;
 
 	private final Map<String, List<String>> routeUsages;
 
@@ -73,7 +72,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	 * @param routeUsages the route rules naming each rate-limit policy, as text
 	 */
 	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, RateLimitedMethods methods,
-			CostBudgetMethods budgets, ConcurrencyMethods concurrency, Policies policies,
+			CostBudgetMethods budgets, ConcurrencyMethods concurrency, LimitRegistry policies,
 			Map<String, List<String>> routeUsages) {
 		this.beanFactory = beanFactory;
 		this.methods = methods;
@@ -140,7 +139,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	}
 
 	private void report(Usages usages) {
-		for (RateLimitPolicy policy : this.policies.rate().all()) {
+		for (RateLimitPolicy policy : this.policies.rateLimits().all()) {
 			usages.describe("rate", policy.name(), describe(policy));
 		}
 		for (BudgetPolicy budget : this.policies.budgets().all()) {
@@ -210,16 +209,6 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	/** Says so when a limit is told to callers, or hidden from them, by choice rather than by default. */
 	private static String visibility(Visibility visibility) {
 		return (visibility == Visibility.AUTO) ? "" : ", " + visibility.name().toLowerCase();
-	}
-
-	/**
-	 * The registries of configured policies.
-	 *
-	 * @param rate the rate-limit policies
-	 * @param budgets the budgets
-	 * @param concurrency the concurrency caps
-	 */
-	public record Policies(RateLimitPolicies rate, BudgetPolicies budgets, ConcurrencyPolicies concurrency) {
 	}
 
 	/** Where each policy applies, and how it reads in a log line. */

@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.key.KeyExpressions;
@@ -20,12 +19,12 @@ final class BudgetPropertiesBinder {
 	private BudgetPropertiesBinder() {
 	}
 
-	static BudgetPolicies bind(RateLimitProperties properties, KeyExpressions expressions) {
+	static List<BudgetPolicy> bind(RateLimitProperties properties, KeyExpressions expressions) {
 		List<BudgetPolicy> budgets = new ArrayList<>();
 		for (Map.Entry<String, RateLimitProperties.Budget> entry : properties.getBudgets().entrySet()) {
 			budgets.add(bind(entry.getKey(), entry.getValue(), expressions));
 		}
-		return new BudgetPolicies(budgets);
+		return budgets;
 	}
 
 	private static BudgetPolicy bind(String name, RateLimitProperties.Budget source, KeyExpressions expressions) {

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
@@ -19,13 +18,13 @@ final class ConcurrencyPropertiesBinder {
 	private ConcurrencyPropertiesBinder() {
 	}
 
-	static ConcurrencyPolicies bind(RateLimitProperties properties, KeyExpressions expressions,
+	static List<ConcurrencyPolicy> bind(RateLimitProperties properties, KeyExpressions expressions,
 			boolean distributedAvailable) {
 		List<ConcurrencyPolicy> policies = new ArrayList<>();
 		for (Map.Entry<String, RateLimitProperties.ConcurrencyCap> entry : properties.getConcurrency().entrySet()) {
 			policies.add(bind(entry.getKey(), entry.getValue(), expressions, distributedAvailable));
 		}
-		return new ConcurrencyPolicies(policies);
+		return policies;
 	}
 
 	private static ConcurrencyPolicy bind(String name, RateLimitProperties.ConcurrencyCap source,

@@ -8,8 +8,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
@@ -25,8 +25,8 @@ class InMemoryBackendConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitBackend rateLimitBackend(InMemoryKeyBounds bounds, TimeSource timeSource, RateLimitPolicies policies) {
-		for (RateLimitPolicy policy : policies.all()) {
+	RateLimitBackend rateLimitBackend(InMemoryKeyBounds bounds, TimeSource timeSource, LimitRegistry limits) {
+		for (RateLimitPolicy policy : limits.rateLimits().all()) {
 			if (policy.lease() > 0) {
 				// Not an error: the same configuration may serve a Redis profile elsewhere.
 				logger.warn("rate-limit.policies." + policy.name() + ".lease has no effect with the memory backend, "

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 
 import dev.ratelimit.core.PolicyValidationException;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.KeyExpressions;
 
@@ -18,12 +17,12 @@ final class PolicyPropertiesBinder {
 	private PolicyPropertiesBinder() {
 	}
 
-	static RateLimitPolicies bind(RateLimitProperties properties, KeyExpressions expressions) {
+	static List<RateLimitPolicy> bind(RateLimitProperties properties, KeyExpressions expressions) {
 		List<RateLimitPolicy> policies = new ArrayList<>();
 		for (Map.Entry<String, RateLimitProperties.Policy> entry : properties.getPolicies().entrySet()) {
 			policies.add(bind(entry.getKey(), entry.getValue(), expressions));
 		}
-		return new RateLimitPolicies(policies);
+		return policies;
 	}
 
 	private static RateLimitPolicy bind(String name, RateLimitProperties.Policy source, KeyExpressions expressions) {

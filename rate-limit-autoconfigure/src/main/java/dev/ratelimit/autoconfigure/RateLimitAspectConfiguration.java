@@ -13,6 +13,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.aop.CostBudgetAspect;
 import dev.ratelimit.aop.ConcurrencyAspect;
 import dev.ratelimit.aop.ConcurrencyMethods;
@@ -20,11 +21,8 @@ import dev.ratelimit.aop.CostBudgetMethods;
 import dev.ratelimit.aop.RateLimitAspect;
 import dev.ratelimit.aop.RateLimitedMethods;
 import dev.ratelimit.aop.RateLimitedMethodsValidator;
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
@@ -39,9 +37,9 @@ class RateLimitAspectConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitedMethods rateLimitedMethods(RateLimitPolicies policies, KeyExpressions expressions,
+	RateLimitedMethods rateLimitedMethods(LimitRegistry limits, KeyExpressions expressions,
 			Environment environment) {
-		return new RateLimitedMethods(policies, expressions, environment::resolveRequiredPlaceholders);
+		return new RateLimitedMethods(limits.rateLimits(), expressions, environment::resolveRequiredPlaceholders);
 	}
 
 	@Bean
@@ -54,8 +52,8 @@ class RateLimitAspectConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	CostBudgetMethods costBudgetMethods(BudgetPolicies budgets, KeyExpressions expressions, Environment environment) {
-		return new CostBudgetMethods(budgets, expressions, environment::resolveRequiredPlaceholders);
+	CostBudgetMethods costBudgetMethods(LimitRegistry limits, KeyExpressions expressions, Environment environment) {
+		return new CostBudgetMethods(limits.budgets(), expressions, environment::resolveRequiredPlaceholders);
 	}
 
 	@Bean
@@ -69,9 +67,9 @@ class RateLimitAspectConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ConcurrencyMethods concurrencyMethods(ConcurrencyPolicies policies, KeyExpressions expressions,
+	ConcurrencyMethods concurrencyMethods(LimitRegistry limits, KeyExpressions expressions,
 			Environment environment, ConcurrencyLimiters limiters) {
-		return new ConcurrencyMethods(policies, expressions, environment::resolveRequiredPlaceholders,
+		return new ConcurrencyMethods(limits.concurrency(), expressions, environment::resolveRequiredPlaceholders,
 				limiters.supportsDistributed());
 	}
 
@@ -88,10 +86,8 @@ class RateLimitAspectConfiguration {
 	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
 			RateLimitedMethods methods, CostBudgetMethods budgets, ConcurrencyMethods concurrency,
-			RateLimitPolicies policies, BudgetPolicies budgetPolicies, ConcurrencyPolicies concurrencyPolicies,
-			RateLimitProperties properties) {
-		return new RateLimitedMethodsValidator(beanFactory, methods, budgets, concurrency,
-				new RateLimitedMethodsValidator.Policies(policies, budgetPolicies, concurrencyPolicies),
+			LimitRegistry limits, RateLimitProperties properties) {
+		return new RateLimitedMethodsValidator(beanFactory, methods, budgets, concurrency, limits,
 				routeUsages(properties));
 	}
 

@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.List;
+
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -10,18 +12,22 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.expression.BeanFactoryResolver;
 
+import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.CompositeRateLimitListener;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitListener;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
+import dev.ratelimit.core.RateLimitPolicy;
 
 /**
  * Auto-configuration of the rate limiter: named policies, keys, the backend
@@ -51,8 +57,21 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitPolicies rateLimitPolicies(RateLimitProperties properties, KeyExpressions expressions) {
-		return PolicyPropertiesBinder.bind(properties, expressions);
+	LimitRegistry rateLimitRegistry(RateLimitProperties properties, KeyExpressions expressions,
+			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
+		List<RateLimitPolicy> rateLimits = PolicyPropertiesBinder.bind(properties, expressions);
+		List<BudgetPolicy> budgets = BudgetPropertiesBinder.bind(properties, expressions);
+		List<ConcurrencyPolicy> caps = ConcurrencyPropertiesBinder.bind(properties, expressions,
+				distributed.getIfAvailable() != null);
+		try {
+			return new LimitRegistry(rateLimits, budgets, caps);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new RateLimitConfigurationException(ex.getMessage(),
+					"Give each rate-limit policy, budget and concurrency cap a name of its own: a name in a header, "
+							+ "a metric or the ratelimits endpoint must mean one limit.",
+					ex);
+		}
 	}
 
 	@Bean

@@ -8,7 +8,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.budget.BudgetListener;
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
@@ -16,6 +15,7 @@ import dev.ratelimit.budget.InMemoryBudgetStore;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * Cost budgets: the configured budgets, their store (the one of the chosen
@@ -23,12 +23,6 @@ import dev.ratelimit.key.KeyExpressions;
  */
 @Configuration(proxyBeanMethods = false)
 class RateLimitBudgetConfiguration {
-
-	@Bean
-	@ConditionalOnMissingBean
-	BudgetPolicies rateLimitBudgetPolicies(RateLimitProperties properties, KeyExpressions expressions) {
-		return BudgetPropertiesBinder.bind(properties, expressions);
-	}
 
 	@Bean
 	@ConditionalOnMissingBean

@@ -6,11 +6,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * Concurrency caps: the configured policies, the local bulkheads and, with the
@@ -30,13 +31,6 @@ class RateLimitConcurrencyConfiguration {
 	ConcurrencyLimiters rateLimitConcurrencyLimiters(LocalConcurrencyLimiter local,
 			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
 		return new ConcurrencyLimiters(local, distributed.getIfAvailable());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	ConcurrencyPolicies rateLimitConcurrencyPolicies(RateLimitProperties properties, KeyExpressions expressions,
-			ConcurrencyLimiters limiters) {
-		return ConcurrencyPropertiesBinder.bind(properties, expressions, limiters.supportsDistributed());
 	}
 
 }

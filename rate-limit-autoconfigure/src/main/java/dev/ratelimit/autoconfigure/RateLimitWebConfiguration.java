@@ -11,8 +11,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.ClientIpResolver;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
@@ -75,9 +75,9 @@ class RateLimitWebConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
 	FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
-			RateLimitPolicies policies, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
+			LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
 			RateLimitHeaders headers, ProblemResponses problems) {
-		RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, policies, expressions), limiter,
+		RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions), limiter,
 				expressions, ipResolver, headers, problems);
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setName("rateLimitFilter");

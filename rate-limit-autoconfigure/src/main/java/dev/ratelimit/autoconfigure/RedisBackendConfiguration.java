@@ -14,13 +14,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.lease.LeasingBackend;
 import dev.ratelimit.redis.RedisBudgetStore;
@@ -69,9 +69,9 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(RedisLimiterConnection connection, RateLimitProperties properties,
-			TimeSource timeSource, RateLimitPolicies policies) {
+			TimeSource timeSource, LimitRegistry limits) {
 		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory(), null);
-		if (policies.all().stream().anyMatch((policy) -> policy.lease() > 0)) {
+		if (limits.rateLimits().all().stream().anyMatch((policy) -> policy.lease() > 0)) {
 			// Inside the deny cache: a lease's denial is the backend's, cached like any other.
 			redis = new LeasingBackend(redis, timeSource, positive("rate-limit.redis.lease.max-keys",
 					properties.getRedis().getLease().getMaxKeys()));

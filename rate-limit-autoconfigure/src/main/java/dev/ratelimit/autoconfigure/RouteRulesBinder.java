@@ -11,11 +11,11 @@ import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.util.pattern.PatternParseException;
 
 import dev.ratelimit.core.RateLimitConfigurationException;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.web.RouteRule;
+import dev.ratelimit.core.NamedLimits;
 
 /**
  * Builds the route rules from {@code rate-limit.routes}, failing with the
@@ -29,7 +29,7 @@ final class RouteRulesBinder {
 	private RouteRulesBinder() {
 	}
 
-	static List<RouteRule> bind(RateLimitProperties properties, RateLimitPolicies policies,
+	static List<RouteRule> bind(RateLimitProperties properties, NamedLimits<RateLimitPolicy> policies,
 			KeyExpressions expressions) {
 		List<RouteRule> rules = new ArrayList<>();
 		List<RateLimitProperties.Route> routes = properties.getRoutes();
@@ -39,7 +39,7 @@ final class RouteRulesBinder {
 		return rules;
 	}
 
-	private static RouteRule bind(String prefix, RateLimitProperties.Route route, RateLimitPolicies policies,
+	private static RouteRule bind(String prefix, RateLimitProperties.Route route, NamedLimits<RateLimitPolicy> policies,
 			KeyExpressions expressions) {
 		if (route.getPattern() == null || route.getPattern().isBlank()) {
 			throw invalid(prefix + "pattern", null, "a path pattern such as /api/** is required");

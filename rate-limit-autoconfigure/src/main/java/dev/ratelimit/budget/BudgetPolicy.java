@@ -7,6 +7,8 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.Visibility;
 
@@ -18,7 +20,7 @@ import dev.ratelimit.core.Visibility;
  * Immutable and validated in {@link Builder#build()}; every error names the
  * attribute.
  */
-public final class BudgetPolicy {
+public final class BudgetPolicy implements Limit {
 
 	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
@@ -62,8 +64,14 @@ public final class BudgetPolicy {
 	}
 
 	/** @return the budget's name */
+	@Override
 	public String name() {
 		return this.name;
+	}
+
+	@Override
+	public LimitKind kind() {
+		return LimitKind.BUDGET;
 	}
 
 	/** @return the unit amounts are counted in, such as {@code USD} or {@code tokens} */
@@ -72,6 +80,7 @@ public final class BudgetPolicy {
 	}
 
 	/** @return the key expression: whose budget it is */
+	@Override
 	public String key() {
 		return this.key;
 	}
@@ -87,6 +96,7 @@ public final class BudgetPolicy {
 	}
 
 	/** @return what happens when the store cannot answer; budgets fail closed by default */
+	@Override
 	public FailureMode failureMode() {
 		return this.failureMode;
 	}
@@ -102,6 +112,7 @@ public final class BudgetPolicy {
 	}
 
 	/** @return whether the budget's state may be told to the caller */
+	@Override
 	public Visibility visibility() {
 		return this.visibility;
 	}

@@ -5,6 +5,8 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.Visibility;
 
@@ -14,7 +16,7 @@ import dev.ratelimit.core.Visibility;
  * ({@link Scope#DISTRIBUTED}). A caller waits up to {@link #maxWaitMicros()} for
  * a permit, then is rejected. Immutable; validated in {@link Builder#build()}.
  */
-public final class ConcurrencyPolicy {
+public final class ConcurrencyPolicy implements Limit {
 
 	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
@@ -58,8 +60,14 @@ public final class ConcurrencyPolicy {
 	}
 
 	/** @return the policy's name */
+	@Override
 	public String name() {
 		return this.name;
+	}
+
+	@Override
+	public LimitKind kind() {
+		return LimitKind.CONCURRENCY;
 	}
 
 	/** @return the most calls in flight per key */
@@ -68,6 +76,7 @@ public final class ConcurrencyPolicy {
 	}
 
 	/** @return the key expression */
+	@Override
 	public String key() {
 		return this.key;
 	}
@@ -97,11 +106,13 @@ public final class ConcurrencyPolicy {
 	}
 
 	/** @return what a distributed cap does when Redis cannot answer */
+	@Override
 	public FailureMode failureMode() {
 		return this.failureMode;
 	}
 
 	/** @return whether the cap may be named to the caller in a refusal */
+	@Override
 	public Visibility visibility() {
 		return this.visibility;
 	}

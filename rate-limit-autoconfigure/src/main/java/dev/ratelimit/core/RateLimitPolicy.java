@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
  * every invalid value is rejected there with a {@link PolicyValidationException}
  * that names the attribute.
  */
-public final class RateLimitPolicy {
+public final class RateLimitPolicy implements Limit {
 
 	/**
 	 * The largest scaled bucket size ({@code capacity × period µs}) the backends
@@ -77,8 +77,14 @@ public final class RateLimitPolicy {
 	}
 
 	/** @return the policy name */
+	@Override
 	public String name() {
 		return this.name;
+	}
+
+	@Override
+	public LimitKind kind() {
+		return LimitKind.RATE_LIMIT;
 	}
 
 	/** @return the algorithm */
@@ -101,11 +107,13 @@ public final class RateLimitPolicy {
 	}
 
 	/** @return the key expression, never {@code null} */
+	@Override
 	public String key() {
 		return this.key;
 	}
 
 	/** @return what happens when the backend cannot answer */
+	@Override
 	public FailureMode failureMode() {
 		return this.failureMode;
 	}
@@ -128,6 +136,7 @@ public final class RateLimitPolicy {
 	 * Returns whether the policy's state may be told to the caller.
 	 * @return the visibility
 	 */
+	@Override
 	public Visibility visibility() {
 		return this.visibility;
 	}

@@ -5,12 +5,10 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import dev.ratelimit.budget.BudgetPolicies;
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetPolicy;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.FailureMode;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimitPolicy;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,16 +17,16 @@ class FailClosedPoliciesTests {
 
 	@Test
 	void onlyPoliciesThatRefuseCallsWhileRedisIsDownAreListed() {
-		RateLimitPolicies rateLimits = new RateLimitPolicies(List.of(rateLimit("open", FailureMode.OPEN, false),
+		List<RateLimitPolicy> rateLimits = List.of(rateLimit("open", FailureMode.OPEN, false),
 				rateLimit("closed", FailureMode.CLOSED, false), rateLimit("local", FailureMode.LOCAL, false),
-				rateLimit("closed-shadow", FailureMode.CLOSED, true)));
-		BudgetPolicies budgets = new BudgetPolicies(List.of(budget("default", null), budget("open", FailureMode.OPEN)));
-		ConcurrencyPolicies concurrency = new ConcurrencyPolicies(
-				List.of(cap("shared-closed", ConcurrencyPolicy.Scope.DISTRIBUTED, FailureMode.CLOSED),
-						cap("shared-open", ConcurrencyPolicy.Scope.DISTRIBUTED, FailureMode.OPEN),
-						cap("local-closed", ConcurrencyPolicy.Scope.LOCAL, FailureMode.CLOSED)));
+				rateLimit("closed-shadow", FailureMode.CLOSED, true));
+		List<BudgetPolicy> budgets = List.of(budget("default", null), budget("open-budget", FailureMode.OPEN));
+		List<ConcurrencyPolicy> concurrency = List.of(
+				cap("shared-closed", ConcurrencyPolicy.Scope.DISTRIBUTED, FailureMode.CLOSED),
+				cap("shared-open", ConcurrencyPolicy.Scope.DISTRIBUTED, FailureMode.OPEN),
+				cap("local-closed", ConcurrencyPolicy.Scope.LOCAL, FailureMode.CLOSED));
 
-		FailClosedPolicies failClosed = new FailClosedPolicies(rateLimits, budgets, concurrency);
+		FailClosedPolicies failClosed = new FailClosedPolicies(new LimitRegistry(rateLimits, budgets, concurrency));
 
 		assertThat(failClosed.isEmpty()).isFalse();
 		assertThat(failClosed.names()).containsExactly(Map.entry("rateLimits", List.of("closed")),
@@ -38,9 +36,9 @@ class FailClosedPoliciesTests {
 
 	@Test
 	void withEveryPolicyFailingOpenNoneIsListed() {
-		FailClosedPolicies failClosed = new FailClosedPolicies(
-				new RateLimitPolicies(List.of(rateLimit("open", FailureMode.OPEN, false))),
-				new BudgetPolicies(List.of(budget("open", FailureMode.OPEN))), new ConcurrencyPolicies(List.of()));
+		FailClosedPolicies failClosed = new FailClosedPolicies(new LimitRegistry(
+				List.of(rateLimit("open", FailureMode.OPEN, false)), List.of(budget("open-budget", FailureMode.OPEN)),
+				List.of()));
 		assertThat(failClosed.isEmpty()).isTrue();
 		assertThat(failClosed.names()).isEmpty();
 	}

@@ -19,11 +19,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.budget.BudgetExceededException;
-import dev.ratelimit.budget.BudgetPolicies;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.aop.RateLimitAspect;
@@ -32,7 +32,6 @@ import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitExceededException;
-import dev.ratelimit.core.RateLimitPolicies;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.metrics.MicrometerRateLimitListener;
@@ -43,6 +42,9 @@ import dev.ratelimit.lease.LeasingBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
 import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.web.RateLimitExceptionResolver;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.core.NamedLimits;
+import dev.ratelimit.core.RateLimitPolicy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -172,7 +174,7 @@ class RateLimitAutoConfigurationTests {
 					"rate-limit.policies.s.capacity=1", "rate-limit.policies.s.refill=1/1s",
 					"rate-limit.policies.s.shadow=true")
 			.run((context) -> {
-				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				NamedLimits<RateLimitPolicy> policies = context.getBean(LimitRegistry.class).rateLimits();
 				assertThat(policies.find("p")).hasValueSatisfying((policy) -> {
 					assertThat(policy.failureMode()).isEqualTo(FailureMode.LOCAL);
 					assertThat(policy.localShare().capacity()).isEqualTo(2);
@@ -214,7 +216,7 @@ class RateLimitAutoConfigurationTests {
 			.withPropertyValues("limits.burst=7", "rate-limit.policies.api.capacity=${limits.burst}",
 					"rate-limit.policies.api.refill=7/1s", "rate-limit.policies.api.key=header('X-Api-Key')")
 			.run((context) -> {
-				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				NamedLimits<RateLimitPolicy> policies = context.getBean(LimitRegistry.class).rateLimits();
 				assertThat(policies.find("api")).hasValueSatisfying((policy) -> {
 					assertThat(policy.capacity()).isEqualTo(7);
 					assertThat(policy.key()).isEqualTo("header('X-Api-Key')");
@@ -230,7 +232,7 @@ class RateLimitAutoConfigurationTests {
 					"rate-limit.policies.exact.algorithm=sliding-window-log", "rate-limit.policies.exact.capacity=30",
 					"rate-limit.policies.exact.window=PT1M")
 			.run((context) -> {
-				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				NamedLimits<RateLimitPolicy> policies = context.getBean(LimitRegistry.class).rateLimits();
 				assertThat(policies.find("daily")).hasValueSatisfying((policy) -> {
 					assertThat(policy.algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
 					assertThat(policy.windowMicros()).isEqualTo(86_400_000_000L);
@@ -315,7 +317,7 @@ class RateLimitAutoConfigurationTests {
 					"rate-limit.budgets.both.limits[0].amount=5", "rate-limit.budgets.both.limits[1].window=month",
 					"rate-limit.budgets.both.limits[1].amount=2,000,000")
 			.run((context) -> {
-				BudgetPolicies budgets = context.getBean(BudgetPolicies.class);
+				NamedLimits<BudgetPolicy> budgets = context.getBean(LimitRegistry.class).budgets();
 				assertThat(budgets.find("daily")).hasValueSatisfying((budget) -> {
 					assertThat(budget.limits()).singleElement()
 						.satisfies((limit) -> assertThat(limit.amountMicros()).isEqualTo(5_000_000));
@@ -440,6 +442,28 @@ class RateLimitAutoConfigurationTests {
 			.withPropertyValues("rate-limit.routes[0].pattern=/api/**", "rate-limit.routes[0].policies=nope")
 			.run((context) -> assertThat(analyze(context).getDescription()).contains("rate-limit.routes[0].policies")
 				.contains("'nope'"));
+	}
+
+	@Test
+	void runWithANameUsedByTwoKindsShouldFailNamingBoth() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.policies.provider.capacity=10", "rate-limit.policies.provider.refill=10/1s",
+					"rate-limit.concurrency.provider.permits=4")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.policies.provider", "rate-limit.concurrency.provider"));
+	}
+
+	@Test
+	void runWithManyPoliciesShouldKeepTheirConfigurationOrder() {
+		String[] names = { "zeta", "alpha", "mu", "beta", "omega", "kappa", "delta", "pi", "epsilon", "gamma" };
+		String[] properties = new String[names.length * 2];
+		for (int i = 0; i < names.length; i++) {
+			properties[2 * i] = "rate-limit.policies." + names[i] + ".capacity=1";
+			properties[2 * i + 1] = "rate-limit.policies." + names[i] + ".refill=1/1s";
+		}
+		this.contextRunner.withPropertyValues(properties)
+			.run((context) -> assertThat(context.getBean(LimitRegistry.class).rateLimits().names())
+				.containsExactly(names));
 	}
 
 	private static FailureAnalysis analyze(ApplicationContextAssertProvider<?> context) {

@@ -21,6 +21,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.support.ManualTimeSource;
 
@@ -56,7 +57,7 @@ class BudgetWebTests {
 	CostBudgets budgets;
 
 	@Autowired
-	BudgetPolicies policies;
+	LimitRegistry policies;
 
 	@BeforeEach
 	void nextDay() {
@@ -106,7 +107,7 @@ class BudgetWebTests {
 			.withRootCauseInstanceOf(IllegalStateException.class);
 		assertThat(spent("tenant", "t5")).isEqualTo(300_000);
 		assertThat(spent("strict", "t5")).isZero();
-		assertThat(this.budgets.remaining(this.policies.find("strict").orElseThrow(), "t5").reservedMicros()).isZero();
+		assertThat(this.budgets.remaining(this.policies.budgets().find("strict").orElseThrow(), "t5").reservedMicros()).isZero();
 	}
 
 	@Test
@@ -125,11 +126,11 @@ class BudgetWebTests {
 			.andReturn();
 		this.mvc.perform(asyncDispatch(started)).andExpect(status().isOk());
 		assertThat(spent("tenant", "t7")).isEqualTo(50_000);
-		assertThat(this.budgets.remaining(this.policies.find("tenant").orElseThrow(), "t7").reservedMicros()).isZero();
+		assertThat(this.budgets.remaining(this.policies.budgets().find("tenant").orElseThrow(), "t7").reservedMicros()).isZero();
 	}
 
 	private long spent(String budget, String tenant) {
-		return this.budgets.remaining(this.policies.find(budget).orElseThrow(), tenant).spentMicros()[0];
+		return this.budgets.remaining(this.policies.budgets().find(budget).orElseThrow(), tenant).spentMicros()[0];
 	}
 
 	@Configuration(proxyBeanMethods = false)

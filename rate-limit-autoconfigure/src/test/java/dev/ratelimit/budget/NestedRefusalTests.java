@@ -20,11 +20,11 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
-import dev.ratelimit.concurrency.ConcurrencyPolicies;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.key.KeyContext;
 import dev.ratelimit.web.ProblemResponses;
@@ -64,13 +64,13 @@ abstract class NestedRefusalTests {
 	CostBudgets budgets;
 
 	@Autowired
-	BudgetPolicies policies;
+	LimitRegistry policies;
 
 	@Autowired
 	ConcurrencyLimiters concurrency;
 
 	@Autowired
-	ConcurrencyPolicies caps;
+	LimitRegistry caps;
 
 	private final String tenant = "t-" + UUID.randomUUID();
 
@@ -90,7 +90,7 @@ abstract class NestedRefusalTests {
 	@Test
 	void callRefusedByANestedConcurrencyCapLeavesTheBudgetUntouched() throws Exception {
 		// The cap's key is global: hold its one permit, as a call in flight would.
-		try (Permit held = this.concurrency.acquire(this.caps.find("provider").orElseThrow(), KeyContext.GLOBAL)) {
+		try (Permit held = this.concurrency.acquire(this.caps.concurrency().find("provider").orElseThrow(), KeyContext.GLOBAL)) {
 			this.mvc.perform(post("/chat-capped").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
 				.andExpect(status().isTooManyRequests())
 				.andExpect(jsonPath("$['violated-policies']").doesNotExist());
@@ -132,7 +132,7 @@ abstract class NestedRefusalTests {
 
 	/** Asserts that the tenant's budget holds no reservation and spent only what completed calls cost. */
 	private void assertUntouchedBut(long spentMicros) {
-		BudgetDecision state = this.budgets.remaining(this.policies.find("tenant").orElseThrow(), this.tenant);
+		BudgetDecision state = this.budgets.remaining(this.policies.budgets().find("tenant").orElseThrow(), this.tenant);
 		assertThat(state.spentMicros()).containsExactly(spentMicros);
 		assertThat(state.reservedMicros()).isZero();
 	}
