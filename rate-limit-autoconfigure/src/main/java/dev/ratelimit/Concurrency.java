@@ -28,7 +28,7 @@ import org.springframework.core.annotation.AliasFor;
  * Rate is not concurrency: a requests-per-second limit does not stop fifty slow
  * calls from being in flight at once.
  */
-@Target(ElementType.METHOD)
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 public @interface Concurrency {

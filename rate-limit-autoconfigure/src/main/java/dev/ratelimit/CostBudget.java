@@ -31,7 +31,7 @@ import org.springframework.core.annotation.AliasFor;
  * {@code release} charges nothing. Methods returning a
  * {@link java.util.concurrent.CompletionStage} are settled when it completes.
  */
-@Target(ElementType.METHOD)
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Repeatable(CostBudget.List.class)
@@ -75,9 +75,18 @@ public @interface CostBudget {
 	String actual() default "";
 
 	/**
+	 * Whether the budget is told to callers in the {@code Budget-Remaining} field
+	 * and named in refusals: {@code auto} (when keyed by the caller and on the
+	 * request's handler method), {@code public} or {@code internal}. Overrides
+	 * the budget's {@code visibility}; empty keeps it.
+	 * @return the visibility
+	 */
+	String visibility() default "";
+
+	/**
 	 * Container of repeated {@link CostBudget} annotations.
 	 */
-	@Target(ElementType.METHOD)
+	@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 	@Retention(RetentionPolicy.RUNTIME)
 	@Documented
 	@interface List {

@@ -31,7 +31,7 @@ import org.springframework.core.annotation.AliasFor;
  * The annotated method must be public and called through the Spring proxy (not
  * from inside its own class), as with any Spring AOP annotation.
  */
-@Target(ElementType.METHOD)
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Repeatable(RateLimits.class)

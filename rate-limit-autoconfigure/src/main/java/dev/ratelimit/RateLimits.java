@@ -10,7 +10,7 @@ import java.lang.annotation.Target;
  * Container of repeated {@link RateLimited} annotations; the compiler writes it
  * when a method carries more than one.
  */
-@Target(ElementType.METHOD)
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 public @interface RateLimits {

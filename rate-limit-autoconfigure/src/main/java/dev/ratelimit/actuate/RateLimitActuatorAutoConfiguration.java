@@ -21,9 +21,7 @@ import org.springframework.core.env.Environment;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitProperties;
-import dev.ratelimit.aop.ConcurrencyMethods;
-import dev.ratelimit.aop.CostBudgetMethods;
-import dev.ratelimit.aop.RateLimitedMethods;
+import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
@@ -57,14 +55,8 @@ public class RateLimitActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		PolicyUsageScanner rateLimitPolicyUsageScanner(ConfigurableListableBeanFactory beanFactory,
-				PolicyUsages usages, LimitRegistry limits,
-				ObjectProvider<RateLimitedMethods> rateLimited, ObjectProvider<CostBudgetMethods> budgeted,
-				ObjectProvider<ConcurrencyMethods> capped) {
-			RateLimitedMethods rateLimitResolver = rateLimited.getIfAvailable();
-			// Without AspectJ there are no resolvers, and no annotation is enforced.
-			PolicyUsageScanner.Resolvers resolvers = (rateLimitResolver != null) ? new PolicyUsageScanner.Resolvers(
-					rateLimitResolver, budgeted.getObject(), capped.getObject()) : null;
-			return new PolicyUsageScanner(beanFactory, usages, limits, resolvers);
+				PolicyUsages usages, LimitRegistry limits, LimitAnnotations annotations) {
+			return new PolicyUsageScanner(beanFactory, usages, limits, annotations);
 		}
 
 		@Bean

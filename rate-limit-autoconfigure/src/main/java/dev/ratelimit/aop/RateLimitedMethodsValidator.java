@@ -3,27 +3,17 @@ package dev.ratelimit.aop;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.core.annotation.AnnotationUtils;
-import org.springframework.util.ClassUtils;
-import org.springframework.util.ReflectionUtils;
 
 import dev.ratelimit.LimitRegistry;
-import dev.ratelimit.Concurrency;
-import dev.ratelimit.CostBudget;
-import dev.ratelimit.RateLimited;
-import dev.ratelimit.RateLimits;
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
@@ -31,13 +21,12 @@ import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.BoundPolicy;
-import dev.ratelimit.core.NamedLimits;
 
 /**
  * Checks and reports, once every singleton exists, where each limit applies:
  * <ul>
- * <li>resolves every {@link RateLimited}, {@link CostBudget} and
- * {@link Concurrency} method, so that an unknown policy, an invalid inline value
+ * <li>resolves every {@link dev.ratelimit.RateLimited}, {@link dev.ratelimit.CostBudget} and
+ * {@link dev.ratelimit.Concurrency} method, so that an unknown policy, an invalid inline value
  * or an unparsable expression stops the application at start-up instead of
  * failing the first request;</li>
  * <li>warns about annotated methods a Spring proxy cannot intercept (private,
@@ -52,11 +41,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final ConfigurableListableBeanFactory beanFactory;
 
-	private final RateLimitedMethods methods;
-
-	private final CostBudgetMethods budgets;
-
-	private final ConcurrencyMethods concurrency;
+	private final LimitAnnotations annotations;
 
 	private final LimitRegistry policies;
 
@@ -65,19 +50,14 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	/**
 	 * Creates a validator.
 	 * @param beanFactory the bean factory whose beans are checked
-	 * @param methods the resolver of {@code @RateLimited}
-	 * @param budgets the resolver of {@code @CostBudget}
-	 * @param concurrency the resolver of {@code @Concurrency}
+	 * @param annotations the resolver of the annotations
 	 * @param policies the configured policies, budgets and caps
 	 * @param routeUsages the route rules naming each rate-limit policy, as text
 	 */
-	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, RateLimitedMethods methods,
-			CostBudgetMethods budgets, ConcurrencyMethods concurrency, LimitRegistry policies,
-			Map<String, List<String>> routeUsages) {
+	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, LimitAnnotations annotations,
+			LimitRegistry policies, Map<String, List<String>> routeUsages) {
 		this.beanFactory = beanFactory;
-		this.methods = methods;
-		this.budgets = budgets;
-		this.concurrency = concurrency;
+		this.annotations = annotations;
 		this.policies = policies;
 		this.routeUsages = routeUsages;
 	}
@@ -86,56 +66,28 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	public void afterSingletonsInstantiated() {
 		Usages usages = new Usages();
 		this.routeUsages.forEach((policy, routes) -> routes.forEach((route) -> usages.add("rate", policy, route)));
-		Set<Class<?>> seen = new HashSet<>();
-		for (String name : this.beanFactory.getBeanDefinitionNames()) {
-			Class<?> type = this.beanFactory.getType(name, false);
-			if (type != null && seen.add(ClassUtils.getUserClass(type)) && isCandidate(type)) {
-				scan(type, usages);
-			}
-		}
-		report(usages);
-	}
-
-	private static boolean isCandidate(Class<?> type) {
-		return AnnotationUtils.isCandidateClass(type, RateLimited.class)
-				|| AnnotationUtils.isCandidateClass(type, RateLimits.class)
-				|| AnnotationUtils.isCandidateClass(type, CostBudget.class)
-				|| AnnotationUtils.isCandidateClass(type, Concurrency.class);
-	}
-
-	private void scan(Class<?> type, Usages usages) {
-		Class<?> userClass = ClassUtils.getUserClass(type);
-		ReflectionUtils.doWithMethods(userClass, (method) -> {
-			boolean limited = RateLimitedMethods.isLimited(method);
-			boolean budgeted = CostBudgetMethods.isBudgeted(method);
-			boolean capped = AnnotatedElementUtils.hasAnnotation(method, Concurrency.class);
-			if (!limited && !budgeted && !capped) {
+		AnnotatedBeans.forEachLimitedMethod(this.beanFactory, (type, where, method, interceptable) -> {
+			if (!interceptable) {
+				logger.warn("Method " + where + " is annotated for rate limiting but is " + modifiers(method)
+						+ ": Spring proxies cannot intercept it, so it will NOT be limited. Make it public and "
+						+ "non-final, and call it through the bean (not from its own class).");
 				return;
 			}
-			String where = userClass.getName() + "#" + method.getName();
-			if (!isInterceptable(method)) {
-				logger.warn("Method " + where + " is annotated for rate limiting but is "
-						+ modifiers(method) + ": Spring proxies cannot intercept it, so it will NOT be limited. "
-						+ "Make it public and non-final, and call it through the bean (not from its own class).");
-				return;
+			MethodLimits limits = this.annotations.resolve(method, type);
+			for (BoundPolicy bound : limits.rateLimits()) {
+				usages.add("rate", bound.policy().name(), "method " + where);
+				usages.describe("rate", bound.policy().name(), describe(bound.policy()));
 			}
-			if (limited) {
-				for (BoundPolicy bound : this.methods.resolve(method, type).policies()) {
-					usages.add("rate", bound.policy().name(), "method " + where);
-					usages.describe("rate", bound.policy().name(), describe(bound.policy()));
-				}
+			for (BoundBudget bound : limits.budgets()) {
+				usages.add("budget", bound.policy().name(), "method " + where);
 			}
-			if (budgeted) {
-				for (BoundBudget bound : this.budgets.resolve(method, type).budgets()) {
-					usages.add("budget", bound.policy().name(), "method " + where);
-				}
-			}
-			if (capped) {
-				ConcurrencyPolicy policy = this.concurrency.resolve(method, type).policy();
+			if (limits.cap() != null) {
+				ConcurrencyPolicy policy = limits.cap().policy();
 				usages.add("concurrency", policy.name(), "method " + where);
 				usages.describe("concurrency", policy.name(), describe(policy));
 			}
-		}, (method) -> !method.isBridge() && !method.isSynthetic());
+		});
+		report(usages);
 	}
 
 	private void report(Usages usages) {
@@ -158,11 +110,6 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 				logger.info(description + " applies to " + String.join(", ", places));
 			}
 		});
-	}
-
-	private static boolean isInterceptable(Method method) {
-		int modifiers = method.getModifiers();
-		return !Modifier.isPrivate(modifiers) && !Modifier.isStatic(modifiers) && !Modifier.isFinal(modifiers);
 	}
 
 	private static String modifiers(Method method) {

@@ -38,7 +38,7 @@ import dev.ratelimit.core.RateLimitPolicy;
 @ConditionalOnProperty(prefix = "rate-limit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
-		RedisBackendConfiguration.RedisMissing.class, RateLimitAspectConfiguration.class,
+		RedisBackendConfiguration.RedisMissing.class, RateLimitAnnotationConfiguration.class,
 		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class,
 		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class })
 public class RateLimitAutoConfiguration {

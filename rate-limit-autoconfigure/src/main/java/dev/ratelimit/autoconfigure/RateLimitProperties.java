@@ -630,9 +630,10 @@ public class RateLimitProperties {
 	public static class Aspect {
 
 		/**
-		 * Order of the @RateLimited advice among other advice on the same method;
-		 * lower runs first. The default runs it outside transaction, cache and retry
-		 * advice, so a rejected call starts none of them.
+		 * Order of the advice enforcing @RateLimited, @CostBudget and @Concurrency
+		 * among other advice on the same method; lower runs first. The default runs it
+		 * outside transaction, cache and retry advice, so a rejected call starts none
+		 * of them.
 		 */
 		private int order = 0;
 

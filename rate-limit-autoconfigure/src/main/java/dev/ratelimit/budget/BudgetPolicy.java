@@ -117,6 +117,23 @@ public final class BudgetPolicy implements Limit {
 		return this.visibility;
 	}
 
+	/**
+	 * Returns a builder initialised with this budget's values, to derive a
+	 * variant (another key, another visibility).
+	 * @return a builder
+	 */
+	public Builder toBuilder() {
+		Builder builder = new Builder(this.name).unit(this.unit)
+			.key(this.key)
+			.zone(this.zone)
+			.failureMode(this.failureMode)
+			.onError(this.onError)
+			.visibility(this.visibility);
+		builder.limits.addAll(this.limits);
+		builder.leaseMicros = this.leaseMicros;
+		return builder;
+	}
+
 	@Override
 	public String toString() {
 		return "BudgetPolicy[" + this.name + ": " + this.limits + " " + this.unit + " key=" + this.key + " zone="

@@ -151,6 +151,23 @@ public final class ConcurrencyPolicy implements Limit {
 	}
 
 	/**
+	 * Returns a builder initialised with this cap's values, to derive a variant
+	 * (another key, another max-wait).
+	 * @return a builder
+	 */
+	public Builder toBuilder() {
+		Builder builder = new Builder(this.name).permits(this.permits)
+			.key(this.key)
+			.scope(this.scope)
+			.rejection(this.rejection)
+			.failureMode(this.failureMode)
+			.visibility(this.visibility);
+		builder.maxWaitMicros = this.maxWaitMicros;
+		builder.leaseMicros = this.leaseMicros;
+		return builder;
+	}
+
+	/**
 	 * Builds a {@link ConcurrencyPolicy}.
 	 */
 	public static final class Builder {

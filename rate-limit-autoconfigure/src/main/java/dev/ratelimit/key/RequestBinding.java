@@ -56,6 +56,16 @@ public interface RequestBinding {
 	}
 
 	/**
+	 * Returns whether a method is the current web request's handler itself,
+	 * rather than a service the handler calls.
+	 * @param method the method
+	 * @return whether it handles the current request; {@code false} outside a web request
+	 */
+	default boolean isHandler(Method method) {
+		return false;
+	}
+
+	/**
 	 * Records a budget's state for the current request's response headers; does
 	 * nothing outside a web request.
 	 * @param policy the budget

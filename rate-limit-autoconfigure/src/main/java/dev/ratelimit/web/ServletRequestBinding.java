@@ -68,6 +68,12 @@ public final class ServletRequestBinding implements RequestBinding {
 		}
 	}
 
+	@Override
+	public boolean isHandler(Method method) {
+		ServletRequestAttributes attributes = attributes();
+		return attributes != null && isHandler(attributes.getRequest(), method);
+	}
+
 	/**
 	 * Returns whether a method is the handler of the request itself, rather than
 	 * a service the handler calls.

@@ -76,7 +76,7 @@ class RateLimitEndpointTests {
 		assertThat(runs.get("refill").asString()).isEqualTo("2/1h");
 		assertThat(runs.get("routes")).isEmpty();
 		assertThat(runs.at("/methods/0/method").asString()).isEqualTo(CONTROLLER + "#runs");
-		JsonNode slow = element(policies.get("concurrency"), "name", "LimitedController.slow");
+		JsonNode slow = element(policies.get("concurrency"), "name", "LimitedController.slow.concurrency");
 		assertThat(slow.get("inline").asBoolean()).isTrue();
 		assertThat(slow.get("permits").asInt()).isEqualTo(2);
 		assertThat(slow.get("scope").asString()).isEqualTo("local");
@@ -166,12 +166,12 @@ class RateLimitEndpointTests {
 	@Test
 	void concurrencyKeyStateShowsPermitsInUseAndCannotBeReset() {
 		assertThat(this.http.get("/slow").status()).isEqualTo(200);
-		JsonNode state = this.http.get("/actuator/ratelimits/LimitedController.slow/global").json();
+		JsonNode state = this.http.get("/actuator/ratelimits/LimitedController.slow.concurrency/global").json();
 		assertThat(state.get("type").asString()).isEqualTo("concurrency");
 		assertThat(state.get("permits").asInt()).isEqualTo(2);
 		assertThat(state.get("inUse").asInt()).isZero();
 		assertThat(state.get("available").asInt()).isEqualTo(2);
-		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/LimitedController.slow/global");
+		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/LimitedController.slow.concurrency/global");
 		assertThat(reset.status()).isEqualTo(400);
 		assertThat(reset.body()).contains("cannot be reset");
 	}

@@ -26,7 +26,7 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
-import dev.ratelimit.aop.RateLimitAspect;
+import dev.ratelimit.aop.LimitInterceptor;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
@@ -59,7 +59,7 @@ class RateLimitAutoConfigurationTests {
 		this.contextRunner.run((context) -> {
 			assertThat(context).hasSingleBean(RateLimiter.class);
 			assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(InMemoryRateLimitBackend.class);
-			assertThat(context).hasSingleBean(RateLimitAspect.class);
+			assertThat(context).hasSingleBean(LimitInterceptor.class);
 			assertThat(context).doesNotHaveBean(RateLimitExceptionResolver.class);
 		});
 	}
@@ -68,7 +68,7 @@ class RateLimitAutoConfigurationTests {
 	void runWhenDisabledShouldCreateNothing() {
 		this.contextRunner.withPropertyValues("rate-limit.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(RateLimiter.class)
-				.doesNotHaveBean(RateLimitAspect.class));
+				.doesNotHaveBean(LimitInterceptor.class));
 	}
 
 	@Test
@@ -297,7 +297,7 @@ class RateLimitAutoConfigurationTests {
 					.isEqualTo(0.8);
 				assertThat(registry.get("rate.limit.budget.refusals").tag("budget", "daily").counter().count())
 					.isEqualTo(1);
-				assertThat(registry.get("rate.limit.concurrency.permits.in.use").tag("policy", "MeteredService.spend")
+				assertThat(registry.get("rate.limit.concurrency.permits.in.use").tag("policy", "MeteredService.spend.concurrency")
 					.gauge().value()).isZero();
 			});
 	}

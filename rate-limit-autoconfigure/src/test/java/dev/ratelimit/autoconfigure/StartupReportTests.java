@@ -41,7 +41,7 @@ class StartupReportTests {
 					+ "failure-mode open) applies to route /api/** [GET], method " + Limited.class.getName() + "#work");
 			assertThat(output).contains("Budget 'daily' (5.000000 USD per day, key global) applies to method "
 					+ Limited.class.getName() + "#spend");
-			assertThat(output).contains("Concurrency cap 'Limited.capped' (2 permits, local, key global) applies to "
+			assertThat(output).contains("Concurrency cap 'Limited.capped.concurrency' (2 permits, local, key global) applies to "
 					+ "method " + Limited.class.getName() + "#capped");
 		});
 	}

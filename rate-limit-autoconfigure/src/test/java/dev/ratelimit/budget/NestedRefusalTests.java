@@ -41,8 +41,9 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 /**
  * Our own refusals cost nothing: a budgeted call refused by a limit nested
  * inside it (the provider's shared rate, its concurrency cap, another budget)
- * never ran its work, so its reservation is released, not charged under the
- * budget's on-error rule. The attack it closes: one tenant saturating a limit
+ * before any limited work ran in it is released, not charged under the
+ * budget's on-error rule; one refused after nested limited work ran (an agent
+ * loop's third provider call) is charged by the budget's usual rules. The attack it closes: one tenant saturating a limit
  * shared by all tenants would burn everybody's budget with refusals.
  * Subclasses run it on each backend.
  */
@@ -109,7 +110,18 @@ abstract class NestedRefusalTests {
 	}
 
 	@Test
-	void asynchronousWorkRefusedByANestedLimitLeavesTheBudgetUntouched() throws Exception {
+	void aRefusalAfterNestedLimitedWorkRanIsChargedByTheBudgetsRules() throws Exception {
+		// The loop's first provider call ran (and was paid for); its second is refused.
+		this.mvc.perform(post("/chat-loop").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
+			.andExpect(status().isTooManyRequests());
+		// on-error keep: the estimate, since the actual cost cannot be computed from the refusal.
+		assertUntouchedBut(200_000);
+	}
+
+	@Test
+	void asynchronousWorkEndingInANestedRefusalIsChargedByTheBudgetsRules() throws Exception {
+		// Work handed to another thread cannot tell whether paid work ran before the refusal: the
+		// budget's own rules decide, as for any failure.
 		for (int i = 0; i < 2; i++) {
 			MvcResult started = this.mvc
 				.perform(post("/chat-async").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
@@ -118,7 +130,7 @@ abstract class NestedRefusalTests {
 			this.mvc.perform(asyncDispatch(started))
 				.andExpect((i == 0) ? status().isOk() : status().isTooManyRequests());
 		}
-		assertUntouchedBut(10_000);
+		assertUntouchedBut(10_000 + 200_000);
 	}
 
 	@Test
@@ -199,6 +211,13 @@ abstract class NestedRefusalTests {
 		Map<String, Object> nestedBudget(@RequestHeader("X-Tenant-Id") String tenant,
 				@RequestParam String maxCost) {
 			return this.provider.completeBudgeted();
+		}
+
+		@CostBudget(value = "tenant", estimate = "#maxCost", actual = "#result['cost']")
+		@PostMapping("/chat-loop")
+		Map<String, Object> loop(@RequestHeader("X-Tenant-Id") String tenant, @RequestParam String maxCost) {
+			this.provider.complete();
+			return this.provider.complete();
 		}
 
 		@CostBudget(value = "tenant", estimate = "#maxCost", actual = "#result['cost']")

@@ -55,7 +55,7 @@ class ConcurrencyWebTests {
 		this.mvc.perform(get("/one"))
 			.andExpect(status().isTooManyRequests())
 			.andExpect(header().string("Retry-After", "1"))
-			.andExpect(jsonPath("$['violated-policies'][0]").value("Slow.one"));
+			.andExpect(jsonPath("$['violated-policies'][0]").value("Slow.one.concurrency"));
 		this.slow.release.countDown();
 		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 		this.mvc.perform(get("/one")).andExpect(status().isOk());

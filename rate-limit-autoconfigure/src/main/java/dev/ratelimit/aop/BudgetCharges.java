@@ -1,0 +1,169 @@
+package dev.ratelimit.aop;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+
+import dev.ratelimit.budget.Amounts;
+import dev.ratelimit.budget.BudgetDecision;
+import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.budget.OnError;
+import dev.ratelimit.budget.Reservation;
+import dev.ratelimit.core.InvalidCostException;
+import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.RequestBinding;
+
+/**
+ * The budgets of one annotated method: reserving each estimate before the
+ * call (all, or none) and settling each reservation to the actual cost after
+ * it.
+ * <p>
+ * Settling follows one rule per outcome. A call that ended with one of the
+ * limiter's own refusals before any limited work ran in it (see
+ * {@link WorkScope}) spent nothing: its reservations are released, whatever
+ * {@code on-error} says, so that a limit shared by all callers cannot burn
+ * every caller's budget with refusals. Otherwise the {@code actual} expression
+ * is evaluated over {@code #result} (and {@code #exception}); when it yields
+ * nothing, a failed call follows {@code on-error} and a successful one is
+ * charged its estimate.
+ */
+final class BudgetCharges {
+
+	private static final Logger logger = System.getLogger(BudgetCharges.class.getName());
+
+	private final KeyExpressions expressions;
+
+	private final CostBudgets budgets;
+
+	private final RequestBinding requests;
+
+	BudgetCharges(KeyExpressions expressions, CostBudgets budgets, RequestBinding requests) {
+		this.expressions = expressions;
+		this.budgets = budgets;
+		this.requests = requests;
+	}
+
+	/**
+	 * Reserves every budget's estimate, all or nothing.
+	 * @return the reservations, in the budgets' order
+	 */
+	List<Reservation> reserve(List<BoundBudget> bound, EvaluationContext context) {
+		if (bound.isEmpty()) {
+			return List.of();
+		}
+		List<Reservation> reservations = new ArrayList<>(bound.size());
+		try {
+			for (BoundBudget budget : bound) {
+				long estimate = amount(budget, budget.estimate(), context, "estimate");
+				Reservation reservation = this.budgets.reserve(budget.policy(),
+						this.expressions.key(budget.key(), context), estimate);
+				reservations.add(reservation);
+				record(budget, reservation.decision());
+			}
+		}
+		catch (RuntimeException ex) {
+			// All or nothing: a later budget's refusal returns what earlier ones reserved.
+			reservations.forEach(Reservation::release);
+			throw ex;
+		}
+		return reservations;
+	}
+
+	/**
+	 * Releases every reservation: the call was refused before its work ran.
+	 */
+	void release(List<BoundBudget> bound, List<Reservation> reservations) {
+		for (int i = 0; i < reservations.size(); i++) {
+			record(bound.get(i), reservations.get(i).release());
+		}
+	}
+
+	/**
+	 * Settles every reservation once the call's work has ended.
+	 * @param workRan whether limited work may have run inside the call, which
+	 * makes a refusal of ours a failure like any other
+	 */
+	void settle(List<BoundBudget> bound, List<Reservation> reservations, EvaluationContext context,
+			@Nullable Object result, @Nullable Throwable failure, boolean workRan) {
+		if (reservations.isEmpty()) {
+			return;
+		}
+		if (failure instanceof RateLimitException && !workRan) {
+			release(bound, reservations);
+			return;
+		}
+		context.setVariable("result", result);
+		context.setVariable("exception", failure);
+		for (int i = 0; i < reservations.size(); i++) {
+			BoundBudget budget = bound.get(i);
+			Reservation reservation = reservations.get(i);
+			Long actual = actual(budget, context, failure);
+			BudgetDecision decision;
+			if (actual != null) {
+				decision = reservation.settle(actual);
+			}
+			else if (failure != null && budget.policy().onError() == OnError.RELEASE) {
+				decision = reservation.release();
+			}
+			else {
+				decision = reservation.settle(reservation.estimateMicros());
+			}
+			record(budget, decision);
+		}
+	}
+
+	/**
+	 * The actual cost, or {@code null} when it is not configured or cannot be
+	 * computed (after a failure, for example), in which case the estimate or the
+	 * on-error rule applies.
+	 */
+	private @Nullable Long actual(BoundBudget budget, EvaluationContext context, @Nullable Throwable failure) {
+		if (budget.actual() == null) {
+			return null;
+		}
+		try {
+			return amount(budget, budget.actual(), context, "actual");
+		}
+		catch (InvalidCostException ex) {
+			if (failure == null) {
+				logger.log(Level.WARNING, "Actual cost of budget '" + budget.policy().name()
+						+ "' could not be computed; charging the estimate: " + ex.getMessage());
+			}
+			return null;
+		}
+	}
+
+	private long amount(BoundBudget budget, Expression expression, EvaluationContext context, String what) {
+		Object value;
+		try {
+			value = expression.getValue(context);
+		}
+		catch (EvaluationException ex) {
+			throw new InvalidCostException(budget.policy().name(), "The " + what + " of budget '"
+					+ budget.policy().name() + "' (" + expression.getExpressionString() + ") could not be evaluated: "
+					+ ex.getMessage());
+		}
+		try {
+			return Amounts.toMicrosRoundingUp(value);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidCostException(budget.policy().name(),
+					"The " + what + " of budget '" + budget.policy().name() + "' is invalid: " + ex.getMessage());
+		}
+	}
+
+	private void record(BoundBudget budget, @Nullable BudgetDecision decision) {
+		if (decision != null) {
+			this.requests.recordBudget(budget.policy(), decision);
+		}
+	}
+
+}

@@ -1,0 +1,386 @@
+package dev.ratelimit.aop;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+
+import dev.ratelimit.Concurrency;
+import dev.ratelimit.CostBudget;
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.RateLimited;
+import dev.ratelimit.RateLimits;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.Durations;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.NamedLimits;
+import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.RateLimitConfigurationException;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Visibility;
+import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.key.KeyExpressions;
+
+/**
+ * Resolves the {@link RateLimited}, {@link CostBudget} and {@link Concurrency}
+ * annotations of a method, once, into its limits with their expressions
+ * parsed: the one path from annotations to limits, for the interceptor that
+ * enforces them, the start-up report and the {@code ratelimits} endpoint.
+ * Annotations are found directly on the method or as meta-annotations (a
+ * user's {@code @PerUser} annotated with {@code @RateLimited("agent-runs")}).
+ * Every attribute's placeholders are resolved, every named limit looked up and
+ * every expression parsed here, and every error names the method, the
+ * annotation and the attribute, so that a bad annotation stops the application
+ * at start-up.
+ */
+public final class LimitAnnotations {
+
+	private final LimitRegistry limits;
+
+	private final KeyExpressions expressions;
+
+	private final UnaryOperator<String> placeholders;
+
+	private final boolean distributedAvailable;
+
+	private final Map<MethodClassKey, MethodLimits> cache = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates a resolver.
+	 * @param limits the configured limits
+	 * @param expressions the expression parser
+	 * @param placeholders resolves {@code ${...}} in attribute values, failing on unresolvable ones
+	 * @param distributedAvailable whether distributed concurrency caps can be served (Redis backend)
+	 */
+	public LimitAnnotations(LimitRegistry limits, KeyExpressions expressions, UnaryOperator<String> placeholders,
+			boolean distributedAvailable) {
+		this.limits = limits;
+		this.expressions = expressions;
+		this.placeholders = placeholders;
+		this.distributedAvailable = distributedAvailable;
+	}
+
+	/**
+	 * Returns whether a method carries any of the three annotations, directly or
+	 * as a meta-annotation.
+	 * @param method the method
+	 * @return whether it is limited
+	 */
+	public static boolean isAnnotated(Method method) {
+		return AnnotatedElementUtils.hasAnnotation(method, RateLimited.class)
+				|| AnnotatedElementUtils.hasAnnotation(method, RateLimits.class)
+				|| AnnotatedElementUtils.hasAnnotation(method, CostBudget.class)
+				|| AnnotatedElementUtils.hasAnnotation(method, CostBudget.List.class)
+				|| AnnotatedElementUtils.hasAnnotation(method, Concurrency.class);
+	}
+
+	/**
+	 * Returns the limits of a method, resolved on first use.
+	 * @param method the invoked method, possibly an interface method
+	 * @param targetClass the class of the target bean
+	 * @return the method with its limits
+	 * @throws RateLimitConfigurationException if an annotation is invalid
+	 */
+	public MethodLimits resolve(Method method, Class<?> targetClass) {
+		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
+		MethodLimits resolved = this.cache.get(cacheKey);
+		if (resolved == null) {
+			resolved = this.cache.computeIfAbsent(cacheKey, (k) -> doResolve(method, targetClass));
+		}
+		return resolved;
+	}
+
+	private MethodLimits doResolve(Method method, Class<?> targetClass) {
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		List<BoundPolicy> rateLimits = new ArrayList<>();
+		for (RateLimited annotation : AnnotatedElementUtils.findMergedRepeatableAnnotations(specific,
+				RateLimited.class, RateLimits.class)) {
+			rateLimits.add(bind(annotation, new Attributes(specific, "@RateLimited")));
+		}
+		List<BoundBudget> budgets = new ArrayList<>();
+		for (CostBudget annotation : AnnotatedElementUtils.findMergedRepeatableAnnotations(specific,
+				CostBudget.class, CostBudget.List.class)) {
+			budgets.add(bind(annotation, new Attributes(specific, "@CostBudget")));
+		}
+		Concurrency cap = AnnotatedElementUtils.findMergedAnnotation(specific, Concurrency.class);
+		BoundCap boundCap = (cap != null) ? bind(cap, new Attributes(specific, "@Concurrency")) : null;
+		return new MethodLimits(specific, List.copyOf(rateLimits), List.copyOf(budgets), boundCap);
+	}
+
+	private BoundPolicy bind(RateLimited annotation, Attributes attributes) {
+		String name = attributes.value(annotation.policy(), "policy");
+		String capacity = attributes.value(annotation.capacity(), "capacity");
+		String refill = attributes.value(annotation.refill(), "refill");
+		String window = attributes.value(annotation.window(), "window");
+		String algorithm = attributes.value(annotation.algorithm(), "algorithm");
+		String key = attributes.value(annotation.key(), "key");
+		String cost = attributes.value(annotation.cost(), "cost");
+		String maxWait = attributes.value(annotation.maxWait(), "maxWait");
+		String visibility = attributes.value(annotation.visibility(), "visibility");
+		boolean inline = !(capacity.isEmpty() && refill.isEmpty() && window.isEmpty() && algorithm.isEmpty());
+		RateLimitPolicy policy = attributes.valid(() -> {
+			RateLimitPolicy.Builder builder = inline
+					? inlineRateLimit(attributes.inlineName(name, ""), algorithm, capacity, refill, window, attributes)
+					: named(this.limits.rateLimits(), name, attributes, "capacity and refill").toBuilder(name);
+			if (!key.isEmpty()) {
+				builder.key(key);
+			}
+			if (!maxWait.isEmpty()) {
+				builder.maxWaitMicros(Durations.parseMicros("maxWait", maxWait));
+			}
+			if (!visibility.isEmpty()) {
+				builder.visibility(Visibility.parse(visibility));
+			}
+			return builder.build();
+		});
+		Expression keyExpression = attributes.parse(policy.key(), "key");
+		Long fixedCost = parseFixedCost(cost);
+		if (fixedCost != null && (fixedCost < 0 || fixedCost > policy.capacity())) {
+			throw attributes.error("cost " + fixedCost + " is outside 0.." + policy.capacity()
+					+ " (the capacity of policy '" + policy.name() + "'), so it could never be allowed",
+					"Use a cost between 0 and the policy's capacity.", null);
+		}
+		Expression costExpression = (fixedCost != null) ? null : attributes.parse(cost, "cost");
+		return new BoundPolicy(policy, keyExpression, costExpression, (fixedCost != null) ? fixedCost : 0);
+	}
+
+	private RateLimitPolicy.Builder inlineRateLimit(String name, String algorithm, String capacity, String refill,
+			String window, Attributes attributes) {
+		RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name);
+		if (!algorithm.isEmpty()) {
+			builder.algorithm(parseAlgorithm(algorithm));
+		}
+		builder.capacity(parseWhole("capacity", capacity, "must be a positive whole number"));
+		if (!refill.isEmpty()) {
+			builder.refill(refill);
+		}
+		if (!window.isEmpty()) {
+			builder.window(window);
+		}
+		return builder;
+	}
+
+	private BoundBudget bind(CostBudget annotation, Attributes attributes) {
+		String name = attributes.value(annotation.policy(), "value");
+		String key = attributes.value(annotation.key(), "key");
+		String estimate = attributes.value(annotation.estimate(), "estimate");
+		String actual = attributes.value(annotation.actual(), "actual");
+		String visibility = attributes.value(annotation.visibility(), "visibility");
+		BudgetPolicy configured = named(this.limits.budgets(), name, attributes, null);
+		BudgetPolicy budget = visibility.isEmpty() ? configured
+				: attributes.valid(() -> configured.toBuilder().visibility(Visibility.parse(visibility)).build());
+		if (estimate.isEmpty()) {
+			throw attributes.error("(\"" + name + "\") has no estimate",
+					"Give the amount to reserve before the call, e.g. estimate = \"#request.maxTokens * 0.000002\".",
+					null);
+		}
+		return new BoundBudget(budget, attributes.parse(key.isEmpty() ? budget.key() : key, "key"),
+				attributes.parse(estimate, "estimate"), actual.isEmpty() ? null : attributes.parse(actual, "actual"));
+	}
+
+	private BoundCap bind(Concurrency annotation, Attributes attributes) {
+		String name = attributes.value(annotation.policy(), "policy");
+		String permits = attributes.value(annotation.permits(), "permits");
+		String key = attributes.value(annotation.key(), "key");
+		String maxWait = attributes.value(annotation.maxWait(), "maxWait");
+		String scope = attributes.value(annotation.scope(), "scope");
+		String visibility = attributes.value(annotation.visibility(), "visibility");
+		ConcurrencyPolicy policy = attributes.valid(() -> {
+			ConcurrencyPolicy.Builder builder = permits.isEmpty()
+					? named(this.limits.concurrency(), name, attributes, "permits").toBuilder()
+					: inlineCap(attributes.inlineName(name, ".concurrency"), permits, scope);
+			if (!key.isEmpty()) {
+				builder.key(key);
+			}
+			if (!maxWait.isEmpty()) {
+				builder.maxWait(Duration.ofNanos(Durations.parseMicros("maxWait", maxWait) * 1_000L));
+			}
+			if (!visibility.isEmpty()) {
+				builder.visibility(Visibility.parse(visibility));
+			}
+			return builder.build();
+		});
+		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !this.distributedAvailable) {
+			throw attributes.error("policy '" + policy.name() + "' is distributed but the rate limiter has no Redis "
+					+ "backend", "Set rate-limit.backend=redis, or use scope local.", null);
+		}
+		return new BoundCap(policy, attributes.parse(policy.key(), "key"));
+	}
+
+	private static ConcurrencyPolicy.Builder inlineCap(String name, String permits, String scope) {
+		ConcurrencyPolicy.Builder builder = ConcurrencyPolicy.builder(name);
+		builder.permits((int) parseWhole("permits", permits, "must be a positive whole number"));
+		if (!scope.isEmpty()) {
+			try {
+				builder.scope(ConcurrencyPolicy.Scope.valueOf(scope.toUpperCase(Locale.ROOT)));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new PolicyValidationException("scope", scope, "use local or distributed");
+			}
+		}
+		return builder;
+	}
+
+	/**
+	 * Looks up a configured limit of one kind, failing with the method and what to
+	 * configure.
+	 * @param inlineAttributes the attributes that define the limit inline instead,
+	 * or {@code null} when the kind has no inline form
+	 */
+	private <L extends Limit> L named(NamedLimits<L> configured, String name, Attributes attributes,
+			String inlineAttributes) {
+		LimitKind kind = attributes.kind();
+		if (name.isEmpty()) {
+			throw attributes.error("has no " + kind.label() + " name"
+					+ ((inlineAttributes != null) ? " and no inline " + inlineAttributes : ""),
+					"Name a " + kind.label() + " configured under " + kind.property("<name>")
+							+ ((inlineAttributes != null) ? ", or define one inline with " + inlineAttributes : "")
+							+ ".",
+					null);
+		}
+		Optional<L> limit = configured.find(name);
+		if (limit.isEmpty()) {
+			throw attributes.error("(\"" + name + "\"), but no " + kind.label() + " named '" + name
+					+ "' is configured (configured: " + configured.names() + ")",
+					"Add " + kind.property(name) + " to the configuration or correct the name"
+							+ ((inlineAttributes != null) ? ", or define it inline with " + inlineAttributes : "")
+							+ ".",
+					null);
+		}
+		return limit.get();
+	}
+
+	private static Algorithm parseAlgorithm(String text) {
+		String constant = text.replace('-', '_').toUpperCase(Locale.ROOT);
+		for (Algorithm candidate : Algorithm.values()) {
+			if (candidate.name().equals(constant)) {
+				return candidate;
+			}
+		}
+		throw new PolicyValidationException("algorithm", text, "use one of token-bucket, fixed-window, "
+				+ "sliding-window-log, sliding-window-counter, leaky-bucket, leaky-bucket-shaping");
+	}
+
+	private static long parseWhole(String attribute, String text, String reason) {
+		try {
+			return Long.parseLong(text);
+		}
+		catch (NumberFormatException ex) {
+			throw new PolicyValidationException(attribute, text, reason);
+		}
+	}
+
+	private static Long parseFixedCost(String cost) {
+		try {
+			return Long.valueOf(cost.strip());
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * Describes a method for messages.
+	 * @param method the method
+	 * @return {@code Method com.example.Type.name()}
+	 */
+	static String describe(Method method) {
+		return "Method " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
+	}
+
+	/**
+	 * The attributes of one annotation on one method: placeholders, parsing,
+	 * validation and the wording of their errors, the same for every kind.
+	 */
+	private final class Attributes {
+
+		private final Method method;
+
+		private final String annotation;
+
+		Attributes(Method method, String annotation) {
+			this.method = method;
+			this.annotation = annotation;
+		}
+
+		LimitKind kind() {
+			return switch (this.annotation) {
+				case "@CostBudget" -> LimitKind.BUDGET;
+				case "@Concurrency" -> LimitKind.CONCURRENCY;
+				default -> LimitKind.RATE_LIMIT;
+			};
+		}
+
+		String value(String value, String attribute) {
+			try {
+				return LimitAnnotations.this.placeholders.apply(value).strip();
+			}
+			catch (IllegalArgumentException ex) {
+				throw error(attribute + " '" + value + "' has an unresolvable placeholder",
+						"Define the property it refers to or give the placeholder a default, e.g. ${name:10}.", ex);
+			}
+		}
+
+		Expression parse(String text, String attribute) {
+			try {
+				return LimitAnnotations.this.expressions.parse(text);
+			}
+			catch (ParseException ex) {
+				throw error(attribute + " expression '" + text + "' cannot be parsed: " + ex.getMessage(),
+						"Correct the SpEL expression, e.g. header('X-User-Id'), ip, principal, global or "
+								+ "#argumentName.",
+						ex);
+			}
+		}
+
+		/**
+		 * Returns the name of an inline limit: the one given, or the method's own
+		 * (with a suffix, so that two kinds on one method never share a name); a
+		 * name that a configured limit of any kind already has is refused.
+		 */
+		String inlineName(String name, String suffix) {
+			String inline = name.isEmpty()
+					? this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName() + suffix : name;
+			if (LimitAnnotations.this.limits.find(inline).isPresent()) {
+				throw error("defines an inline " + kind().label() + " named '" + inline + "', a name the "
+						+ LimitAnnotations.this.limits.find(inline).get().kind().label() + " "
+						+ LimitAnnotations.this.limits.find(inline).get().kind().property(inline) + " already has",
+						"Remove the inline attributes to use the configured limit, or give the inline one another "
+								+ "name.",
+						null);
+			}
+			return inline;
+		}
+
+		<T> T valid(java.util.function.Supplier<T> build) {
+			try {
+				return build.get();
+			}
+			catch (PolicyValidationException ex) {
+				throw error(ex.getAttribute() + " '" + ex.getValue() + "' is invalid: " + ex.getReason(),
+						"Correct the annotation attribute '" + ex.getAttribute() + "'.", ex);
+			}
+		}
+
+		RateLimitConfigurationException error(String problem, String action, Throwable cause) {
+			return new RateLimitConfigurationException(describe(this.method) + " is annotated " + this.annotation
+					+ ": " + problem, action, cause);
+		}
+
+	}
+
+}

@@ -1,0 +1,185 @@
+package dev.ratelimit.aop;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.ComposablePointcut;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.expression.EvaluationContext;
+
+import dev.ratelimit.Concurrency;
+import dev.ratelimit.CostBudget;
+import dev.ratelimit.RateLimited;
+import dev.ratelimit.RateLimits;
+import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.budget.Reservation;
+import dev.ratelimit.concurrency.ConcurrencyLimiter;
+import dev.ratelimit.concurrency.Permit;
+import dev.ratelimit.core.LimitRequest;
+import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.RequestBinding;
+
+/**
+ * Enforces {@link RateLimited}, {@link CostBudget} and {@link Concurrency} on
+ * Spring bean methods: one advice for the three kinds, with one evaluation
+ * context per call. Around each call, in this order:
+ * <ol>
+ * <li>the rate limits decide (all or nothing), and a refusal throws
+ * {@link RateLimitExceededException} before anything else is taken;</li>
+ * <li>the budgets reserve their estimates (all or nothing);</li>
+ * <li>the concurrency cap hands out a permit, waiting up to its max-wait; a
+ * refusal releases the reservations;</li>
+ * <li>the method runs;</li>
+ * <li>when its work ends — at once, or later for an asynchronous or streaming
+ * result (see {@link Completions}) — the permit is released and the budgets
+ * settled, exactly once.</li>
+ * </ol>
+ * Each limit is registered with the web request first, so that responses name
+ * only the limits the caller may see.
+ */
+public final class LimitInterceptor implements MethodInterceptor {
+
+	private final LimitAnnotations annotations;
+
+	private final KeyExpressions expressions;
+
+	private final RateLimiter limiter;
+
+	private final BudgetCharges budgets;
+
+	private final ConcurrencyLimiter concurrency;
+
+	private final RequestBinding requests;
+
+	/**
+	 * Creates the interceptor.
+	 * @param annotations resolves annotated methods
+	 * @param expressions evaluates keys, costs and amounts
+	 * @param limiter decides rate limits
+	 * @param budgets reserves and settles budgets
+	 * @param concurrency hands out permits
+	 * @param requests the web request binding, {@link RequestBinding#NONE} outside web applications
+	 */
+	public LimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions, RateLimiter limiter,
+			CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests) {
+		this.annotations = annotations;
+		this.expressions = expressions;
+		this.limiter = limiter;
+		this.budgets = new BudgetCharges(expressions, budgets, requests);
+		this.concurrency = concurrency;
+		this.requests = requests;
+	}
+
+	/**
+	 * Returns the pointcut of the methods this interceptor applies to: those
+	 * carrying any of the three annotations, directly or as a meta-annotation.
+	 * @return the pointcut
+	 */
+	public static Pointcut pointcut() {
+		return new ComposablePointcut(annotated(RateLimited.class)).union(annotated(RateLimits.class))
+			.union(annotated(CostBudget.class))
+			.union(annotated(CostBudget.List.class))
+			.union(annotated(Concurrency.class));
+	}
+
+	private static Pointcut annotated(Class<? extends java.lang.annotation.Annotation> annotation) {
+		// checkInherited: meta-annotations, and annotations on interfaces and superclasses, count too.
+		return new AnnotationMatchingPointcut(null, annotation, true);
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		MethodLimits limits = this.annotations.resolve(invocation.getMethod(),
+				AopUtils.getTargetClass(invocation.getThis()));
+		if (limits.isEmpty()) {
+			return invocation.proceed();
+		}
+		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
+				invocation.getArguments());
+		decideRateLimits(limits, context);
+		for (BoundBudget budget : limits.budgets()) {
+			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
+					budget.key().getExpressionString(), limits.method());
+		}
+		List<Reservation> reservations = this.budgets.reserve(limits.budgets(), context);
+		Permit permit;
+		try {
+			permit = acquirePermit(limits.cap(), limits, context);
+		}
+		catch (RuntimeException ex) {
+			// Refused by the cap before the work ran: nothing was spent.
+			this.budgets.release(limits.budgets(), reservations);
+			throw ex;
+		}
+		Object result;
+		WorkScope.workStarts();
+		WorkScope scope = reservations.isEmpty() ? null : WorkScope.open();
+		try {
+			result = invocation.proceed();
+		}
+		catch (Throwable ex) {
+			closeScope(scope);
+			finish(limits, reservations, permit, context, null, ex, scope == null || scope.workRan());
+			throw ex;
+		}
+		closeScope(scope);
+		boolean workRan = scope == null || scope.workRan();
+		return Completions.whenDone(result, (value, failure, later) -> finish(limits, reservations, permit, context,
+				value, failure, later || workRan), this.requests.isHandler(limits.method()));
+	}
+
+	private void decideRateLimits(MethodLimits limits, EvaluationContext context) {
+		if (limits.rateLimits().isEmpty()) {
+			return;
+		}
+		List<LimitRequest> calls = new ArrayList<>(limits.rateLimits().size());
+		for (BoundPolicy bound : limits.rateLimits()) {
+			RateLimitPolicy policy = bound.policy();
+			this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
+			calls.add(bound.toRequest(this.expressions, context));
+		}
+		RateLimitOutcome outcome = this.limiter.acquire(calls);
+		this.requests.record(outcome);
+		if (!outcome.allowed()) {
+			throw new RateLimitExceededException(outcome);
+		}
+	}
+
+	private @Nullable Permit acquirePermit(@Nullable BoundCap cap, MethodLimits limits, EvaluationContext context) {
+		if (cap == null) {
+			return null;
+		}
+		this.requests.applying(cap.policy().name(), cap.policy().visibility(), cap.policy().key(), limits.method());
+		return this.concurrency.acquire(cap.policy(), this.expressions.key(cap.key(), context));
+	}
+
+	private void finish(MethodLimits limits, List<Reservation> reservations, @Nullable Permit permit,
+			EvaluationContext context, @Nullable Object value, @Nullable Throwable failure, boolean workRan) {
+		try {
+			if (permit != null) {
+				permit.release();
+			}
+		}
+		finally {
+			this.budgets.settle(limits.budgets(), reservations, context, value, failure, workRan);
+		}
+	}
+
+	private static void closeScope(@Nullable WorkScope scope) {
+		if (scope != null) {
+			scope.close();
+		}
+	}
+
+}

@@ -1,0 +1,91 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.aopalliance.intercept.MethodInterceptor;
+
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.aop.LimitAnnotations;
+import dev.ratelimit.aop.LimitInterceptor;
+import dev.ratelimit.aop.RateLimitedMethodsValidator;
+import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.RequestBinding;
+
+/**
+ * The advice enforcing {@code @RateLimited}, {@code @CostBudget} and
+ * {@code @Concurrency} (one advisor for the three, applied by whichever
+ * auto-proxy creator the application has: Spring AOP's infrastructure one or
+ * AspectJ's), and the start-up check of every annotated method.
+ */
+@Configuration(proxyBeanMethods = false)
+class RateLimitAnnotationConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	LimitAnnotations rateLimitAnnotations(LimitRegistry limits, KeyExpressions expressions, Environment environment,
+			ConcurrencyLimiters concurrency) {
+		return new LimitAnnotations(limits, expressions, environment::resolveRequiredPlaceholders,
+				concurrency.supportsDistributed());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LimitInterceptor rateLimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions,
+			RateLimiter limiter, CostBudgets budgets, ConcurrencyLimiters concurrency,
+			ObjectProvider<RequestBinding> requestBinding) {
+		return new LimitInterceptor(annotations, expressions, limiter, budgets, concurrency,
+				requestBinding.getIfAvailable(() -> RequestBinding.NONE));
+	}
+
+	/**
+	 * The advisor, created with the auto-proxy creator, before most beans: it
+	 * fetches the interceptor (and with it the limiter and its backend) on the
+	 * first limited call, so that creating it initialises nothing early.
+	 */
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static Advisor rateLimitAdvisor(ObjectProvider<LimitInterceptor> interceptor, Environment environment) {
+		MethodInterceptor lazy = (invocation) -> interceptor.getObject().invoke(invocation);
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(LimitInterceptor.pointcut(), lazy);
+		// Runs outside transaction, cache and retry advice (which default to the lowest precedence),
+		// so that a refused call starts none of them.
+		advisor.setOrder(environment.getProperty("rate-limit.aspect.order", Integer.class, 0));
+		return advisor;
+	}
+
+	@Bean
+	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
+			LimitAnnotations annotations, LimitRegistry limits, RateLimitProperties properties) {
+		return new RateLimitedMethodsValidator(beanFactory, annotations, limits, routeUsages(properties));
+	}
+
+	/** Route rules as text, per policy they list, for the start-up report. */
+	private static Map<String, List<String>> routeUsages(RateLimitProperties properties) {
+		Map<String, List<String>> usages = new LinkedHashMap<>();
+		for (RateLimitProperties.Route route : properties.getRoutes()) {
+			String text = "route " + route.getPattern() + (route.getMethods().isEmpty() ? "" : " " + route.getMethods());
+			for (String policy : route.getPolicies()) {
+				usages.computeIfAbsent(policy.strip(), (p) -> new ArrayList<>()).add(text);
+			}
+		}
+		return usages;
+	}
+
+}
