@@ -82,6 +82,8 @@ public class RateLimitProperties {
 
 	private final Redis redis = new Redis();
 
+	private final Web web = new Web();
+
 	/**
 	 * Retry-After sent with a 503 when a fail-closed policy's backend cannot
 	 * answer.
@@ -197,6 +199,10 @@ public class RateLimitProperties {
 
 	public Redis getRedis() {
 		return this.redis;
+	}
+
+	public Web getWeb() {
+		return this.web;
 	}
 
 	public Duration getUnavailableRetryAfter() {
@@ -643,6 +649,43 @@ public class RateLimitProperties {
 
 		public void setOrder(int order) {
 			this.order = order;
+		}
+
+	}
+
+	/**
+	 * Servlet integration settings.
+	 */
+	public static class Web {
+
+		private final ExceptionResolver exceptionResolver = new ExceptionResolver();
+
+		public ExceptionResolver getExceptionResolver() {
+			return this.exceptionResolver;
+		}
+
+		/**
+		 * Settings of the answer to limiter exceptions thrown inside Spring MVC.
+		 */
+		public static class ExceptionResolver {
+
+			/**
+			 * Whether limiter exceptions thrown inside Spring MVC (by an annotation on a
+			 * controller or on a service it calls) are answered by the RejectionHandler,
+			 * ahead of the application's own exception handlers. When false they reach the
+			 * application's @ExceptionHandler methods, and are a 500 where none handles
+			 * them. Route-rule refusals are answered by the RejectionHandler either way.
+			 */
+			private boolean enabled = true;
+
+			public boolean isEnabled() {
+				return this.enabled;
+			}
+
+			public void setEnabled(boolean enabled) {
+				this.enabled = enabled;
+			}
+
 		}
 
 	}

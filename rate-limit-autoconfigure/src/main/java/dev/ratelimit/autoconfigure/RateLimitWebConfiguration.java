@@ -2,6 +2,7 @@ package dev.ratelimit.autoconfigure;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -22,12 +23,15 @@ import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.web.RateLimitFilter;
 import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.RejectionHandler;
+import dev.ratelimit.web.Rejections;
 import dev.ratelimit.web.RouteRuleVerifier;
 import dev.ratelimit.web.ServletRequestBinding;
 
 /**
- * Servlet integration: the route filter, the response headers and the
- * translation of limiter exceptions into the HTTP contract's responses.
+ * Servlet integration: the route filter, the response headers and the answer
+ * to refusals, written by the one {@link RejectionHandler} for route rules and
+ * for the exceptions thrown inside Spring MVC alike.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -42,8 +46,14 @@ class RateLimitWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ProblemResponses rateLimitProblemResponses(RateLimitProperties properties) {
-		return new ProblemResponses(properties.getUnavailableRetryAfter());
+	RejectionHandler rateLimitRejectionHandler() {
+		return new ProblemResponses();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Rejections rateLimitRejections(RejectionHandler handler, RateLimitProperties properties) {
+		return new Rejections(handler, properties.getUnavailableRetryAfter());
 	}
 
 	@Bean
@@ -61,8 +71,9 @@ class RateLimitWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitExceptionResolver rateLimitExceptionResolver(ProblemResponses problems) {
-		return new RateLimitExceptionResolver(problems);
+	@ConditionalOnBooleanProperty(name = "rate-limit.web.exception-resolver.enabled", matchIfMissing = true)
+	RateLimitExceptionResolver rateLimitExceptionResolver(Rejections rejections) {
+		return new RateLimitExceptionResolver(rejections);
 	}
 
 	@Bean
@@ -76,9 +87,9 @@ class RateLimitWebConfiguration {
 	@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
 	FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
 			LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
-			RateLimitHeaders headers, ProblemResponses problems) {
-		RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions), limiter,
-				expressions, ipResolver, headers, problems);
+			RateLimitHeaders headers, Rejections rejections) {
+		RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions),
+				limiter, expressions, ipResolver, headers, rejections);
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setName("rateLimitFilter");
 		registration.setOrder(properties.getFilter().getOrder());

@@ -2,31 +2,29 @@ package dev.ratelimit.web;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
-import dev.ratelimit.budget.BudgetExceededException;
-import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
-import dev.ratelimit.concurrency.ConcurrencyPolicy;
-import dev.ratelimit.core.InvalidCostException;
-import dev.ratelimit.core.RateLimitBackendUnavailableException;
-import dev.ratelimit.core.RateLimitException;
-import dev.ratelimit.core.RateLimitExceededException;
-import dev.ratelimit.core.RateLimitKeyMissingException;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.InvalidMediaTypeException;
+import org.springframework.http.MediaType;
 
 /**
- * Writes the RFC 9457 {@code application/problem+json} responses of the HTTP
- * contract: 429 for a caller over its limit, 503 when a fail-closed policy's
- * backend is down, 400 for a missing key or an invalid cost. Every one is
- * marked {@code Cache-Control: no-store}. A body names only the limits
- * registered as disclosed for the request (see
- * {@link dev.ratelimit.core.Visibility}); a refusal by limits the caller may not
- * see reads as a temporary reduction of capacity, with no names.
+ * The default {@link RejectionHandler}: answers with the HTTP contract's RFC
+ * 9457 {@code application/problem+json} body, marked
+ * {@code Cache-Control: no-store} and with {@code Retry-After} when a retry can
+ * succeed. A browser, whose {@code Accept} prefers {@code text/html} to JSON,
+ * gets an HTML page instead: the status is sent with
+ * {@link HttpServletResponse#sendError(int, String)}, so that the servlet
+ * container's error page renders it; in a Spring Boot application that is the
+ * application's own error view for the status ({@code error/429},
+ * {@code error/4xx}) or Boot's whitelabel page. The header fields are the same
+ * for both.
  */
-public final class ProblemResponses {
+public final class ProblemResponses implements RejectionHandler {
 
 	/** Problem type of a caller over its limit. */
 	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
@@ -34,118 +32,79 @@ public final class ProblemResponses {
 	/** Problem type of a limiter that cannot decide. */
 	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
-	private final long unavailableRetryAfterSeconds;
+	private static final MediaType PROBLEM_JSON = MediaType.APPLICATION_PROBLEM_JSON;
 
-	/**
-	 * Creates a writer.
-	 * @param unavailableRetryAfter the Retry-After of 503 responses, rounded up to whole seconds
-	 */
-	public ProblemResponses(java.time.Duration unavailableRetryAfter) {
-		this.unavailableRetryAfterSeconds = Math.max(1,
-				RateLimitHeaders.seconds(unavailableRetryAfter.toNanos() / 1_000L));
-	}
-
-	/**
-	 * Writes the response for a limiter exception.
-	 * @param request the request
-	 * @param response the response, not yet committed
-	 * @param ex the exception
-	 * @throws IOException if the body cannot be written
-	 */
-	public void write(HttpServletRequest request, HttpServletResponse response, RateLimitException ex)
+	@Override
+	public void handle(HttpServletRequest request, HttpServletResponse response, Rejection rejection)
 			throws IOException {
-		if (ex instanceof RateLimitExceededException exceeded) {
-			long retryAfter = retryAfter(response, exceeded.getRetryAfterMicros());
-			List<String> named = disclosed(request, exceeded.getViolatedPolicies());
-			if (named.isEmpty()) {
-				reducedCapacity(request, response, 429, retryAfter);
-				return;
-			}
-			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
-					"Rate limit exceeded; retry after " + retryAfter + " s.", named);
+		if (rejection.retryAfterSeconds() > 0) {
+			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()));
 		}
-		else if (ex instanceof BudgetExceededException budget) {
-			long retryAfter = retryAfter(response, budget.getRetryAfterMicros());
-			if (!Disclosures.contains(request, budget.getPolicy().name())) {
-				reducedCapacity(request, response, 429, retryAfter);
-				return;
-			}
-			write(request, response, 429, QUOTA_EXCEEDED, "Too Many Requests",
-					"Budget '" + budget.getPolicy().name() + "' is spent; retry after " + retryAfter + " s.",
-					budget.getViolatedPolicies());
+		response.setHeader(HttpHeaders.CACHE_CONTROL, "no-store");
+		if (prefersHtml(request)) {
+			// The detail is safe to show: it names only the limits the caller may see.
+			response.sendError(rejection.status(), rejection.detail());
+			return;
 		}
-		else if (ex instanceof ConcurrencyLimitExceededException busy) {
-			long retryAfter = retryAfter(response, busy.getRetryAfterMicros());
-			boolean shared = busy.getPolicy().rejection() == ConcurrencyPolicy.Rejection.SERVICE_UNAVAILABLE;
-			int status = shared ? 503 : 429;
-			if (!Disclosures.contains(request, busy.getPolicy().name())) {
-				reducedCapacity(request, response, status, retryAfter);
-				return;
-			}
-			write(request, response, status, shared ? TEMPORARY_REDUCED_CAPACITY : QUOTA_EXCEEDED,
-					shared ? "Service Unavailable" : "Too Many Requests", busy.getMessage() + ".",
-					List.of(busy.getPolicy().name()));
-		}
-		else if (ex instanceof RateLimitBackendUnavailableException unavailable) {
-			response.setHeader("Retry-After", Long.toString(this.unavailableRetryAfterSeconds));
-			write(request, response, 503, TEMPORARY_REDUCED_CAPACITY, "Service Unavailable",
-					"The rate limiter cannot decide right now; retry shortly.",
-					disclosed(request, List.of(unavailable.getPolicy())));
-		}
-		else {
-			String policy = (ex instanceof InvalidCostException cost) ? cost.getPolicy()
-					: (ex instanceof RateLimitKeyMissingException missing) ? missing.getPolicy() : null;
-			// The message names the limit and its capacity: only for a limit the caller may see.
-			String detail = (policy == null || Disclosures.contains(request, policy)) ? ex.getMessage()
-					: "The request's key or cost is invalid for a limit of this service.";
-			write(request, response, 400, "about:blank", "Bad Request", detail, null);
-		}
+		response.setStatus(rejection.status());
+		response.setContentType(PROBLEM_JSON.toString());
+		response.setCharacterEncoding(StandardCharsets.UTF_8.name());
+		response.getWriter().write(json(request, rejection));
+		response.flushBuffer();
 	}
 
 	/**
-	 * Answers a refusal by limits the caller may not see: no names, no numbers
-	 * beyond when to come back, as a temporary reduction of capacity.
+	 * Returns whether a request's {@code Accept} prefers an HTML page to JSON, as a
+	 * browser's does ({@code text/html,application/xhtml+xml,application/xml;q=0.9,...}):
+	 * {@code text/html} or {@code application/xhtml+xml} is listed with a higher
+	 * quality than any JSON type. Wildcards count for neither, so an API client
+	 * that accepts anything, a JSON type, or sends no {@code Accept} gets JSON.
+	 * A custom {@link RejectionHandler} may use it to leave browsers to this one.
+	 * @param request the request
+	 * @return whether to answer with HTML
 	 */
-	private static void reducedCapacity(HttpServletRequest request, HttpServletResponse response, int status,
-			long retryAfter) throws IOException {
-		write(request, response, status, TEMPORARY_REDUCED_CAPACITY,
-				(status == 503) ? "Service Unavailable" : "Too Many Requests",
-				"Capacity is temporarily reduced; retry after " + retryAfter + " s.", null);
-	}
-
-	private static long retryAfter(HttpServletResponse response, long micros) {
-		long seconds = Math.max(1, RateLimitHeaders.seconds(micros));
-		response.setHeader("Retry-After", Long.toString(seconds));
-		return seconds;
-	}
-
-	private static List<String> disclosed(HttpServletRequest request, List<String> policies) {
-		List<String> named = new ArrayList<>(policies.size());
-		for (String policy : policies) {
-			if (Disclosures.contains(request, policy)) {
-				named.add(policy);
+	public static boolean prefersHtml(HttpServletRequest request) {
+		List<String> accept = Collections.list(request.getHeaders(HttpHeaders.ACCEPT));
+		if (accept.isEmpty()) {
+			return false;
+		}
+		List<MediaType> types;
+		try {
+			types = MediaType.parseMediaTypes(accept);
+		}
+		catch (InvalidMediaTypeException ex) {
+			return false;
+		}
+		double html = 0;
+		double json = 0;
+		for (MediaType type : types) {
+			if (type.isWildcardType() || type.isWildcardSubtype()) {
+				continue;
+			}
+			if (MediaType.TEXT_HTML.equalsTypeAndSubtype(type)
+					|| MediaType.APPLICATION_XHTML_XML.equalsTypeAndSubtype(type)) {
+				html = Math.max(html, type.getQualityValue());
+			}
+			else if ("json".equals(type.getSubtype()) || "json".equals(type.getSubtypeSuffix())) {
+				json = Math.max(json, type.getQualityValue());
 			}
 		}
-		return named;
+		return html > json;
 	}
 
-	private static void write(HttpServletRequest request, HttpServletResponse response, int status, String type,
-			String title, String detail, List<String> policies) throws IOException {
-		response.setStatus(status);
-		response.setHeader("Cache-Control", "no-store");
-		response.setContentType("application/problem+json");
-		response.setCharacterEncoding(StandardCharsets.UTF_8.name());
+	private static String json(HttpServletRequest request, Rejection rejection) {
 		StringBuilder json = new StringBuilder(256);
 		json.append("{\"type\":");
-		string(json, type);
+		string(json, rejection.type());
 		json.append(",\"title\":");
-		string(json, title);
-		json.append(",\"status\":").append(status).append(",\"detail\":");
-		string(json, detail);
+		string(json, rejection.title());
+		json.append(",\"status\":").append(rejection.status()).append(",\"detail\":");
+		string(json, rejection.detail());
 		json.append(",\"instance\":");
 		string(json, request.getRequestURI());
-		if (policies != null && !policies.isEmpty()) {
-			json.append(QUOTA_EXCEEDED.equals(type) ? ",\"violated-policies\":[" : ",\"policies\":[");
+		List<String> policies = rejection.policies();
+		if (!policies.isEmpty()) {
+			json.append(QUOTA_EXCEEDED.equals(rejection.type()) ? ",\"violated-policies\":[" : ",\"policies\":[");
 			for (int i = 0; i < policies.size(); i++) {
 				if (i > 0) {
 					json.append(',');
@@ -154,9 +113,7 @@ public final class ProblemResponses {
 			}
 			json.append(']');
 		}
-		json.append('}');
-		response.getWriter().write(json.toString());
-		response.flushBuffer();
+		return json.append('}').toString();
 	}
 
 	private static void string(StringBuilder json, String value) {

@@ -12,22 +12,24 @@ import org.springframework.web.servlet.ModelAndView;
 import dev.ratelimit.core.RateLimitException;
 
 /**
- * Turns limiter exceptions thrown inside Spring MVC (by the aspect on a
- * controller, or by a limited service it calls) into the HTTP contract's
- * problem responses. Runs before the application's own exception handlers, so
- * a catch-all {@code @ExceptionHandler(Exception.class)} cannot turn a 429 into
- * a 500.
+ * Answers limiter exceptions thrown inside Spring MVC (by an aspect on a
+ * controller, or by a limited service it calls) through the application's
+ * {@link RejectionHandler}. Runs before the application's own exception
+ * handlers, so a catch-all {@code @ExceptionHandler(Exception.class)} cannot
+ * turn a 429 into a 500; an application that wants its own
+ * {@code @ExceptionHandler}s to answer instead turns it off with
+ * {@code rate-limit.web.exception-resolver.enabled=false}.
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
-	private final ProblemResponses problems;
+	private final Rejections rejections;
 
 	/**
 	 * Creates a resolver.
-	 * @param problems writes the problem responses
+	 * @param rejections answers refusals
 	 */
-	public RateLimitExceptionResolver(ProblemResponses problems) {
-		this.problems = problems;
+	public RateLimitExceptionResolver(Rejections rejections) {
+		this.rejections = rejections;
 	}
 
 	@Override
@@ -37,7 +39,8 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 			return null;
 		}
 		try {
-			this.problems.write(request, response, limitException);
+			this.rejections.send(request, response, limitException);
+			// Empty: the answer is written (or, for a browser, left to the container's error page).
 			return new ModelAndView();
 		}
 		catch (IOException writeFailure) {

@@ -26,7 +26,8 @@ import dev.ratelimit.key.KeyExpressions;
 /**
  * Enforces the route rules of {@code rate-limit.routes} before the request
  * body is read or a controller runs. An allowed request continues with the
- * rate-limit header fields set; a denied one is answered here with 429.
+ * rate-limit header fields set; a denied one is answered here, through the
+ * application's {@link RejectionHandler}, without reaching Spring MVC.
  */
 public class RateLimitFilter extends OncePerRequestFilter {
 
@@ -40,7 +41,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 
 	private final RateLimitHeaders headers;
 
-	private final ProblemResponses problems;
+	private final Rejections rejections;
 
 	/**
 	 * Creates the filter.
@@ -49,16 +50,16 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	 * @param expressions evaluates keys
 	 * @param ipResolver resolves client addresses
 	 * @param headers writes the header fields
-	 * @param problems writes the problem responses
+	 * @param rejections answers refusals
 	 */
 	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
-			ClientIpResolver ipResolver, RateLimitHeaders headers, ProblemResponses problems) {
+			ClientIpResolver ipResolver, RateLimitHeaders headers, Rejections rejections) {
 		this.routes = List.copyOf(routes);
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
 		this.headers = headers;
-		this.problems = problems;
+		this.rejections = rejections;
 	}
 
 	/**
@@ -97,12 +98,12 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			outcome = this.limiter.acquire(calls);
 		}
 		catch (RateLimitException ex) {
-			this.problems.write(request, response, ex);
+			this.rejections.send(request, response, ex);
 			return;
 		}
 		this.headers.record(request, response, outcome);
 		if (!outcome.allowed()) {
-			this.problems.write(request, response, new RateLimitExceededException(outcome));
+			this.rejections.send(request, response, new RateLimitExceededException(outcome));
 			return;
 		}
 		chain.doFilter(request, response);

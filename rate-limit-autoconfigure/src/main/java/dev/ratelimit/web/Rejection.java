@@ -1,0 +1,58 @@
+package dev.ratelimit.web;
+
+import java.util.List;
+import java.util.Objects;
+
+import dev.ratelimit.core.RateLimitException;
+
+/**
+ * A refusal as the caller may be told about it, handed to a
+ * {@link RejectionHandler}: the HTTP contract's status, problem type, title and
+ * detail, when to come back, and the limits that refused.
+ * <p>
+ * Every field but {@link #exception()} keeps the visibility rule of
+ * {@link dev.ratelimit.core.Visibility}: {@link #policies()} lists only the
+ * limits the caller may see, and {@link #detail()} names no other. A refusal
+ * by limits the caller may not see reads as a temporary reduction of capacity
+ * ({@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY}) with no names. The raw
+ * exception names every limit involved, internal ones included: a handler that
+ * shows anything taken from it to the caller gives up that rule.
+ *
+ * @param status the HTTP status: 429 for a caller over its limit, 503 when the
+ * limiter cannot decide or a shared concurrency cap is saturated, 400 for a
+ * missing key or an invalid cost
+ * @param type the RFC 9457 problem type: {@link ProblemResponses#QUOTA_EXCEEDED},
+ * {@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY} or {@code about:blank}
+ * @param title the short, fixed text of the status, e.g. {@code Too Many Requests}
+ * @param detail what happened, for a person to read
+ * @param retryAfterSeconds the {@code Retry-After} to send, in whole seconds and at
+ * least 1; 0 for a 400, which a retry does not cure
+ * @param policies the names of the refusing limits the caller may see, in order;
+ * empty when none may be named
+ * @param exception the limiter's exception, which names every limit involved
+ */
+public record Rejection(int status, String type, String title, String detail, long retryAfterSeconds,
+		List<String> policies, RateLimitException exception) {
+
+	/**
+	 * Creates a rejection.
+	 * @param status the HTTP status
+	 * @param type the problem type
+	 * @param title the title
+	 * @param detail the detail
+	 * @param retryAfterSeconds the Retry-After in seconds, 0 for none
+	 * @param policies the visible refusing limits
+	 * @param exception the limiter's exception
+	 */
+	public Rejection {
+		Objects.requireNonNull(type, "type");
+		Objects.requireNonNull(title, "title");
+		Objects.requireNonNull(detail, "detail");
+		Objects.requireNonNull(exception, "exception");
+		if (retryAfterSeconds < 0) {
+			throw new IllegalArgumentException("retryAfterSeconds cannot be negative: " + retryAfterSeconds);
+		}
+		policies = List.copyOf(policies);
+	}
+
+}

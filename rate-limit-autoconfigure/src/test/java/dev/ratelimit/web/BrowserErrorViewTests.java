@@ -1,0 +1,67 @@
+package dev.ratelimit.web;
+
+import java.net.http.HttpResponse;
+import java.util.UUID;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A browser refused by the limiter gets the application's own error view for
+ * the status: {@code error/429.html}, or {@code error/4xx.html} for a status
+ * without a page of its own. The pages are static ones, which Spring Boot finds
+ * without a template engine; this application keeps them in a static location
+ * of their own so that no other test sees them.
+ */
+@SpringBootTest(classes = RejectionTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = "spring.web.resources.static-locations=classpath:/rejection-pages/")
+class BrowserErrorViewTests {
+
+	@LocalServerPort
+	int port;
+
+	@Test
+	void aBrowserRefusedByARouteRuleGetsTheApplicationsPage() {
+		String user = user();
+		assertThat(get("/api/open", user).statusCode()).isEqualTo(200);
+		assertPage(get("/api/open", user), 429, "You are going a little fast");
+	}
+
+	@Test
+	void aBrowserRefusedByAnAnnotationGetsTheApplicationsPage() {
+		String user = user();
+		assertThat(get("/annotated", user).statusCode()).isEqualTo(200);
+		assertPage(get("/annotated", user), 429, "You are going a little fast");
+	}
+
+	@Test
+	void aBrowserWithAnInvalidCostGetsTheApplicationsPageOfTheSeries() {
+		HttpResponse<String> refused = get("/batch?size=-1", user());
+		assertThat(refused.statusCode()).isEqualTo(400);
+		assertThat(refused.body()).contains("Something about this request is not right");
+		assertThat(refused.headers().firstValue("Retry-After")).isEmpty();
+	}
+
+	private static void assertPage(HttpResponse<String> response, int status, String text) {
+		assertThat(response.statusCode()).isEqualTo(status);
+		assertThat(response.headers().firstValue("Content-Type"))
+			.hasValueSatisfying((type) -> assertThat(type).startsWith("text/html"));
+		assertThat(response.body()).contains(text).doesNotContain("Whitelabel");
+		assertThat(response.headers().firstValue("Retry-After")).hasValue("3600");
+		assertThat(response.headers().firstValue("Cache-Control")).hasValue("no-store");
+	}
+
+	private HttpResponse<String> get(String path, String user) {
+		return new BrowserCalls(this.port).get(path, user, BrowserCalls.BROWSER);
+	}
+
+	private static String user() {
+		return "u-" + UUID.randomUUID();
+	}
+
+}
