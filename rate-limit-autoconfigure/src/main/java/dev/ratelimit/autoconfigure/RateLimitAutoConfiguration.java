@@ -12,16 +12,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.expression.BeanFactoryResolver;
 
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.ClientIpResolver;
-import dev.ratelimit.core.CompositeRateLimitListener;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
-import dev.ratelimit.core.RateLimitListener;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
@@ -102,12 +101,12 @@ public class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimiter rateLimiter(RateLimitBackend backend, LimitKeys keys, ObjectProvider<Sleeper> sleeper,
-			ObjectProvider<RateLimitListener> listeners, TimeSource timeSource, InMemoryKeyBounds bounds) {
+			ObjectProvider<LimitListener> listeners, TimeSource timeSource, InMemoryKeyBounds bounds) {
 		// A remote backend gets an in-memory twin for policies with failure-mode local.
 		RateLimitBackend localFallback = (backend instanceof InMemoryRateLimitBackend) ? null
 				: new InMemoryRateLimitBackend(timeSource, bounds.rateLimits());
 		return new RateLimiter(backend, keys, sleeper.getIfAvailable(Sleeper::system), localFallback,
-				new CompositeRateLimitListener(listeners.orderedStream().toList()));
+				LimitListener.of(listeners.orderedStream().toList()));
 	}
 
 }

@@ -5,6 +5,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
@@ -22,15 +23,18 @@ class RateLimitConcurrencyConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LocalConcurrencyLimiter rateLimitLocalConcurrencyLimiter(InMemoryKeyBounds bounds, TimeSource timeSource) {
-		return new LocalConcurrencyLimiter(bounds.concurrency(), timeSource);
+	LocalConcurrencyLimiter rateLimitLocalConcurrencyLimiter(InMemoryKeyBounds bounds, TimeSource timeSource,
+			ObjectProvider<LimitListener> listeners) {
+		return new LocalConcurrencyLimiter(bounds.concurrency(), timeSource,
+				LimitListener.of(listeners.orderedStream().toList()));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	ConcurrencyLimiters rateLimitConcurrencyLimiters(LocalConcurrencyLimiter local,
-			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
-		return new ConcurrencyLimiters(local, distributed.getIfAvailable());
+			ObjectProvider<DistributedConcurrencyLimiter> distributed, ObjectProvider<LimitListener> listeners) {
+		return new ConcurrencyLimiters(local, distributed.getIfAvailable(),
+				LimitListener.of(listeners.orderedStream().toList()));
 	}
 
 }

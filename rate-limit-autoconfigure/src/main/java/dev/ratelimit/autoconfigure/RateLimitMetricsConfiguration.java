@@ -14,10 +14,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.metrics.MicrometerLimitListener;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.metrics.MicrometerRateLimitListener;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
 
 /**
@@ -37,8 +37,8 @@ class RateLimitMetricsConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	MicrometerRateLimitListener rateLimitMetricsListener() {
-		return new MicrometerRateLimitListener(this.registryLookup);
+	MicrometerLimitListener rateLimitMetricsListener() {
+		return new MicrometerLimitListener(this.registryLookup);
 	}
 
 	/**

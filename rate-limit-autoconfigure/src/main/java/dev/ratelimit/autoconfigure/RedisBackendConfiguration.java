@@ -14,6 +14,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
@@ -95,9 +96,9 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	DistributedConcurrencyLimiter rateLimitDistributedConcurrencyLimiter(RedisLimiterConnection connection,
-			LimitKeys keys, LocalConcurrencyLimiter local) {
+			LimitKeys keys, LocalConcurrencyLimiter local, ObjectProvider<LimitListener> listeners) {
 		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection.connectionFactory(), null), keys,
-				local);
+				local, LimitListener.of(listeners.orderedStream().toList()));
 	}
 
 	private static Duration positive(String property, Duration value, String example) {

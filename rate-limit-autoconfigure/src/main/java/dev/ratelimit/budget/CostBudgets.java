@@ -3,13 +3,16 @@ package dev.ratelimit.budget;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.LimitListener.DecisionSource;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitKeyMissingException;
+import dev.ratelimit.core.StoreHealth;
 import dev.ratelimit.core.TooManyKeysException;
 
 /**
@@ -47,9 +50,9 @@ public final class CostBudgets {
 
 	private final LimitKeys keys;
 
-	private final AtomicBoolean storeFailing = new AtomicBoolean();
+	private final LimitListener listener;
 
-	private final BudgetListener listener;
+	private final StoreHealth health;
 
 	/**
 	 * Creates the budgets.
@@ -59,8 +62,7 @@ public final class CostBudgets {
 	 * @param keys builds storage keys
 	 */
 	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys) {
-		this(store, localFallback, keys, new BudgetListener() {
-		});
+		this(store, localFallback, keys, LimitListener.NONE);
 	}
 
 	/**
@@ -69,13 +71,14 @@ public final class CostBudgets {
 	 * @param localFallback the in-memory store of budgets with failure mode local
 	 * while {@code store} fails, or {@code null}
 	 * @param keys builds storage keys
-	 * @param listener hears reservations refused and costs settled
+	 * @param listener hears reservations, fallbacks, costs charged and the store's health
 	 */
-	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys, BudgetListener listener) {
+	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys, LimitListener listener) {
 		this.store = store;
 		this.localFallback = localFallback;
 		this.keys = keys;
 		this.listener = listener;
+		this.health = new StoreHealth(LimitKind.BUDGET, "Budget store", listener);
 	}
 
 	/**
@@ -97,49 +100,41 @@ public final class CostBudgets {
 		String storageKey = storageKey(policy, key);
 		String id = UUID.randomUUID().toString();
 		BudgetStore used = this.store;
+		DecisionSource source = DecisionSource.STORE;
 		BudgetDecision decision;
+		long start = System.nanoTime();
 		try {
 			decision = this.store.reserve(policy, storageKey, id, estimateMicros);
-			storeAnswered();
+			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, true);
+			this.health.answered();
 		}
 		catch (TooManyKeysException ex) {
 			// The store answers but will not track one more key: it would have to forget spend.
-			return untracked(policy, storageKey, id, estimateMicros, ex);
+			FailureModes.apply(policy, ex, false, this.listener);
+			return unenforced(policy, storageKey, id, estimateMicros);
 		}
 		catch (RuntimeException ex) {
-			storeFailed(ex);
-			if (policy.failureMode() == FailureMode.CLOSED) {
-				throw new RateLimitBackendUnavailableException(policy.name(), ex);
-			}
-			if (policy.failureMode() == FailureMode.OPEN || this.localFallback == null) {
+			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
+			this.health.failed(ex);
+			if (FailureModes.apply(policy, ex, this.localFallback != null,
+					this.listener) == FailureModes.Fallback.UNENFORCED) {
 				return unenforced(policy, storageKey, id, estimateMicros);
 			}
 			used = this.localFallback;
+			source = DecisionSource.LOCAL_FALLBACK;
 			try {
 				decision = used.reserve(policy, storageKey, id, estimateMicros);
 			}
 			catch (TooManyKeysException full) {
-				return untracked(policy, storageKey, id, estimateMicros, full);
+				FailureModes.apply(policy, full, false, this.listener);
+				return unenforced(policy, storageKey, id, estimateMicros);
 			}
 		}
+		this.listener.decided(policy, decision.allowed(), source);
 		if (!decision.allowed()) {
-			this.listener.refused(policy);
 			throw new BudgetExceededException(policy, decision, estimateMicros);
 		}
 		return new Reservation(this, policy, storageKey, id, estimateMicros, decision, used);
-	}
-
-	/**
-	 * Applies the failure mode to a key the store refuses to track: closed refuses
-	 * the work; open and local (whose in-memory store is the one that is full) let
-	 * it run unrecorded.
-	 */
-	private Reservation untracked(BudgetPolicy policy, String storageKey, String id, long estimateMicros,
-			TooManyKeysException ex) {
-		if (policy.failureMode() == FailureMode.CLOSED) {
-			throw new RateLimitBackendUnavailableException(policy.name(), ex);
-		}
-		return unenforced(policy, storageKey, id, estimateMicros);
 	}
 
 	/** A reservation held nowhere: the work runs and its cost is not recorded. */
@@ -180,12 +175,12 @@ public final class CostBudgets {
 		try {
 			BudgetDecision decision = reservation.store()
 				.settle(reservation.policy(), reservation.key(), reservation.id(), actualMicros);
-			this.listener.settled(reservation.policy(), actualMicros);
+			this.listener.charged(reservation.policy(), actualMicros);
 			return decision;
 		}
 		catch (RuntimeException ex) {
 			// The work is done; the lease returns the estimate if the settle never lands.
-			storeFailed(ex);
+			this.health.failed(ex);
 			logger.log(Level.WARNING, "Could not settle reservation " + reservation.id() + " of budget '"
 					+ reservation.policy().name() + "'; its estimate returns when the lease expires: " + ex);
 			return reservation.decision();
@@ -200,7 +195,7 @@ public final class CostBudgets {
 			return reservation.store().release(reservation.policy(), reservation.key(), reservation.id());
 		}
 		catch (RuntimeException ex) {
-			storeFailed(ex);
+			this.health.failed(ex);
 			return reservation.decision();
 		}
 	}
@@ -221,18 +216,6 @@ public final class CostBudgets {
 								+ limit.label() + " amount " + Amounts.format(limit.amountMicros()) + " of budget '"
 								+ policy.name() + "' and can never succeed");
 			}
-		}
-	}
-
-	private void storeFailed(RuntimeException ex) {
-		if (this.storeFailing.compareAndSet(false, true)) {
-			logger.log(Level.WARNING, "Budget store failed; applying each budget's failure mode: " + ex);
-		}
-	}
-
-	private void storeAnswered() {
-		if (this.storeFailing.compareAndSet(true, false)) {
-			logger.log(Level.INFO, "Budget store answers again");
 		}
 	}
 

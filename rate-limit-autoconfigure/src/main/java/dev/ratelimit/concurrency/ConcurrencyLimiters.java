@@ -7,6 +7,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.IntSupplier;
 
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.LimitListener.DecisionSource;
+
 /**
  * Sends each policy to the limiter of its scope: the local bulkheads, or the
  * distributed Redis semaphore.
@@ -16,6 +19,8 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	private final ConcurrencyLimiter local;
 
 	private final ConcurrencyLimiter distributed;
+
+	private final LimitListener listener;
 
 	private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
 
@@ -29,23 +34,38 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	 * there is no shared backend
 	 */
 	public ConcurrencyLimiters(ConcurrencyLimiter local, ConcurrencyLimiter distributed) {
+		this(local, distributed, LimitListener.NONE);
+	}
+
+	/**
+	 * Creates the dispatcher.
+	 * @param local the limiter of local policies
+	 * @param distributed the limiter of distributed policies, or {@code null} when
+	 * there is no shared backend
+	 * @param listener hears every permit granted or refused
+	 */
+	public ConcurrencyLimiters(ConcurrencyLimiter local, ConcurrencyLimiter distributed, LimitListener listener) {
 		this.local = local;
 		this.distributed = distributed;
+		this.listener = listener;
 	}
 
 	@Override
 	public Permit acquire(ConcurrencyPolicy policy, String key) {
+		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && this.distributed == null) {
+			throw new IllegalStateException("Concurrency policy '" + policy.name()
+					+ "' is distributed but no distributed limiter is configured (rate-limit.backend=redis)");
+		}
 		Permit permit;
-		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED) {
-			if (this.distributed == null) {
-				throw new IllegalStateException("Concurrency policy '" + policy.name()
-						+ "' is distributed but no distributed limiter is configured (rate-limit.backend=redis)");
-			}
-			permit = this.distributed.acquire(policy, key);
+		try {
+			permit = (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED) ? this.distributed.acquire(policy, key)
+					: this.local.acquire(policy, key);
 		}
-		else {
-			permit = this.local.acquire(policy, key);
+		catch (ConcurrencyLimitExceededException ex) {
+			this.listener.decided(policy, false, DecisionSource.STORE);
+			throw ex;
 		}
+		this.listener.decided(policy, true, DecisionSource.STORE);
 		AtomicInteger count = this.inFlight.computeIfAbsent(policy.name(), (name) -> {
 			AtomicInteger created = new AtomicInteger();
 			this.newPolicyObserver.accept(name, created::get);

@@ -14,9 +14,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.Sleeper;
+import dev.ratelimit.core.StoreHealth;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -80,7 +84,9 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 
 	private final Set<LeasedPermit> held = ConcurrentHashMap.newKeySet();
 
-	private final AtomicBoolean storeFailing = new AtomicBoolean();
+	private final LimitListener listener;
+
+	private final StoreHealth health;
 
 	private final Object scheduleLock = new Object();
 
@@ -100,7 +106,21 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 * fails, or {@code null} to let them run as if open
 	 */
 	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback) {
-		this(store, keys, localFallback, TimeSource.system(), Sleeper.system(), null);
+		this(store, keys, localFallback, LimitListener.NONE);
+	}
+
+	/**
+	 * Creates a limiter on the system clock, waiting with real sleeps, renewing
+	 * on a daemon thread of its own.
+	 * @param store where the permits live
+	 * @param keys builds storage keys
+	 * @param localFallback caps policies with failure mode local while the store
+	 * fails, or {@code null} to let them run as if open
+	 * @param listener hears fallbacks and the store's calls and health
+	 */
+	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
+			LimitListener listener) {
+		this(store, keys, localFallback, TimeSource.system(), Sleeper.system(), null, listener);
 	}
 
 	/**
@@ -116,6 +136,13 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 */
 	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
 			TimeSource clock, Sleeper sleeper, ScheduledExecutorService renewals) {
+		this(store, keys, localFallback, clock, sleeper, renewals, LimitListener.NONE);
+	}
+
+	private DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
+			TimeSource clock, Sleeper sleeper, ScheduledExecutorService renewals, LimitListener listener) {
+		this.listener = listener;
+		this.health = new StoreHealth(LimitKind.CONCURRENCY, "Permit store", listener);
 		this.store = store;
 		this.keys = keys;
 		this.localFallback = localFallback;
@@ -136,11 +163,14 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		long backoff = INITIAL_BACKOFF_MICROS;
 		while (true) {
 			PermitStore.Attempt attempt;
+			long start = System.nanoTime();
 			try {
 				attempt = this.store.tryAcquire(policy, storageKey, id);
-				storeAnswered();
+				this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, true);
+				this.health.answered();
 			}
 			catch (RuntimeException ex) {
+				this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, false);
 				return unavailable(policy, key, ex);
 			}
 			if (attempt.granted()) {
@@ -263,27 +293,13 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	}
 
 	private Permit unavailable(ConcurrencyPolicy policy, String key, RuntimeException ex) {
-		storeFailed(ex);
-		if (policy.failureMode() == FailureMode.CLOSED) {
-			throw new RateLimitBackendUnavailableException(policy.name(), ex);
-		}
-		if (policy.failureMode() == FailureMode.LOCAL && this.localFallback != null) {
+		this.health.failed(ex);
+		if (FailureModes.apply(policy, ex, this.localFallback != null,
+				this.listener) == FailureModes.Fallback.LOCAL) {
 			return this.localFallback.acquire(policy, key);
 		}
 		// Unenforced: the call runs without a permit.
 		return UNENFORCED;
-	}
-
-	private void storeFailed(RuntimeException ex) {
-		if (this.storeFailing.compareAndSet(false, true)) {
-			logger.log(Level.WARNING, "Permit store failed; applying each concurrency policy's failure mode: " + ex);
-		}
-	}
-
-	private void storeAnswered() {
-		if (this.storeFailing.compareAndSet(true, false)) {
-			logger.log(Level.INFO, "Permit store answers again");
-		}
 	}
 
 	private static ScheduledExecutorService newRenewalExecutor() {
@@ -331,7 +347,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			}
 			catch (RuntimeException ex) {
 				// The call is over either way; the lease frees the permit if the release never lands.
-				storeFailed(ex);
+				DistributedConcurrencyLimiter.this.health.failed(ex);
 			}
 		}
 
@@ -339,11 +355,11 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			boolean stillHeld;
 			try {
 				stillHeld = DistributedConcurrencyLimiter.this.store.renew(this.policy, this.key, this.id);
-				storeAnswered();
+				DistributedConcurrencyLimiter.this.health.answered();
 			}
 			catch (RuntimeException ex) {
 				// The lease may outlast the outage: try again next round.
-				storeFailed(ex);
+				DistributedConcurrencyLimiter.this.health.failed(ex);
 				return;
 			}
 			if (stillHeld || this.released.get()) {

@@ -8,10 +8,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 
-import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.IdleSweeper;
 import dev.ratelimit.core.KeyBound;
-import dev.ratelimit.core.RateLimitBackendUnavailableException;
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.TooManyKeysException;
 
@@ -41,6 +41,8 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 
 	private final KeyBound bound;
 
+	private final LimitListener listener;
+
 	private final TimeSource time;
 
 	private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
@@ -53,15 +55,17 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 * @param maxKeys the most keys kept per policy
 	 */
 	public LocalConcurrencyLimiter(long maxKeys) {
-		this(new KeyBound(maxKeys), TimeSource.system());
+		this(new KeyBound(maxKeys), TimeSource.system(), LimitListener.NONE);
 	}
 
 	/**
 	 * Creates a limiter.
 	 * @param bound the most keys kept per policy, and the count of drops and refusals
 	 * @param time the clock that spaces the sweeps
+	 * @param listener hears the fallbacks of keys refused at the bound
 	 */
-	public LocalConcurrencyLimiter(KeyBound bound, TimeSource time) {
+	public LocalConcurrencyLimiter(KeyBound bound, TimeSource time, LimitListener listener) {
+		this.listener = listener;
 		this.bound = bound;
 		this.time = time;
 		this.sweeper = new IdleSweeper(SWEEP_INTERVAL_MICROS, time.currentTimeMicros(), this::sweep);
@@ -74,10 +78,8 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 			slot = join(policy, id(policy, key));
 		}
 		catch (TooManyKeysException ex) {
-			if (policy.failureMode() == FailureMode.CLOSED) {
-				throw new RateLimitBackendUnavailableException(policy.name(), ex);
-			}
-			// Open, and local: this is the in-memory store there is, and it is full.
+			// Open, and local too: this is the in-memory store there is, and it is full.
+			FailureModes.apply(policy, ex, false, this.listener);
 			return UNENFORCED;
 		}
 		boolean permitted = false;

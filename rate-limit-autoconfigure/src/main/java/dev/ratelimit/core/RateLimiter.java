@@ -1,16 +1,13 @@
 package dev.ratelimit.core;
 
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.ratelimit.core.RateLimitListener.DecisionSource;
+import dev.ratelimit.core.LimitListener.DecisionSource;
 
 /**
  * Applies a list of policies to one call: resolves storage keys, validates
@@ -32,8 +29,6 @@ import dev.ratelimit.core.RateLimitListener.DecisionSource;
  */
 public final class RateLimiter {
 
-	private static final Logger logger = System.getLogger(RateLimiter.class.getName());
-
 	private final RateLimitBackend backend;
 
 	private final LimitKeys keys;
@@ -42,11 +37,11 @@ public final class RateLimiter {
 
 	private final RateLimitBackend localFallback;
 
-	private final RateLimitListener listener;
+	private final LimitListener listener;
 
 	private final Map<RateLimitPolicy, RateLimitPolicy> localShares = new ConcurrentHashMap<>();
 
-	private final AtomicBoolean backendFailing = new AtomicBoolean();
+	private final StoreHealth health;
 
 	/**
 	 * Creates a limiter that waits with {@link Sleeper#system()}, has no local
@@ -65,8 +60,7 @@ public final class RateLimiter {
 	 * @param sleeper how callers of shaping policies wait for their turn
 	 */
 	public RateLimiter(RateLimitBackend backend, LimitKeys keys, Sleeper sleeper) {
-		this(backend, keys, sleeper, null, new RateLimitListener() {
-		});
+		this(backend, keys, sleeper, null, LimitListener.NONE);
 	}
 
 	/**
@@ -79,12 +73,13 @@ public final class RateLimiter {
 	 * @param listener hears decisions and failures
 	 */
 	public RateLimiter(RateLimitBackend backend, LimitKeys keys, Sleeper sleeper, RateLimitBackend localFallback,
-			RateLimitListener listener) {
+			LimitListener listener) {
 		this.backend = Objects.requireNonNull(backend, "backend");
 		this.keys = Objects.requireNonNull(keys, "keys");
 		this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
 		this.localFallback = localFallback;
 		this.listener = Objects.requireNonNull(listener, "listener");
+		this.health = new StoreHealth(LimitKind.RATE_LIMIT, "Rate limit backend", listener);
 	}
 
 	/**
@@ -183,17 +178,17 @@ public final class RateLimiter {
 		}
 		catch (RateLimitBackendUnavailableException ex) {
 			// A fail-closed policy whose store will not track one more key: the store did answer.
-			this.listener.backendCalled(System.nanoTime() - start, true);
+			this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, true);
 			throw ex;
 		}
 		catch (RuntimeException ex) {
-			this.listener.backendCalled(System.nanoTime() - start, false);
-			backendFailed(ex);
+			this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, false);
+			this.health.failed(ex);
 			return failOver(acquisitions, ex);
 		}
-		this.listener.backendCalled(System.nanoTime() - start, true);
-		backendAnswered();
-		return decided.report(this.listener, DecisionSource.BACKEND);
+		this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, true);
+		this.health.answered();
+		return decided.report(this.listener, DecisionSource.STORE);
 	}
 
 	/**
@@ -212,16 +207,11 @@ public final class RateLimiter {
 			catch (TooManyKeysException ex) {
 				List<Acquisition> rest = new ArrayList<>(pending.size());
 				for (Acquisition acquisition : pending) {
-					RateLimitPolicy policy = acquisition.policy();
-					if (!policy.name().equals(ex.getPolicy())) {
-						rest.add(acquisition);
-					}
-					else if (policy.failureMode() == FailureMode.CLOSED) {
-						this.listener.failedOver(policy, FailureMode.CLOSED, ex);
-						throw new RateLimitBackendUnavailableException(policy.name(), ex);
+					if (acquisition.policy().name().equals(ex.getPolicy())) {
+						FailureModes.apply(acquisition.policy(), ex, false, this.listener);
 					}
 					else {
-						this.listener.failedOver(policy, FailureMode.OPEN, ex);
+						rest.add(acquisition);
 					}
 				}
 				if (rest.size() == pending.size()) {
@@ -240,20 +230,18 @@ public final class RateLimiter {
 	private List<PolicyDecision> failOver(List<Acquisition> acquisitions, RuntimeException cause) {
 		for (Acquisition acquisition : acquisitions) {
 			if (acquisition.policy().failureMode() == FailureMode.CLOSED) {
-				this.listener.failedOver(acquisition.policy(), FailureMode.CLOSED, cause);
-				throw new RateLimitBackendUnavailableException(acquisition.policy().name(), cause);
+				// Before any other policy falls back: a call with a closed policy is refused as a whole.
+				FailureModes.apply(acquisition.policy(), cause, false, this.listener);
 			}
 		}
 		List<Acquisition> local = new ArrayList<>();
 		for (Acquisition acquisition : acquisitions) {
 			RateLimitPolicy policy = acquisition.policy();
-			if (policy.failureMode() == FailureMode.LOCAL && this.localFallback != null) {
+			if (FailureModes.apply(policy, cause, this.localFallback != null,
+					this.listener) == FailureModes.Fallback.LOCAL) {
 				RateLimitPolicy share = this.localShares.computeIfAbsent(policy, RateLimitPolicy::localShare);
 				// A cost the full policy accepts must not become an error against the smaller share.
 				local.add(new Acquisition(share, acquisition.key(), Math.min(acquisition.cost(), share.capacity())));
-			}
-			else {
-				this.listener.failedOver(policy, FailureMode.OPEN, cause);
 			}
 		}
 		if (local.isEmpty()) {
@@ -273,31 +261,16 @@ public final class RateLimiter {
 				Decision decision = this.backend.tryConsume(acquisition.policy(), acquisition.key(),
 						acquisition.cost());
 				result.add(new PolicyDecision(acquisition.policy(), decision));
-				this.listener.decided(acquisition.policy(), decision, DecisionSource.SHADOW);
+				this.listener.decided(acquisition.policy(), decision.allowed(), DecisionSource.SHADOW);
 			}
 			catch (TooManyKeysException ex) {
 				// Shadow policies never reject: an untracked key is simply not decided.
 			}
 			catch (RuntimeException ex) {
-				backendFailed(ex);
+				this.health.failed(ex);
 			}
 		}
 		return result;
-	}
-
-	private void backendFailed(RuntimeException ex) {
-		if (this.backendFailing.compareAndSet(false, true)) {
-			logger.log(Level.WARNING, "Rate limit backend failed; applying each policy's failure mode until it "
-					+ "answers again: " + ex);
-			this.listener.backendAvailabilityChanged(false, ex);
-		}
-	}
-
-	private void backendAnswered() {
-		if (this.backendFailing.compareAndSet(true, false)) {
-			logger.log(Level.INFO, "Rate limit backend answers again; decisions are back on it");
-			this.listener.backendAvailabilityChanged(true, null);
-		}
 	}
 
 	/**
@@ -305,12 +278,12 @@ public final class RateLimiter {
 	 */
 	private record Decided(List<Acquisition> acquisitions, List<Decision> decisions) {
 
-		List<PolicyDecision> report(RateLimitListener listener, DecisionSource source) {
+		List<PolicyDecision> report(LimitListener listener, DecisionSource source) {
 			List<PolicyDecision> result = new ArrayList<>(this.decisions.size());
 			for (int i = 0; i < this.decisions.size(); i++) {
 				RateLimitPolicy policy = this.acquisitions.get(i).policy();
 				result.add(new PolicyDecision(policy, this.decisions.get(i)));
-				listener.decided(policy, this.decisions.get(i), source);
+				listener.decided(policy, this.decisions.get(i).allowed(), source);
 			}
 			return result;
 		}

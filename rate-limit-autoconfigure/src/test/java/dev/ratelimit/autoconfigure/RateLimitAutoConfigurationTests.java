@@ -34,7 +34,7 @@ import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
-import dev.ratelimit.metrics.MicrometerRateLimitListener;
+import dev.ratelimit.metrics.MicrometerLimitListener;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
@@ -277,8 +277,8 @@ class RateLimitAutoConfigurationTests {
 					.counter().count()).isEqualTo(1);
 				assertThat(registry.get("rate.limit.decisions").tag("policy", "inline-work").tag("outcome", "denied")
 					.counter().count()).isEqualTo(1);
-				assertThat(registry.get("rate.limit.backend.latency").tag("outcome", "success").timer().count())
-					.isEqualTo(2);
+				assertThat(registry.get("rate.limit.store.latency").tag("kind", "rate-limit").tag("outcome", "success")
+					.timer().count()).isEqualTo(2);
 			});
 	}
 
@@ -295,10 +295,19 @@ class RateLimitAutoConfigurationTests {
 				assertThatExceptionOfType(BudgetExceededException.class).isThrownBy(() -> service.spend(registry));
 				assertThat(registry.get("rate.limit.budget.spent").tag("budget", "daily").counter().count())
 					.isEqualTo(0.8);
-				assertThat(registry.get("rate.limit.budget.refusals").tag("budget", "daily").counter().count())
-					.isEqualTo(1);
-				assertThat(registry.get("rate.limit.concurrency.permits.in.use").tag("policy", "MeteredService.spend.concurrency")
-					.gauge().value()).isZero();
+				// One listener for every kind: the budget's refusal and the cap's permits are decisions too.
+				assertThat(registry.get("rate.limit.decisions").tag("kind", "budget").tag("policy", "daily")
+					.tag("outcome", "denied").counter().count()).isEqualTo(1);
+				assertThat(registry.get("rate.limit.decisions").tag("kind", "budget").tag("policy", "daily")
+					.tag("outcome", "allowed").counter().count()).isEqualTo(2);
+				assertThat(registry.get("rate.limit.decisions").tag("kind", "concurrency")
+					.tag("policy", "MeteredService.spend.concurrency").tag("outcome", "allowed").counter().count())
+					.isEqualTo(2);
+				assertThat(registry.get("rate.limit.store.latency").tag("kind", "budget").timer().count()).isEqualTo(3);
+				assertThat(registry.get("rate.limit.concurrency.permits.in.use")
+					.tag("policy", "MeteredService.spend.concurrency")
+					.gauge()
+					.value()).isZero();
 			});
 	}
 
@@ -306,7 +315,7 @@ class RateLimitAutoConfigurationTests {
 	void runWithoutMicrometerShouldCountNothingAndStillLimit() {
 		this.contextRunner.withClassLoader(new FilteredClassLoader(MeterRegistry.class))
 			.run((context) -> assertThat(context).hasSingleBean(RateLimiter.class)
-				.doesNotHaveBean(MicrometerRateLimitListener.class));
+				.doesNotHaveBean(MicrometerLimitListener.class));
 	}
 
 	@Test

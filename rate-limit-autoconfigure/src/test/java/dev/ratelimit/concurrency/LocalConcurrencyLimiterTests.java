@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyBound;
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.support.ManualTimeSource;
 
@@ -28,7 +29,8 @@ class LocalConcurrencyLimiterTests {
 
 	private final KeyBound bound = new KeyBound(BOUND);
 
-	private final LocalConcurrencyLimiter limiter = new LocalConcurrencyLimiter(this.bound, this.clock);
+	private final LocalConcurrencyLimiter limiter = new LocalConcurrencyLimiter(this.bound, this.clock,
+			LimitListener.NONE);
 
 	private final ConcurrencyPolicy one = ConcurrencyPolicy.builder("one").permits(1).build();
 

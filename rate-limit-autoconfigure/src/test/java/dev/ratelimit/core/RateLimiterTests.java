@@ -125,20 +125,20 @@ class RateLimiterTests {
 			throw new IllegalStateException("connection refused");
 		};
 		List<String> events = new java.util.ArrayList<>();
-		RateLimitListener listener = new RateLimitListener() {
+		LimitListener listener = new LimitListener() {
 
 			@Override
-			public void decided(RateLimitPolicy policy, Decision decision, DecisionSource source) {
-				events.add(source + " " + policy.name() + " " + decision.allowed());
+			public void decided(Limit limit, boolean allowed, DecisionSource source) {
+				events.add(source + " " + limit.name() + " " + allowed);
 			}
 
 			@Override
-			public void failedOver(RateLimitPolicy policy, FailureMode mode, RuntimeException cause) {
-				events.add("failed over " + policy.name() + " " + mode);
+			public void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
+				events.add("failed over " + limit.name() + " " + mode);
 			}
 
 			@Override
-			public void backendAvailabilityChanged(boolean available, RuntimeException cause) {
+			public void storeAvailabilityChanged(LimitKind kind, boolean available, RuntimeException cause) {
 				events.add("available " + available);
 			}
 
@@ -156,7 +156,8 @@ class RateLimiterTests {
 		assertThat(second.decisions()).singleElement()
 			.satisfies((pd) -> assertThat(pd.decision().limit()).isEqualTo(2));
 		assertThat(limiter.acquire(call).allowed()).isFalse();
-		assertThat(events).startsWith("available false", "failed over open OPEN", "LOCAL_FALLBACK local true")
+		assertThat(events).startsWith("available false", "failed over local LOCAL", "failed over open OPEN",
+				"LOCAL_FALLBACK local true")
 			.containsOnlyOnce("available false");
 	}
 

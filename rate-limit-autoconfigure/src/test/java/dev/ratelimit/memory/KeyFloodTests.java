@@ -9,6 +9,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
@@ -16,7 +19,6 @@ import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
-import dev.ratelimit.core.RateLimitListener;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
@@ -122,15 +124,15 @@ class KeyFloodTests {
 			.build();
 		List<String> failedOver = new ArrayList<>();
 		RateLimiter limiter = new RateLimiter(this.backend, new LimitKeys("rl", 128), Sleeper.system(), null,
-				new RateLimitListener() {
+				new LimitListener() {
 
 					@Override
-					public void failedOver(RateLimitPolicy policy, FailureMode mode, RuntimeException cause) {
-						failedOver.add(policy.name() + ":" + mode + ":" + cause.getClass().getSimpleName());
+					public void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
+						failedOver.add(limit.name() + ":" + mode + ":" + cause.getClass().getSimpleName());
 					}
 
 					@Override
-					public void backendAvailabilityChanged(boolean available, RuntimeException cause) {
+					public void storeAvailabilityChanged(LimitKind kind, boolean available, RuntimeException cause) {
 						throw new AssertionError("a full store is no outage");
 					}
 

@@ -12,8 +12,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Decision;
-import dev.ratelimit.core.RateLimitListener;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.support.ManualTimeSource;
 
@@ -53,18 +55,20 @@ class OutageTestApplication {
 	/**
 	 * Records what the limiter reports.
 	 */
-	static class RecordingListener implements RateLimitListener {
+	static class RecordingListener implements LimitListener {
 
 		final List<String> events = new ArrayList<>();
 
 		@Override
-		public synchronized void decided(RateLimitPolicy policy, Decision decision, DecisionSource source) {
-			this.events.add(source + " " + policy.name() + " " + (decision.allowed() ? "allowed" : "denied"));
+		public synchronized void decided(Limit limit, boolean allowed, DecisionSource source) {
+			this.events.add(source + " " + limit.name() + " " + (allowed ? "allowed" : "denied"));
 		}
 
 		@Override
-		public synchronized void backendAvailabilityChanged(boolean available, RuntimeException cause) {
-			this.events.add(available ? "backend up" : "backend down");
+		public synchronized void storeAvailabilityChanged(LimitKind kind, boolean available, RuntimeException cause) {
+			if (kind == LimitKind.RATE_LIMIT) {
+				this.events.add(available ? "backend up" : "backend down");
+			}
 		}
 
 		synchronized List<String> events() {

@@ -86,7 +86,7 @@ class RedisStartupTests {
 		Response open = get("/open");
 		assertThat(open.status()).isEqualTo(200);
 		assertThat(open.rateLimit()).isEqualTo("\"open\";r=999;t=4");
-		assertThat(listener().events()).containsExactly("BACKEND open allowed");
+		assertThat(listener().events()).containsExactly("STORE open allowed");
 		assertThat(redis.call("EXISTS", "rl:open:{global}")).isEqualTo(":1");
 		assertThat(get("/closed").status()).isEqualTo(200);
 		// The scripts were loaded at start-up: the first EVALSHA needed no EVAL.
@@ -141,7 +141,7 @@ class RedisStartupTests {
 		});
 		// No request waited for the connect: the limiter's own thread made it.
 		assertThat(latencies).as("request latencies in ms while Redis came up").allMatch((ms) -> ms < delay.toMillis() / 2);
-		assertThat(listener().events()).contains("BACKEND open allowed");
+		assertThat(listener().events()).contains("STORE open allowed");
 		assertThat(get("/closed").status()).isEqualTo(200);
 		assertThat(get("/actuator/health/rateLimit").status()).isEqualTo(200);
 	}

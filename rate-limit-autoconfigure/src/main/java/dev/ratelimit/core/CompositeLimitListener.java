@@ -1,0 +1,53 @@
+package dev.ratelimit.core;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Passes every event to several listeners, in order.
+ */
+final class CompositeLimitListener implements LimitListener {
+
+	private final List<LimitListener> listeners;
+
+	CompositeLimitListener(List<LimitListener> listeners) {
+		this.listeners = listeners;
+	}
+
+	@Override
+	public void decided(Limit limit, boolean allowed, DecisionSource source) {
+		for (LimitListener listener : this.listeners) {
+			listener.decided(limit, allowed, source);
+		}
+	}
+
+	@Override
+	public void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
+		for (LimitListener listener : this.listeners) {
+			listener.fellBack(limit, mode, cause);
+		}
+	}
+
+	@Override
+	public void storeAvailabilityChanged(LimitKind kind, boolean available, @Nullable RuntimeException cause) {
+		for (LimitListener listener : this.listeners) {
+			listener.storeAvailabilityChanged(kind, available, cause);
+		}
+	}
+
+	@Override
+	public void storeCalled(LimitKind kind, long nanos, boolean succeeded) {
+		for (LimitListener listener : this.listeners) {
+			listener.storeCalled(kind, nanos, succeeded);
+		}
+	}
+
+	@Override
+	public void charged(Limit budget, long amountMicros) {
+		for (LimitListener listener : this.listeners) {
+			listener.charged(budget, amountMicros);
+		}
+	}
+
+}

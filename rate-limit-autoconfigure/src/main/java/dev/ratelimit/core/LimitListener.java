@@ -1,0 +1,101 @@
+package dev.ratelimit.core;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Hears what the limits of every kind decide and what goes wrong with their
+ * stores: one SPI for rate limits, budgets and concurrency caps, on which the
+ * metrics are built. Register beans of this type; every one is called, in
+ * order. Called on the request thread: implementations must be fast and must
+ * not throw. Every method has an empty default.
+ */
+public interface LimitListener {
+
+	/** A listener that hears nothing. */
+	LimitListener NONE = new LimitListener() {
+	};
+
+	/**
+	 * A limit decided a call: a rate limit allowed or denied it, a budget admitted
+	 * or refused its reservation, a concurrency cap granted or refused a permit.
+	 * @param limit the limit
+	 * @param allowed whether the call may proceed as far as this limit goes
+	 * @param source who decided
+	 */
+	default void decided(Limit limit, boolean allowed, DecisionSource source) {
+	}
+
+	/**
+	 * A limit's store could not decide a call (unavailable, or an in-memory store
+	 * at its bound of keys) and the limit's failure mode applied:
+	 * {@link FailureMode#OPEN} let the call through unchecked,
+	 * {@link FailureMode#CLOSED} refused it, {@link FailureMode#LOCAL} decided it
+	 * in memory (the decision follows through {@link #decided} with
+	 * {@link DecisionSource#LOCAL_FALLBACK}).
+	 * @param limit the limit
+	 * @param mode the failure mode applied
+	 * @param cause why the store could not decide
+	 */
+	default void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
+	}
+
+	/**
+	 * A store of one kind of limit went from answering to failing or back; called
+	 * once per change.
+	 * @param kind the kind of limit the store serves
+	 * @param available whether it answers now
+	 * @param cause the failure when it stopped answering, or {@code null}
+	 */
+	default void storeAvailabilityChanged(LimitKind kind, boolean available, @Nullable RuntimeException cause) {
+	}
+
+	/**
+	 * A call to a store finished (one per decision, however many limits of the
+	 * kind it decided at once).
+	 * @param kind the kind of limit the store serves
+	 * @param nanos how long it took
+	 * @param succeeded whether the store answered
+	 */
+	default void storeCalled(LimitKind kind, long nanos, boolean succeeded) {
+	}
+
+	/**
+	 * A budget was charged a call's cost, when the call was settled.
+	 * @param budget the budget
+	 * @param amountMicros the cost charged, in micro-units of the budget's unit
+	 */
+	default void charged(Limit budget, long amountMicros) {
+	}
+
+	/**
+	 * Returns a listener passing every event to several, in order.
+	 * @param listeners the listeners
+	 * @return one listener for all of them
+	 */
+	static LimitListener of(List<? extends LimitListener> listeners) {
+		List<LimitListener> all = List.copyOf(listeners);
+		if (all.isEmpty()) {
+			return NONE;
+		}
+		return (all.size() == 1) ? all.get(0) : new CompositeLimitListener(all);
+	}
+
+	/**
+	 * Who made a decision.
+	 */
+	enum DecisionSource {
+
+		/** The limit's own store: the configured backend, budget store or permit store. */
+		STORE,
+
+		/** The in-memory fallback of a {@link FailureMode#LOCAL} limit while its store is unavailable. */
+		LOCAL_FALLBACK,
+
+		/** A shadow policy, whose denials are recorded but not enforced. */
+		SHADOW
+
+	}
+
+}
