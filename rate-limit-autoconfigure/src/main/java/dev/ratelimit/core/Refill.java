@@ -14,24 +14,34 @@ import java.util.regex.Pattern;
  * <p>
  * The rate is kept reduced to lowest terms ({@code 10/1s} is stored as one
  * token per 100,000 µs) so that the integer arithmetic of the algorithms stays
- * exact and small.
- *
- * @param tokens tokens added per period, reduced to lowest terms
- * @param periodMicros the period in microseconds, reduced to lowest terms
+ * exact and small, and two refills are equal when their rates are. It is shown
+ * as it was configured, though: {@code 1/10s} stays {@code 1/10s} in the
+ * start-up report and the endpoint, although it equals {@code 6/1m}.
+ * <p>
+ * Immutable.
  */
-public record Refill(long tokens, long periodMicros) {
-
-	private static final long[] STANDARD_PERIODS = { 1_000_000L, 60_000_000L, 3_600_000_000L, 86_400_000_000L };
+public final class Refill {
 
 	private static final Pattern SYNTAX = Pattern
 		.compile("\\s*(\\d{1,15})\\s*/\\s*(\\d{0,15})\\s*(us|ms|s|m|h|d)\\s*");
 
+	private final long tokens;
+
+	private final long periodMicros;
+
+	private final String text;
+
 	/**
-	 * Creates a refill rate, reducing it to lowest terms.
+	 * Creates a refill rate of {@code tokens} per {@code periodMicros}, shown as
+	 * given, such as {@code 20/2s}.
 	 * @param tokens tokens per period, positive
 	 * @param periodMicros the period in microseconds, positive
 	 */
-	public Refill {
+	public Refill(long tokens, long periodMicros) {
+		this(tokens, periodMicros, null);
+	}
+
+	private Refill(long tokens, long periodMicros, String text) {
 		if (tokens <= 0) {
 			throw new PolicyValidationException("refill", tokens + "/" + periodMicros + "us",
 					"tokens per period must be positive");
@@ -41,8 +51,9 @@ public record Refill(long tokens, long periodMicros) {
 					"period must be at least 1us");
 		}
 		long gcd = gcd(tokens, periodMicros);
-		tokens /= gcd;
-		periodMicros /= gcd;
+		this.tokens = tokens / gcd;
+		this.periodMicros = periodMicros / gcd;
+		this.text = (text != null) ? text : tokens + "/" + Durations.format(periodMicros);
 	}
 
 	/**
@@ -74,7 +85,8 @@ public record Refill(long tokens, long periodMicros) {
 			throw new PolicyValidationException("refill", text, "tokens and period must both be positive");
 		}
 		try {
-			return new Refill(tokens, Math.multiplyExact(amount, unitMicros));
+			return new Refill(tokens, Math.multiplyExact(amount, unitMicros),
+					tokens + "/" + amount + matcher.group(3));
 		}
 		catch (ArithmeticException ex) {
 			throw new PolicyValidationException("refill", text, "period is too long");
@@ -91,18 +103,46 @@ public record Refill(long tokens, long periodMicros) {
 	}
 
 	/**
-	 * Returns the rate in the syntax {@link #parse} reads, per the most natural
-	 * whole period: {@code 10/1s} rather than {@code 1/100ms}.
+	 * Returns the tokens added per {@link #periodMicros()}, in lowest terms.
+	 * @return the tokens per reduced period
+	 */
+	public long tokens() {
+		return this.tokens;
+	}
+
+	/**
+	 * Returns the period in which {@link #tokens()} are added, in microseconds
+	 * and in lowest terms.
+	 * @return the reduced period in microseconds
+	 */
+	public long periodMicros() {
+		return this.periodMicros;
+	}
+
+	/**
+	 * Returns whether the other object is a refill of the same rate, however
+	 * each was written: {@code 1/10s} equals {@code 6/1m}.
+	 */
+	@Override
+	public boolean equals(Object other) {
+		return (this == other) || (other instanceof Refill that && this.tokens == that.tokens
+				&& this.periodMicros == that.periodMicros);
+	}
+
+	@Override
+	public int hashCode() {
+		return 31 * Long.hashCode(this.tokens) + Long.hashCode(this.periodMicros);
+	}
+
+	/**
+	 * Returns the rate as it was configured, in the syntax {@link #parse} reads:
+	 * {@code 1/10s} parsed from {@code 1/10s}, {@code 10/1s} from {@code 10/s};
+	 * a rate built in code in the largest unit that divides its period, such as
+	 * {@code 1000/1s}.
 	 */
 	@Override
 	public String toString() {
-		for (long period : STANDARD_PERIODS) {
-			long scaled = (this.tokens <= Long.MAX_VALUE / period) ? this.tokens * period : 0;
-			if (scaled != 0 && scaled % this.periodMicros == 0) {
-				return scaled / this.periodMicros + "/" + Durations.format(period);
-			}
-		}
-		return this.tokens + "/" + Durations.format(this.periodMicros);
+		return this.text;
 	}
 
 	private static long gcd(long a, long b) {

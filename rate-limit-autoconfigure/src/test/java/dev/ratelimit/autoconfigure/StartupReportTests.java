@@ -54,6 +54,12 @@ class StartupReportTests {
 	}
 
 	@Test
+	void refillIsReportedInTheUnitItWasConfiguredIn(CapturedOutput output) {
+		this.contextRunner.withPropertyValues("rate-limit.policies.unused.refill=1/10s")
+			.run((context) -> assertThat(output).contains("Rate limit policy 'unused' (token-bucket 1, refill 1/10s,"));
+	}
+
+	@Test
 	void leaseWithTheMemoryBackendIsReportedWithItsPolicy(CapturedOutput output) {
 		this.contextRunner.withPropertyValues("rate-limit.policies.api.lease=5").run((context) -> {
 			assertThat(context).hasNotFailed();

@@ -47,6 +47,10 @@ final class HttpContract {
 		return send(HttpRequest.newBuilder(uri(path)).GET(), headers);
 	}
 
+	HttpResponse<String> delete(String path, String... headers) throws IOException, InterruptedException {
+		return send(HttpRequest.newBuilder(uri(path)).DELETE(), headers);
+	}
+
 	private HttpResponse<String> send(HttpRequest.Builder builder, String... headers)
 			throws IOException, InterruptedException {
 		if (headers.length > 0) {

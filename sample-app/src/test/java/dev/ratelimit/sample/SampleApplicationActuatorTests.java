@@ -1,0 +1,89 @@
+package dev.ratelimit.sample;
+
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+
+import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The operator's view of the sample app, over real HTTP as the README tour
+ * shows it: {@code /actuator/ratelimits}, {@code /actuator/health} and
+ * {@code /actuator/metrics}.
+ */
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+@Import(SampleApplicationHttpTests.ManualClock.class)
+class SampleApplicationActuatorTests {
+
+	@LocalServerPort
+	int port;
+
+	HttpContract http;
+
+	@BeforeEach
+	void setUp() {
+		this.http = new HttpContract(this.port);
+	}
+
+	@Test
+	void ratelimitsListsEveryPolicyWithWhereItApplies() throws Exception {
+		HttpResponse<String> response = this.http.get("/actuator/ratelimits");
+		assertThat(response.statusCode()).isEqualTo(200);
+		String body = response.body();
+		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[*].name"))
+			.containsExactlyInAnyOrder("agent-runs", "per-ip", "tenant-chat", "provider-rate");
+		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[?(@.name == 'agent-runs')].refill"))
+			.containsExactly("1/1s");
+		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[?(@.name == 'agent-runs')].methods[*].method"))
+			.containsExactly("dev.ratelimit.sample.AgentController#run");
+		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[?(@.name == 'per-ip')].routes[*].pattern"))
+			.containsExactly("/api/**");
+		assertThat((List<String>) JsonPath.read(body, "$.budgets[*].name")).containsExactly("tenant-daily");
+		assertThat((List<String>) JsonPath.read(body, "$.concurrency[*].name")).containsExactly("provider");
+	}
+
+	@Test
+	void ratelimitsReadsOneKeyWithoutTakingAnything() throws Exception {
+		assertThat(this.http.post("/agent/run", "X-User-Id", "olga").statusCode()).isEqualTo(200);
+		for (int i = 0; i < 2; i++) {
+			HttpResponse<String> response = this.http.get("/actuator/ratelimits/agent-runs/olga");
+			assertThat(response.statusCode()).isEqualTo(200);
+			assertThat((Integer) JsonPath.read(response.body(), "$.limit")).isEqualTo(5);
+			assertThat((Integer) JsonPath.read(response.body(), "$.remaining")).isEqualTo(4);
+		}
+	}
+
+	@Test
+	void ratelimitsIsReadOnly() throws Exception {
+		assertThat(this.http.delete("/actuator/ratelimits/agent-runs/olga").statusCode()).isEqualTo(405);
+	}
+
+	@Test
+	void healthShowsTheLimiterAndNotBootsOwnRedisCheck() throws Exception {
+		HttpResponse<String> response = this.http.get("/actuator/health");
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat((String) JsonPath.read(response.body(), "$.status")).isEqualTo("UP");
+		assertThat((String) JsonPath.read(response.body(), "$.components.rateLimit.details.backend"))
+			.isEqualTo("memory");
+		assertThat((Map<String, Object>) JsonPath.read(response.body(), "$.components")).doesNotContainKey("redis");
+	}
+
+	@Test
+	void metricsCountDecisionsPerPolicyAndOutcome() throws Exception {
+		assertThat(this.http.post("/agent/run", "X-User-Id", "pavel").statusCode()).isEqualTo(200);
+		HttpResponse<String> response = this.http.get("/actuator/metrics/rate.limit.decisions?tag=policy:agent-runs");
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat((List<String>) JsonPath.read(response.body(), "$.availableTags[?(@.tag == 'outcome')].values[*]"))
+			.contains("allowed");
+	}
+
+}
