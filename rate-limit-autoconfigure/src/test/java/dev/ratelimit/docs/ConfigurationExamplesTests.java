@@ -29,16 +29,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code yaml} block of README.md and docs/ is followed by a
  * {@code properties} block that sets exactly the same properties to the same
  * values, as Spring Boot reads them.
- * <p>
- * docs/http-contract.md is left out until its examples get their
- * {@code properties} form.
  */
 class ConfigurationExamplesTests {
 
 	/** Maven runs tests in the module directory; the docs are beside it. */
 	private static final Path ROOT = Path.of("..");
-
-	private static final List<String> PENDING = List.of("http-contract.md");
 
 	private static final Pattern BLOCK = Pattern.compile("```(yaml|properties)\\n(.*?)```\\n", Pattern.DOTALL);
 
@@ -81,7 +76,6 @@ class ConfigurationExamplesTests {
 		try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
 			List<Path> documents = new ArrayList<>(docs
 				.filter((path) -> path.toString().endsWith(".md"))
-				.filter((path) -> !PENDING.contains(path.getFileName().toString()))
 				.sorted()
 				.toList());
 			documents.add(ROOT.resolve("README.md"));
