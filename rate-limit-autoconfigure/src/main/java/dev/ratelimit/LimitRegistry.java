@@ -10,6 +10,7 @@ import java.util.Optional;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.RateLimitPolicy;
 
@@ -40,9 +41,9 @@ public final class LimitRegistry {
 	 */
 	public LimitRegistry(Collection<RateLimitPolicy> rateLimits, Collection<BudgetPolicy> budgets,
 			Collection<ConcurrencyPolicy> concurrency) {
-		this.rateLimits = new NamedLimits<>(rateLimits);
-		this.budgets = new NamedLimits<>(budgets);
-		this.concurrency = new NamedLimits<>(concurrency);
+		this.rateLimits = new NamedLimits<>(LimitKind.RATE_LIMIT, rateLimits);
+		this.budgets = new NamedLimits<>(LimitKind.BUDGET, budgets);
+		this.concurrency = new NamedLimits<>(LimitKind.CONCURRENCY, concurrency);
 		for (Limit limit : all()) {
 			Limit other = this.byName.putIfAbsent(limit.name(), limit);
 			if (other != null) {

@@ -12,6 +12,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.expression.BeanFactoryResolver;
 
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.Limits;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
@@ -90,6 +93,13 @@ public class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	ClientIpResolver rateLimitClientIpResolver(RateLimitProperties properties) {
 		return ClientIpPropertiesBinder.bind(properties.getClientIp());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Limits rateLimitLimits(LimitRegistry registry, RateLimiter limiter, CostBudgets budgets,
+			ConcurrencyLimiters concurrency) {
+		return new Limits(registry, limiter, budgets, concurrency);
 	}
 
 	@Bean

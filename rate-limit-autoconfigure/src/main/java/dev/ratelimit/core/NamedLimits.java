@@ -15,25 +15,38 @@ import java.util.Optional;
  */
 public final class NamedLimits<L extends Limit> {
 
+	private final LimitKind kind;
+
 	private final Map<String, L> byName;
 
 	private final List<L> all;
 
 	/**
 	 * Creates a registry.
+	 * @param kind the kind of every limit in it
 	 * @param limits the limits, in configuration order; names must be unique
-	 * @throws IllegalArgumentException if a name is used twice
+	 * @throws IllegalArgumentException if a name is used twice, or a limit is of another kind
 	 */
-	public NamedLimits(Collection<L> limits) {
+	public NamedLimits(LimitKind kind, Collection<L> limits) {
+		this.kind = kind;
 		Map<String, L> map = new LinkedHashMap<>();
 		for (L limit : limits) {
+			if (limit.kind() != kind) {
+				throw new IllegalArgumentException(limit.kind().label() + " '" + limit.name() + "' is not a "
+						+ kind.label());
+			}
 			if (map.putIfAbsent(limit.name(), limit) != null) {
-				throw new IllegalArgumentException("Duplicate " + limit.kind().label() + " name '" + limit.name() + "'");
+				throw new IllegalArgumentException("Duplicate " + kind.label() + " name '" + limit.name() + "'");
 			}
 		}
 		// A LinkedHashMap keeps configuration order, which Map.copyOf would not.
 		this.byName = Collections.unmodifiableMap(map);
 		this.all = List.copyOf(map.values());
+	}
+
+	/** @return the kind of the limits */
+	public LimitKind kind() {
+		return this.kind;
 	}
 
 	/**
