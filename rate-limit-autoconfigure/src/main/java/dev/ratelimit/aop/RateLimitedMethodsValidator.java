@@ -31,8 +31,9 @@ import dev.ratelimit.key.BoundPolicy;
  * failing the first request;</li>
  * <li>warns about annotated methods a Spring proxy cannot intercept (private,
  * static or final), which would silently not be limited;</li>
- * <li>logs one line per policy saying where it applies (route rules and
- * methods), and warns about policies that apply nowhere.</li>
+ * <li>logs where the limits are kept (the backend), then one line per policy
+ * saying where it applies (route rules and methods), and warns about policies
+ * that apply nowhere.</li>
  * </ul>
  */
 public final class RateLimitedMethodsValidator implements SmartInitializingSingleton {
@@ -47,19 +48,23 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final Map<String, List<String>> routeUsages;
 
+	private final String backend;
+
 	/**
 	 * Creates a validator.
 	 * @param beanFactory the bean factory whose beans are checked
 	 * @param annotations the resolver of the annotations
 	 * @param policies the configured policies, budgets and caps
 	 * @param routeUsages the route rules naming each rate-limit policy, as text
+	 * @param backend where the limits are kept, as the report's first line says it
 	 */
 	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, LimitAnnotations annotations,
-			LimitRegistry policies, Map<String, List<String>> routeUsages) {
+			LimitRegistry policies, Map<String, List<String>> routeUsages, String backend) {
 		this.beanFactory = beanFactory;
 		this.annotations = annotations;
 		this.policies = policies;
 		this.routeUsages = routeUsages;
+		this.backend = backend;
 	}
 
 	@Override
@@ -91,6 +96,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	}
 
 	private void report(Usages usages) {
+		logger.info("Rate limiter backend: " + this.backend);
 		for (RateLimitPolicy policy : this.policies.rateLimits().all()) {
 			usages.describe("rate", policy.name(), describe(policy));
 		}

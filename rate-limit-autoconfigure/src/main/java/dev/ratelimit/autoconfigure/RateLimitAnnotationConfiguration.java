@@ -73,7 +73,17 @@ class RateLimitAnnotationConfiguration {
 	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
 			LimitAnnotations annotations, LimitRegistry limits, RateLimitProperties properties) {
-		return new RateLimitedMethodsValidator(beanFactory, annotations, limits, routeUsages(properties));
+		return new RateLimitedMethodsValidator(beanFactory, annotations, limits, routeUsages(properties),
+				backend(properties));
+	}
+
+	/** Where the limits are kept, for the start-up report. */
+	private static String backend(RateLimitProperties properties) {
+		return switch (properties.getBackend()) {
+			case MEMORY -> "memory (rate-limit.backend): limits are kept in this process, so each instance counts "
+					+ "alone; at most " + properties.getMemory().getMaxKeys() + " keys per policy";
+			case REDIS -> "redis (rate-limit.backend): limits are shared exactly by every instance through Redis";
+		};
 	}
 
 	/** Route rules as text, per policy they list, for the start-up report. */

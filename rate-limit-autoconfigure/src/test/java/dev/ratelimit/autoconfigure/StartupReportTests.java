@@ -37,6 +37,8 @@ class StartupReportTests {
 	void eachPolicyIsLoggedWithWhereItApplies(CapturedOutput output) {
 		this.contextRunner.run((context) -> {
 			assertThat(context).hasNotFailed();
+			assertThat(output).contains("Rate limiter backend: memory (rate-limit.backend): limits are kept in this "
+					+ "process");
 			assertThat(output).contains("Rate limit policy 'api' (token-bucket 10, refill 10/1s, key ip, "
 					+ "failure-mode open) applies to route /api/** [GET], method " + Limited.class.getName() + "#work");
 			assertThat(output).contains("Budget 'daily' (5.000000 USD per day, key global) applies to method "
