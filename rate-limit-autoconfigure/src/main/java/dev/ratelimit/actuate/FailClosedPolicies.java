@@ -19,7 +19,7 @@ import dev.ratelimit.core.RateLimitPolicy;
  * outage of the application only through them. Inline policies of annotations
  * fail open, local concurrency caps never ask Redis.
  */
-public final class FailClosedPolicies {
+final class FailClosedPolicies {
 
 	private final Map<String, List<String>> names;
 

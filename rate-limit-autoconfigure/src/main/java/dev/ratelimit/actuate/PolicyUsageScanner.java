@@ -27,7 +27,7 @@ import dev.ratelimit.key.BoundPolicy;
  * Methods a proxy cannot intercept (private, static, final) are left out: the
  * policy does not apply there, and the start-up report warns about them.
  */
-public final class PolicyUsageScanner implements SmartInitializingSingleton {
+final class PolicyUsageScanner implements SmartInitializingSingleton {
 
 	private final ConfigurableListableBeanFactory beanFactory;
 

@@ -19,7 +19,7 @@ import dev.ratelimit.core.RateLimitPolicy;
  * exists. Thread-safe: the scanner writes once at start-up, readers see a
  * consistent snapshot.
  */
-public final class PolicyUsages {
+final class PolicyUsages {
 
 	private final List<Route> routes;
 

@@ -92,7 +92,7 @@ public class RateLimitEndpoint {
 	 * @param distributedConcurrency the limiter of distributed caps, or {@code null}
 	 * without the Redis backend
 	 */
-	public RateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
+	RateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 			CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
 			@Nullable DistributedConcurrencyLimiter distributedConcurrency) {
 		this.rateLimits = limits.rateLimits();

@@ -60,7 +60,7 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 	 * @param timeout the limiter's command timeout
 	 * @param failClosed the policies that refuse calls while Redis cannot answer
 	 */
-	public RateLimitHealthIndicator(RateLimitBackend backend, @Nullable RedisLimiterConnection redis,
+	RateLimitHealthIndicator(RateLimitBackend backend, @Nullable RedisLimiterConnection redis,
 			Duration timeout, FailClosedPolicies failClosed) {
 		this.backend = backend;
 		this.redis = redis;

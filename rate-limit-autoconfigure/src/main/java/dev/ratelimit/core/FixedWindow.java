@@ -5,7 +5,7 @@ package dev.ratelimit.core;
  * at most {@code capacity} units per window, windows aligned to the epoch so
  * that every instance agrees where they start.
  */
-public final class FixedWindow extends LimitState {
+final class FixedWindow extends LimitState {
 
 	private long window = Long.MIN_VALUE;
 

@@ -11,7 +11,7 @@ package dev.ratelimit.core;
  * (its level is the bucket's missing tokens); it is offered under the name
  * teams reason with, and its state reads as the backlog.
  */
-public final class LeakyBucket extends LimitState {
+final class LeakyBucket extends LimitState {
 
 	private long scaledLevel;
 

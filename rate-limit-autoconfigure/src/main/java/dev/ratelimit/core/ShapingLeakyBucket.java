@@ -11,7 +11,7 @@ package dev.ratelimit.core;
  * remainder in {@code 1/n} µs, so that intervals such as a third of a second
  * stay exact without scaling the (large) absolute time.
  */
-public final class ShapingLeakyBucket extends LimitState {
+final class ShapingLeakyBucket extends LimitState {
 
 	private long drainMicros;
 

@@ -9,7 +9,7 @@ package dev.ratelimit.core;
  * <p>
  * The comparison is done multiplied by {@code W}, so it stays in integers.
  */
-public final class SlidingWindowCounter extends LimitState {
+final class SlidingWindowCounter extends LimitState {
 
 	private long window = Long.MIN_VALUE;
 

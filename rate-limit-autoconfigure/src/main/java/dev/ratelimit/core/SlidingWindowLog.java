@@ -10,7 +10,7 @@ import java.util.Arrays;
  * {@code capacity}. Exact, with no boundary burst; memory grows with the number
  * of requests in a window.
  */
-public final class SlidingWindowLog extends LimitState {
+final class SlidingWindowLog extends LimitState {
 
 	// A ring buffer of (time, cost) in time order; grows as needed.
 	private long[] times = new long[4];

@@ -13,7 +13,7 @@ package dev.ratelimit.core;
  * negative: a caller whose tokens would be there within the bound takes them
  * now, which reserves its place, and is told how long to wait.
  */
-public final class TokenBucket extends LimitState {
+final class TokenBucket extends LimitState {
 
 	private long scaledTokens;
 
