@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.Limit;
@@ -21,8 +20,6 @@ import dev.ratelimit.core.Visibility;
  * attribute.
  */
 public final class BudgetPolicy implements Limit {
-
-	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
 	private final String name;
 
@@ -165,11 +162,7 @@ public final class BudgetPolicy implements Limit {
 		private Visibility visibility = Visibility.AUTO;
 
 		private Builder(String name) {
-			if (name == null || !NAME.matcher(name).matches()) {
-				throw new PolicyValidationException("name", name,
-						"use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
-			}
-			this.name = name;
+			this.name = Limit.checkName(name);
 		}
 
 		/**

@@ -2,7 +2,6 @@ package dev.ratelimit.concurrency;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.Limit;
@@ -17,8 +16,6 @@ import dev.ratelimit.core.Visibility;
  * a permit, then is rejected. Immutable; validated in {@link Builder#build()}.
  */
 public final class ConcurrencyPolicy implements Limit {
-
-	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
 	private final String name;
 
@@ -191,11 +188,7 @@ public final class ConcurrencyPolicy implements Limit {
 		private Visibility visibility = Visibility.AUTO;
 
 		private Builder(String name) {
-			if (name == null || !NAME.matcher(name).matches()) {
-				throw new PolicyValidationException("name", name,
-						"use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
-			}
-			this.name = name;
+			this.name = Limit.checkName(name);
 		}
 
 		/**

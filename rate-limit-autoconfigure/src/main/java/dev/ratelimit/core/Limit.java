@@ -7,6 +7,22 @@ package dev.ratelimit.core;
  */
 public interface Limit {
 
+	/**
+	 * Checks a limit's name: 1 to 64 letters, digits, {@code .}, {@code _} or
+	 * {@code -}, starting with a letter or digit, since names appear in storage
+	 * keys, header fields and metric tags. The same rule for every kind.
+	 * @param name the name
+	 * @return the name
+	 * @throws PolicyValidationException if the name breaks the rule
+	 */
+	static String checkName(String name) {
+		if (name == null || !LimitNames.PATTERN.matcher(name).matches()) {
+			throw new PolicyValidationException("name", name,
+					"use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+		}
+		return name;
+	}
+
 	/** @return the limit's name, unique across every kind */
 	String name();
 
@@ -23,3 +39,4 @@ public interface Limit {
 	Visibility visibility();
 
 }
+

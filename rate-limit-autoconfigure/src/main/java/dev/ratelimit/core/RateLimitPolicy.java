@@ -1,7 +1,6 @@
 package dev.ratelimit.core;
 
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * A named, immutable, validated limit: algorithm, numbers, key expression,
@@ -17,8 +16,6 @@ public final class RateLimitPolicy implements Limit {
 	 * intermediate result exact too.
 	 */
 	static final long MAX_SCALED_CAPACITY = 1L << 50;
-
-	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
 	/** The key expression used when a policy names none: one bucket for all callers. */
 	public static final String DEFAULT_KEY = "global";
@@ -292,11 +289,7 @@ public final class RateLimitPolicy implements Limit {
 		private long lease;
 
 		private Builder(String name) {
-			if (name == null || !NAME.matcher(name).matches()) {
-				throw new PolicyValidationException("name", name,
-						"use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
-			}
-			this.name = name;
+			this.name = Limit.checkName(name);
 		}
 
 		/**
