@@ -10,7 +10,7 @@
 --            a:<id>     the amount of live lease <id>
 -- KEYS[2]  the live leases, a sorted set: member the reservation id, score
 --          its lease expiry in µs (Java's map in insertion order is the
---          set's score order: every lease lasts the policy's lease)
+--          set's score order: every lease lasts the policy's reservation timeout)
 -- KEYS[3]  the done markers of settled or released ids, a sorted set scored
 --          by the marker's expiry in µs
 --          The caller passes all three, sharing one hash tag, so that they
@@ -19,7 +19,7 @@
 -- ARGV[2]  the current time in µs, or '' to read the server's TIME
 -- ARGV[3]  the reservation id ('' for peek)
 -- ARGV[4]  the estimate (reserve) or the actual cost (settle); 0 otherwise
--- ARGV[5]  the policy's lease in µs
+-- ARGV[5]  the policy's reservation timeout in µs: how long a lease lives
 -- ARGV[6..] five values per limit, in the policy's order:
 --            kind       'c' calendar or 'r' rolling
 --            amount     the limit's amount in micro-units

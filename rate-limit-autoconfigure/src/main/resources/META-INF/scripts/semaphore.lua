@@ -13,7 +13,7 @@
 -- ARGV[2]  the current time in µs, or '' to read the server's TIME
 -- ARGV[3]  the permit id ('' for holders)
 -- ARGV[4]  the number of permits (acquire; 0 otherwise)
--- ARGV[5]  the lease in µs (acquire and renew; 0 otherwise)
+-- ARGV[5]  the lease in µs, the cap's permit-ttl (acquire and renew; 0 otherwise)
 --
 -- Returns three integers:
 --   flag      acquire: 1 granted, 0 refused; renew: 1 still held, 0 lost;

@@ -20,8 +20,8 @@ import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.lease.LeasingBackend;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
+import dev.ratelimit.prefetch.PrefetchingBackend;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
@@ -36,17 +36,17 @@ import dev.ratelimit.redis.RedisRateLimitBackend;
  * <p>
  * <b>Fleet</b>: 4 limiter instances (each its own backend and Lettuce
  * connection, as 4 application instances would have) × 64 threads against one
- * Redis, on a token bucket and a fixed window, without and with a lease. For
+ * Redis, on a token bucket and a fixed window, without and with prefetching. For
  * the token bucket it reports the total admitted against what the bucket allows
  * over the run, and the largest excess over any interval (admissions in it
  * minus the rate times its length; the bucket alone bounds that by its
- * capacity, a lease adds at most {@code lease × instances}); timestamps are
+ * capacity, prefetching adds at most {@code prefetch × instances}); timestamps are
  * taken by the client, so they carry the round trip's jitter. For the fixed
  * window it reports the most any window admitted, windows identified by the
  * reset time Redis returned.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.AccuracyBenchmark
- * [--seconds 10] [--rates 10,100,1000,10000,100000] [--fleet-seconds 10] [--lease 100] [--parts rate,fleet]}
+ * [--seconds 10] [--rates 10,100,1000,10000,100000] [--fleet-seconds 10] [--prefetch 100] [--parts rate,fleet]}
  */
 public final class AccuracyBenchmark {
 
@@ -99,7 +99,7 @@ public final class AccuracyBenchmark {
 	 * One fleet run: several instances on one Redis key.
 	 *
 	 * @param policy a description of the policy
-	 * @param lease the lease size, 0 when off
+	 * @param prefetch the tokens prefetched per call to Redis, 0 when off
 	 * @param seconds elapsed time
 	 * @param calls decisions made
 	 * @param admitted calls admitted
@@ -109,7 +109,7 @@ public final class AccuracyBenchmark {
 	 * @param bound the bound {@code worst} must stay under
 	 * @param evalsha scripts Redis ran
 	 */
-	public record FleetRow(String policy, long lease, double seconds, long calls, long admitted, long allowed,
+	public record FleetRow(String policy, long prefetch, double seconds, long calls, long admitted, long allowed,
 			long worst, long bound, long evalsha) {
 
 		/** @return decisions per second, all instances together */
@@ -138,7 +138,7 @@ public final class AccuracyBenchmark {
 	static Report run(Options options) throws Exception {
 		int seconds = options.integer("seconds", 10);
 		int fleetSeconds = options.integer("fleet-seconds", 10);
-		long lease = options.integer("lease", 100);
+		long prefetch = options.integer("prefetch", 100);
 		List<String> parts = options.list("parts", "rate,fleet");
 		List<RateRow> rates = new ArrayList<>();
 		List<FleetRow> fleet = new ArrayList<>();
@@ -171,7 +171,7 @@ public final class AccuracyBenchmark {
 					.build();
 				for (RateLimitPolicy policy : List.of(bucket, window)) {
 					fleet.add(fleetRun(server, policy, fleetSeconds));
-					fleet.add(fleetRun(server, policy.toBuilder(policy.name()).lease(lease).build(), fleetSeconds));
+					fleet.add(fleetRun(server, policy.toBuilder(policy.name()).prefetch(prefetch).build(), fleetSeconds));
 				}
 			}
 		}
@@ -209,7 +209,7 @@ public final class AccuracyBenchmark {
 			LettuceConnectionFactory factory = connect(server);
 			factories.add(factory);
 			RateLimitBackend redis = new RedisRateLimitBackend(factory);
-			instances.add((policy.lease() > 0) ? new LeasingBackend(redis, TimeSource.system(), 1_000) : redis);
+			instances.add((policy.prefetch() > 0) ? new PrefetchingBackend(redis, TimeSource.system(), 1_000) : redis);
 		}
 		try {
 			String key = "rl:fleet:{" + policy.name() + "}";
@@ -254,7 +254,7 @@ public final class AccuracyBenchmark {
 				perWindow.forEach((counts) -> counts.forEach((end, n) -> merged.merge(end, n, Long::sum)));
 				long admitted = merged.values().stream().mapToLong(Long::longValue).sum();
 				long worst = merged.values().stream().mapToLong(Long::longValue).max().orElse(0);
-				row = new FleetRow("fixed window " + policy.capacity() + "/1s", policy.lease(), elapsed, totalCalls,
+				row = new FleetRow("fixed window " + policy.capacity() + "/1s", policy.prefetch(), elapsed, totalCalls,
 						admitted, policy.capacity() * merged.size(), worst, policy.capacity(), evalsha);
 			}
 			else {
@@ -266,12 +266,12 @@ public final class AccuracyBenchmark {
 				}
 				Arrays.sort(times);
 				long allowed = policy.capacity() + (long) (FLEET_RATE * elapsed);
-				row = new FleetRow("token bucket " + policy.capacity() + ", " + FLEET_RATE + "/s", policy.lease(),
+				row = new FleetRow("token bucket " + policy.capacity() + ", " + FLEET_RATE + "/s", policy.prefetch(),
 						elapsed, totalCalls, times.length, allowed, worstExcess(times, FLEET_RATE),
-						policy.capacity() + INSTANCES * policy.lease(), evalsha);
+						policy.capacity() + INSTANCES * policy.prefetch(), evalsha);
 			}
-			System.out.printf(Locale.ROOT, "fleet %s lease %d: %,d calls (%,.0f/s), %,d admitted of %,d allowed, "
-					+ "worst %,d (bound %,d), %,d EVALSHA%n", row.policy(), row.lease(), row.calls(),
+			System.out.printf(Locale.ROOT, "fleet %s prefetch %d: %,d calls (%,.0f/s), %,d admitted of %,d allowed, "
+					+ "worst %,d (bound %,d), %,d EVALSHA%n", row.policy(), row.prefetch(), row.calls(),
 					row.callsPerSecond(), row.admitted(), row.allowed(), row.worst(), row.bound(), row.evalsha());
 			return row;
 		}
@@ -357,12 +357,12 @@ public final class AccuracyBenchmark {
 
 	static String fleetTable(List<FleetRow> rows) {
 		StringBuilder table = new StringBuilder();
-		table.append("| Policy (" + INSTANCES + " instances × " + THREADS_PER_INSTANCE + " threads) | Lease | Decisions/s "
+		table.append("| Policy (" + INSTANCES + " instances × " + THREADS_PER_INSTANCE + " threads) | Prefetch | Decisions/s "
 				+ "| Admitted | Allowed over the run | Worst interval / window | Bound | Redis scripts |\n");
 		table.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (FleetRow row : rows) {
 			table.append(String.format(Locale.ROOT, "| %s | %s | %,.0f | %,d | %,d | %,d | %,d | %,d |%n", row.policy(),
-					(row.lease() > 0) ? Long.toString(row.lease()) : "off", row.callsPerSecond(), row.admitted(),
+					(row.prefetch() > 0) ? Long.toString(row.prefetch()) : "off", row.callsPerSecond(), row.admitted(),
 					row.allowed(), row.worst(), row.bound(), row.evalsha()));
 		}
 		return table.toString();

@@ -107,15 +107,15 @@ final class Goals {
 		StringJoiner fleet = new StringJoiner("; ");
 		boolean fleetBelow = true;
 		for (AccuracyBenchmark.FleetRow row : report.fleet()) {
-			boolean below = row.admitted() <= row.allowed() && (row.lease() > 0 || row.policy().startsWith("fixed")
+			boolean below = row.admitted() <= row.allowed() && (row.prefetch() > 0 || row.policy().startsWith("fixed")
 					? row.worst() <= row.bound() : true);
 			fleetBelow &= below;
-			fleet.add(String.format(Locale.ROOT, "%s, lease %s: %,d of %,d", row.policy(),
-					(row.lease() > 0) ? row.lease() : "off", row.admitted(), row.allowed()));
+			fleet.add(String.format(Locale.ROOT, "%s, prefetch %s: %,d of %,d", row.policy(),
+					(row.prefetch() > 0) ? row.prefetch() : "off", row.admitted(), row.allowed()));
 		}
 		if (!report.fleet().isEmpty()) {
 			this.goals.add(new Goal("Accuracy: 4 instances × 64 threads, admitted against the limit",
-					"never above (a lease: within its bound)", fleet.toString(), fleetBelow));
+					"never above (prefetching: within its bound)", fleet.toString(), fleetBelow));
 		}
 	}
 

@@ -32,7 +32,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.lease.LeasingBackend;
+import dev.ratelimit.prefetch.PrefetchingBackend;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
@@ -51,7 +51,7 @@ import dev.ratelimit.redis.RedisRateLimitBackend;
  * reset after the warm-up.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisDecisionBenchmark
- * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,lease,incr,bucket4j]}
+ * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,prefetch,incr,bucket4j]}
  */
 public final class RedisDecisionBenchmark {
 
@@ -59,8 +59,8 @@ public final class RedisDecisionBenchmark {
 
 	private static final int MANY_KEYS = 10_000;
 
-	/** Tokens per lease in the lease-mode case. */
-	private static final long LEASE = 100;
+	/** Tokens per call to Redis in the prefetch-mode case. */
+	private static final long PREFETCH = 100;
 
 	/** Commands a client sends and whose server time is reported; scripts' inner commands are counted apart. */
 	private static final List<String> SCRIPTED = List.of("evalsha", "eval", "incr");
@@ -131,7 +131,7 @@ public final class RedisDecisionBenchmark {
 		int seconds = options.integer("seconds", 10);
 		int warmup = options.integer("warmup", 3);
 		int threads = options.integer("threads", 64);
-		List<String> cases = options.list("cases", "ours,lease,incr,bucket4j");
+		List<String> cases = options.list("cases", "ours,prefetch,incr,bucket4j");
 		List<Result> results = new ArrayList<>();
 		try (RedisServerProcess server = RedisServerProcess.start()) {
 			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %ds measured per case%n",
@@ -159,17 +159,17 @@ public final class RedisDecisionBenchmark {
 					deciders.put("ours (EVALSHA token bucket)",
 							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
 				}
-				if (cases.contains("lease")) {
-					RateLimitPolicy leased = RateLimitPolicy.builder("bench-lease")
+				if (cases.contains("prefetch")) {
+					RateLimitPolicy prefetched = RateLimitPolicy.builder("bench-prefetch")
 						.algorithm(Algorithm.TOKEN_BUCKET)
 						.capacity(CAPACITY)
 						.refill(Refill.of(CAPACITY, Duration.ofSeconds(1)))
-						.lease(LEASE)
+						.prefetch(PREFETCH)
 						.build();
-					LeasingBackend backend = new LeasingBackend(new RedisRateLimitBackend(factory), TimeSource.system(),
-							MANY_KEYS);
-					deciders.put("ours, lease " + LEASE + " (not exact)",
-							(k) -> backend.tryConsume(leased, keyNames[k], 1).allowed());
+					PrefetchingBackend backend = new PrefetchingBackend(new RedisRateLimitBackend(factory),
+							TimeSource.system(), MANY_KEYS);
+					deciders.put("ours, prefetch " + PREFETCH + " (not exact)",
+							(k) -> backend.tryConsume(prefetched, keyNames[k], 1).allowed());
 				}
 				if (cases.contains("incr")) {
 					StringRedisTemplate template = new StringRedisTemplate(factory);

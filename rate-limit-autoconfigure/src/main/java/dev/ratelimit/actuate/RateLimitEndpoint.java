@@ -181,7 +181,7 @@ public class RateLimitEndpoint {
 		}
 		if (findConcurrency(policy).isPresent()) {
 			String reason = "Concurrency cap '" + policy + "' cannot be reset: its permits are released "
-					+ "by the calls holding them or expire with their lease";
+					+ "by the calls holding them or expire after their permit-ttl";
 			throw new InvalidEndpointRequestException(reason, reason);
 		}
 		// A DELETE answering null would be 204 No Content, which reads as success.
@@ -229,7 +229,7 @@ public class RateLimitEndpoint {
 		return new RateLimitDescriptor(policy.name(), inline, label(policy.algorithm()), policy.capacity(),
 				rateBased ? refill(policy.refill()) : null, rateBased ? null : duration(policy.windowMicros()),
 				policy.key(), label(policy.failureMode()), label(policy.missingKey()), policy.shadow(),
-				duration(policy.maxWaitMicros()), policy.localInstances(), policy.lease(), label(policy.visibility()),
+				duration(policy.maxWaitMicros()), policy.localInstances(), policy.prefetch(), label(policy.visibility()),
 				routes(policy.name()), methods(Kind.RATE_LIMIT, policy.name()));
 	}
 
@@ -239,13 +239,13 @@ public class RateLimitEndpoint {
 			limits.add(new BudgetLimitDescriptor(window(limit.window()), decimal(limit.amountMicros())));
 		}
 		return new BudgetDescriptor(budget.name(), budget.unit(), limits, budget.zone().getId(), budget.key(),
-				label(budget.failureMode()), duration(budget.leaseMicros()), label(budget.onError()),
+				label(budget.failureMode()), duration(budget.reservationTimeoutMicros()), label(budget.onError()),
 				label(budget.visibility()), methods(Kind.BUDGET, budget.name()));
 	}
 
 	private ConcurrencyDescriptor describe(ConcurrencyPolicy cap, boolean inline) {
 		return new ConcurrencyDescriptor(cap.name(), inline, cap.permits(), label(cap.scope()), cap.key(),
-				duration(cap.maxWaitMicros()), duration(cap.leaseMicros()), label(cap.rejection()),
+				duration(cap.maxWaitMicros()), duration(cap.permitTtlMicros()), label(cap.rejection()),
 				label(cap.failureMode()), label(cap.visibility()), methods(Kind.CONCURRENCY, cap.name()));
 	}
 
@@ -325,14 +325,14 @@ public class RateLimitEndpoint {
 	 * @param shadow whether it only reports
 	 * @param maxWait how long a caller over the limit may wait for its turn
 	 * @param localInstances the instances sharing it during a local fallback
-	 * @param lease tokens an instance takes from Redis at once, 0 when off
+	 * @param prefetch tokens an instance takes from Redis in one call, 0 when off
 	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param routes the route rules applying it
 	 * @param methods the annotated methods applying it
 	 */
 	public record RateLimitDescriptor(String name, boolean inline, String algorithm, long capacity,
 			@Nullable String refill, @Nullable String window, String key, String failureMode, String missingKey,
-			boolean shadow, String maxWait, int localInstances, long lease, String visibility,
+			boolean shadow, String maxWait, int localInstances, long prefetch, String visibility,
 			List<RouteDescriptor> routes, List<MethodDescriptor> methods) {
 	}
 
@@ -345,13 +345,13 @@ public class RateLimitEndpoint {
 	 * @param zone the time zone of calendar windows
 	 * @param key the key expression
 	 * @param failureMode {@code open}, {@code closed} or {@code local}
-	 * @param lease how long an unsettled reservation lives
+	 * @param reservationTimeout how long an unsettled reservation lives
 	 * @param onError what a failed call is charged: {@code keep} or {@code release}
 	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param methods the annotated methods charging it
 	 */
 	public record BudgetDescriptor(String name, String unit, List<BudgetLimitDescriptor> limits, String zone,
-			String key, String failureMode, String lease, String onError, String visibility,
+			String key, String failureMode, String reservationTimeout, String onError, String visibility,
 			List<MethodDescriptor> methods) {
 	}
 
@@ -373,14 +373,14 @@ public class RateLimitEndpoint {
 	 * @param scope {@code local} or {@code distributed}
 	 * @param key the key expression
 	 * @param maxWait how long a caller waits for a permit
-	 * @param lease how long a distributed permit lives without renewal
+	 * @param permitTtl how long a distributed permit lives without renewal
 	 * @param rejection {@code too-many-requests} or {@code service-unavailable}
 	 * @param failureMode what a distributed cap does when Redis cannot answer
 	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param methods the annotated methods it caps
 	 */
 	public record ConcurrencyDescriptor(String name, boolean inline, int permits, String scope, String key,
-			String maxWait, String lease, String rejection, String failureMode, String visibility,
+			String maxWait, String permitTtl, String rejection, String failureMode, String visibility,
 			List<MethodDescriptor> methods) {
 	}
 

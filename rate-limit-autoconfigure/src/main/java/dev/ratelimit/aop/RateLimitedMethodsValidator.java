@@ -139,7 +139,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		return "Rate limit policy '" + policy.name() + "' (" + policy.algorithm().name().toLowerCase().replace('_', '-')
 				+ " " + numbers + ", key " + policy.key() + ", failure-mode "
 				+ policy.failureMode().name().toLowerCase() + (policy.shadow() ? ", shadow" : "")
-				+ ((policy.lease() > 0) ? ", lease " + policy.lease() : "") + visibility(policy.visibility()) + ")";
+				+ ((policy.prefetch() > 0) ? ", prefetch " + policy.prefetch() : "") + visibility(policy.visibility()) + ")";
 	}
 
 	private static String describe(BudgetPolicy budget) {

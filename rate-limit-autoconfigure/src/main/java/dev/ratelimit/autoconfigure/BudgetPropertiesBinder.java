@@ -1,12 +1,12 @@
 package dev.ratelimit.autoconfigure;
 
-import java.time.DateTimeException;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.ratelimit.budget.Amount;
 import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.key.KeyExpressions;
 
@@ -15,6 +15,9 @@ import dev.ratelimit.key.KeyExpressions;
  * property name on the first invalid value.
  */
 final class BudgetPropertiesBinder {
+
+	/** The window of a single amount whose window is not set. */
+	private static final BudgetWindow DAY = new BudgetWindow(BudgetWindow.Kind.DAY, 0);
 
 	private BudgetPropertiesBinder() {
 	}
@@ -27,48 +30,57 @@ final class BudgetPropertiesBinder {
 		return budgets;
 	}
 
-	private static BudgetPolicy bind(String name, RateLimitProperties.Budget source, KeyExpressions expressions) {
+	static BudgetPolicy bind(String name, RateLimitProperties.Budget source, KeyExpressions expressions) {
 		String prefix = "rate-limit.budgets." + name + ".";
 		BudgetPolicy budget;
 		try {
 			BudgetPolicy.Builder builder = BudgetPolicy.builder(name)
 				.unit(source.getUnit())
 				.key(source.getKey())
-				.zone(zone(source.getZone()))
+				.zone(source.getZone())
 				.failureMode(source.getFailureMode())
-				.lease(source.getLease())
+				.reservationTimeout(source.getReservationTimeout())
 				.onError(source.getOnError())
 				.visibility(source.getVisibility());
 			if (source.getAmount() != null || source.getWindow() != null) {
+				// A single amount and window are written without a list.
 				if (!source.getLimits().isEmpty()) {
 					throw new PolicyValidationException("limits", "[...]",
 							"use either amount and window, or limits, not both");
 				}
-				builder.limit((source.getWindow() != null) ? source.getWindow() : "day", source.getAmount());
+				if (source.getAmount() == null) {
+					throw new PolicyValidationException("amount", null, "must be set with window, for example 5.00");
+				}
+				limit(builder, "", source.getWindow(), source.getAmount());
 			}
-			for (RateLimitProperties.BudgetLimit limit : source.getLimits()) {
-				builder.limit(limit.getWindow(), limit.getAmount());
+			List<RateLimitProperties.BudgetLimit> limits = source.getLimits();
+			for (int i = 0; i < limits.size(); i++) {
+				limit(builder, "limits[" + i + "].", limits.get(i).getWindow(), limits.get(i).getAmount());
 			}
 			budget = builder.build();
 		}
 		catch (PolicyValidationException ex) {
-			if (source.getLimits().isEmpty() && ex.getAttribute().startsWith("limits[0].")) {
-				// A single amount and window are written without a list.
-				throw InvalidProperty.of(prefix + ex.getAttribute().substring("limits[0].".length()), ex.getValue(),
-						ex.getReason(), ex);
-			}
 			throw InvalidProperty.of(prefix, ex);
 		}
 		InvalidProperty.checkKey(expressions, prefix + "key", budget.key());
 		return budget;
 	}
 
-	private static ZoneId zone(String zone) {
-		try {
-			return ZoneId.of(zone);
+	private static void limit(BudgetPolicy.Builder builder, String prefix, BudgetWindow window,
+			Amount amount) {
+		if (window == null && !prefix.isEmpty()) {
+			throw new PolicyValidationException(prefix + "window", null,
+					"must be set: day, week, month, or a rolling duration such as 24h");
 		}
-		catch (DateTimeException ex) {
-			throw new PolicyValidationException("zone", zone, "not a time zone id such as UTC or Europe/Berlin");
+		if (amount == null) {
+			throw new PolicyValidationException(prefix + "amount", null, "must be set, for example 100.00");
+		}
+		try {
+			builder.limit((window != null) ? window : DAY, amount.micros());
+		}
+		catch (PolicyValidationException ex) {
+			// The builder numbers its limits; the property is the one being bound.
+			throw new PolicyValidationException(prefix + "amount", amount, ex.getReason());
 		}
 	}
 

@@ -22,13 +22,19 @@ final class ConcurrencyPropertiesBinder {
 			boolean distributedAvailable) {
 		List<ConcurrencyPolicy> policies = new ArrayList<>();
 		for (Map.Entry<String, RateLimitProperties.ConcurrencyCap> entry : properties.getConcurrency().entrySet()) {
-			policies.add(bind(entry.getKey(), entry.getValue(), expressions, distributedAvailable));
+			ConcurrencyPolicy policy = bind(entry.getKey(), entry.getValue(), expressions);
+			if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !distributedAvailable) {
+				throw new RateLimitConfigurationException("Property rate-limit.concurrency." + policy.name()
+						+ ".scope is distributed but the rate limiter has no Redis backend",
+						"Set rate-limit.backend=redis, or use scope local.", null);
+			}
+			policies.add(policy);
 		}
 		return policies;
 	}
 
-	private static ConcurrencyPolicy bind(String name, RateLimitProperties.ConcurrencyCap source,
-			KeyExpressions expressions, boolean distributedAvailable) {
+	static ConcurrencyPolicy bind(String name, RateLimitProperties.ConcurrencyCap source,
+			KeyExpressions expressions) {
 		String prefix = "rate-limit.concurrency." + name + ".";
 		ConcurrencyPolicy policy;
 		try {
@@ -40,7 +46,7 @@ final class ConcurrencyPropertiesBinder {
 				.key(source.getKey())
 				.maxWait(source.getMaxWait())
 				.scope(source.getScope())
-				.lease(source.getLease())
+				.permitTtl(source.getPermitTtl())
 				.rejection(source.getRejection())
 				.failureMode(source.getFailureMode())
 				.visibility(source.getVisibility())
@@ -48,11 +54,6 @@ final class ConcurrencyPropertiesBinder {
 		}
 		catch (PolicyValidationException ex) {
 			throw InvalidProperty.of(prefix, ex);
-		}
-		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !distributedAvailable) {
-			throw new RateLimitConfigurationException(
-					"Property " + prefix + "scope is distributed but the rate limiter has no Redis backend",
-					"Set rate-limit.backend=redis, or use scope local.", null);
 		}
 		InvalidProperty.checkKey(expressions, prefix + "key", policy.key());
 		return policy;

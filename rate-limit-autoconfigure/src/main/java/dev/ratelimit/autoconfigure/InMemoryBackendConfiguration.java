@@ -27,9 +27,9 @@ class InMemoryBackendConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(InMemoryKeyBounds bounds, TimeSource timeSource, LimitRegistry limits) {
 		for (RateLimitPolicy policy : limits.rateLimits().all()) {
-			if (policy.lease() > 0) {
+			if (policy.prefetch() > 0) {
 				// Not an error: the same configuration may serve a Redis profile elsewhere.
-				logger.warn("rate-limit.policies." + policy.name() + ".lease has no effect with the memory backend, "
+				logger.warn("rate-limit.policies." + policy.name() + ".prefetch has no effect with the memory backend, "
 						+ "where every decision is already local; it applies with rate-limit.backend=redis");
 			}
 		}

@@ -15,16 +15,9 @@ import dev.ratelimit.core.KeyBound;
 public record InMemoryKeyBounds(KeyBound rateLimits, KeyBound budgets, KeyBound concurrency) {
 
 	static InMemoryKeyBounds of(RateLimitProperties.Memory memory) {
-		long maxKeys = positive("rate-limit.memory.max-keys", memory.getMaxKeys());
-		long maxBudgetKeys = positive("rate-limit.memory.max-budget-keys", memory.getMaxBudgetKeys());
-		return new InMemoryKeyBounds(new KeyBound(maxKeys), new KeyBound(maxBudgetKeys), new KeyBound(maxKeys));
-	}
-
-	private static long positive(String property, long value) {
-		if (value <= 0) {
-			throw InvalidProperty.of(property, value, "must be positive", null);
-		}
-		return value;
+		// Checked positive with the other properties, whatever the backend.
+		return new InMemoryKeyBounds(new KeyBound(memory.getMaxKeys()), new KeyBound(memory.getMaxBudgetKeys()),
+				new KeyBound(memory.getMaxKeys()));
 	}
 
 }

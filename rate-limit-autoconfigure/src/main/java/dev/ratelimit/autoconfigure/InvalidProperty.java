@@ -1,13 +1,17 @@
 package dev.ratelimit.autoconfigure;
 
+import java.time.Duration;
+import java.util.List;
+
 import org.springframework.expression.ParseException;
 
+import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.key.KeyExpressions;
 
 /**
- * The start-up errors of the property binders, worded alike: the property, its
+ * The start-up errors of the property checks, worded alike: the property, its
  * value, what is wrong, and to update it.
  */
 final class InvalidProperty {
@@ -25,7 +29,7 @@ final class InvalidProperty {
 	 */
 	static RateLimitConfigurationException of(String property, Object value, String reason, Throwable cause) {
 		return new RateLimitConfigurationException(
-				"Property " + property + " with value '" + value + "' is invalid: " + reason,
+				"Property " + property + " with value '" + text(value) + "' is invalid: " + reason,
 				"Update " + property + " in your configuration.", cause);
 	}
 
@@ -40,6 +44,36 @@ final class InvalidProperty {
 		String property = "name".equals(ex.getAttribute()) ? prefix.substring(0, prefix.length() - 1)
 				: prefix + ex.getAttribute();
 		return of(property, ex.getValue(), ex.getReason(), ex);
+	}
+
+	/**
+	 * Returns one error for several, so that every invalid property is reported
+	 * at once: the single error itself, or a list of their descriptions.
+	 * @param problems the errors, at least one
+	 * @return the exception to throw
+	 */
+	static RateLimitConfigurationException all(List<RateLimitConfigurationException> problems) {
+		if (problems.size() == 1) {
+			return problems.get(0);
+		}
+		StringBuilder description = new StringBuilder(problems.size() + " rate-limit properties are invalid:");
+		for (RateLimitConfigurationException problem : problems) {
+			description.append(System.lineSeparator()).append("  - ").append(problem.getMessage());
+		}
+		String action = String.join(System.lineSeparator(),
+				problems.stream().map(RateLimitConfigurationException::getAction).distinct().toList());
+		RateLimitConfigurationException all = new RateLimitConfigurationException(description.toString(), action,
+				problems.get(0));
+		problems.stream().skip(1).forEach(all::addSuppressed);
+		return all;
+	}
+
+	/** A value as it is written in properties: durations as {@code 500ms} or {@code -1s}, not {@code PT0.5S}. */
+	private static Object text(Object value) {
+		if (value instanceof Duration duration) {
+			return duration.isZero() ? "0s" : Durations.format(duration.toNanos() / 1_000L);
+		}
+		return value;
 	}
 
 	/**

@@ -25,7 +25,7 @@ final class PolicyPropertiesBinder {
 		return policies;
 	}
 
-	private static RateLimitPolicy bind(String name, RateLimitProperties.Policy source, KeyExpressions expressions) {
+	static RateLimitPolicy bind(String name, RateLimitProperties.Policy source, KeyExpressions expressions) {
 		String prefix = "rate-limit.policies." + name + ".";
 		RateLimitPolicy policy;
 		try {
@@ -38,7 +38,7 @@ final class PolicyPropertiesBinder {
 				.visibility(source.getVisibility())
 				.localInstances(source.getLocalInstances())
 				.maxWaitMicros(source.getMaxWait().toNanos() / 1_000L)
-				.lease(source.getLease());
+				.prefetch(source.getPrefetch());
 			if (source.getCapacity() == null) {
 				throw new PolicyValidationException("capacity", null, "must be set to a positive number");
 			}

@@ -7,6 +7,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -45,6 +46,32 @@ import dev.ratelimit.core.RateLimitPolicy;
 		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class })
 public class RateLimitAutoConfiguration {
 
+	// Static: the binder asks for converters when it first binds, maybe before this class exists.
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static StringToRefillConverter rateLimitRefillConverter() {
+		return new StringToRefillConverter();
+	}
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static StringToBudgetWindowConverter rateLimitBudgetWindowConverter() {
+		return new StringToBudgetWindowConverter();
+	}
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static StringToAmountConverter rateLimitAmountConverter() {
+		return new StringToAmountConverter();
+	}
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static NumberToAmountConverter rateLimitNumberAmountConverter() {
+		return new NumberToAmountConverter();
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	TimeSource rateLimitTimeSource() {
@@ -79,14 +106,7 @@ public class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	LimitKeys rateLimitKeys(RateLimitProperties properties) {
-		try {
-			return new LimitKeys(properties.getKeyPrefix(), properties.getMaxKeyLength());
-		}
-		catch (IllegalArgumentException ex) {
-			throw new RateLimitConfigurationException(
-					"Properties rate-limit.key-prefix / rate-limit.max-key-length are invalid: " + ex.getMessage(),
-					"Use a prefix without braces or spaces and a maximum key length of at least 16.", ex);
-		}
+		return new LimitKeys(properties.getKeyPrefix(), properties.getMaxKeyLength());
 	}
 
 	@Bean

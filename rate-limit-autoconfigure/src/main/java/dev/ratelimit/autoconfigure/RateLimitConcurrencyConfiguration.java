@@ -16,7 +16,7 @@ import dev.ratelimit.core.NamedLimits;
 
 /**
  * Concurrency caps: the configured policies, the local bulkheads and, with the
- * Redis backend, the distributed lease semaphore.
+ * Redis backend, the distributed semaphore of expiring permits.
  */
 @Configuration(proxyBeanMethods = false)
 class RateLimitConcurrencyConfiguration {

@@ -1,14 +1,18 @@
 package dev.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
+import dev.ratelimit.budget.Amount;
+import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.budget.OnError;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Algorithm;
@@ -16,14 +20,18 @@ import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.ForwardedHeader;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.MissingKeyAction;
+import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.web.HeaderMode;
 
 /**
- * Configuration properties of the rate limiter.
+ * Configuration properties of the rate limiter. Refill rates, budget windows,
+ * time zones and amounts are typed, so that a malformed value fails binding with
+ * the property's name; once bound, every property is checked in one pass (see
+ * {@link #afterPropertiesSet()}) before any bean uses them.
  */
 @ConfigurationProperties("rate-limit")
-public class RateLimitProperties {
+public class RateLimitProperties implements InitializingBean {
 
 	/**
 	 * Whether rate limiting is enabled. When false no limiter, aspect or filter is
@@ -214,6 +222,16 @@ public class RateLimitProperties {
 	}
 
 	/**
+	 * Checks every property once the properties are bound, reporting each invalid
+	 * value with its property's name before any bean uses them.
+	 * @throws dev.ratelimit.core.RateLimitConfigurationException if a value is invalid
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		RateLimitPropertiesValidator.validate(this);
+	}
+
+	/**
 	 * Where limiter state is kept.
 	 */
 	public enum Backend {
@@ -319,7 +337,7 @@ public class RateLimitProperties {
 		 * 100/1m or 5/500ms: tokens added (token bucket), drained (leaky bucket) or
 		 * served (shaping leaky bucket) per period.
 		 */
-		private String refill;
+		private Refill refill;
 
 		/**
 		 * Window of the window algorithms (fixed-window, sliding-window-log,
@@ -369,14 +387,14 @@ public class RateLimitProperties {
 		private MissingKeyAction missingKey = MissingKeyAction.SHARED;
 
 		/**
-		 * Lease mode (token-bucket and fixed-window, Redis backend): tokens an
-		 * instance takes from Redis at once and spends locally, so that only one
-		 * call in this many reaches Redis. Across N instances at most lease × N calls
-		 * more than the limit can pass in any interval (token bucket); a fixed
+		 * Prefetch mode (token-bucket and fixed-window, Redis backend): tokens an
+		 * instance takes from Redis in one call and spends locally, so that only one
+		 * call in this many reaches Redis. Across N instances at most prefetch × N
+		 * calls more than the limit can pass in any interval (token bucket); a fixed
 		 * window never passes more than its limit. Zero, the default, asks Redis on
 		 * every call.
 		 */
-		private long lease;
+		private long prefetch;
 
 		/**
 		 * Whether the policy is told to callers in the RateLimit header fields and
@@ -411,11 +429,11 @@ public class RateLimitProperties {
 			this.capacity = capacity;
 		}
 
-		public String getRefill() {
+		public Refill getRefill() {
 			return this.refill;
 		}
 
-		public void setRefill(String refill) {
+		public void setRefill(Refill refill) {
 			this.refill = refill;
 		}
 
@@ -459,12 +477,12 @@ public class RateLimitProperties {
 			this.shadow = shadow;
 		}
 
-		public long getLease() {
-			return this.lease;
+		public long getPrefetch() {
+			return this.prefetch;
 		}
 
-		public void setLease(long lease) {
-			this.lease = lease;
+		public void setPrefetch(long prefetch) {
+			this.prefetch = prefetch;
 		}
 
 		public Visibility getVisibility() {
@@ -715,14 +733,14 @@ public class RateLimitProperties {
 
 		private final DenyCache denyCache = new DenyCache();
 
-		private final Lease lease = new Lease();
+		private final Prefetch prefetch = new Prefetch();
 
 		public DenyCache getDenyCache() {
 			return this.denyCache;
 		}
 
-		public Lease getLease() {
-			return this.lease;
+		public Prefetch getPrefetch() {
+			return this.prefetch;
 		}
 
 		public Duration getTimeout() {
@@ -783,13 +801,13 @@ public class RateLimitProperties {
 	}
 
 	/**
-	 * Lease mode settings; the lease size is set per policy
-	 * ({@code rate-limit.policies.<name>.lease}).
+	 * Prefetch mode settings; the number of tokens prefetched is set per policy
+	 * ({@code rate-limit.policies.<name>.prefetch}).
 	 */
-	public static class Lease {
+	public static class Prefetch {
 
 		/**
-		 * Most keys holding leased tokens at once in one instance; the least
+		 * Most keys holding prefetched tokens at once in one instance; the least
 		 * recently used lose theirs (which never over-admits).
 		 */
 		private long maxKeys = 10_000;
@@ -911,21 +929,22 @@ public class RateLimitProperties {
 		private String key = "global";
 
 		/**
-		 * Time zone of calendar windows (day, week, month).
+		 * Time zone of calendar windows (day, week, month), for example UTC or
+		 * Europe/Berlin.
 		 */
-		private String zone = "UTC";
+		private ZoneId zone = ZoneId.of("UTC");
 
 		/**
 		 * Amount per window for a budget with one window, as a decimal in the unit,
 		 * for example 5.00; use limits for several windows.
 		 */
-		private String amount;
+		private Amount amount;
 
 		/**
 		 * Window of amount: day, week, month, or a rolling duration from the first
-		 * charge such as 24h.
+		 * charge such as 24h. Day when unset.
 		 */
-		private String window;
+		private BudgetWindow window;
 
 		/**
 		 * Amounts per window, all checked together, for example a daily and a
@@ -940,10 +959,11 @@ public class RateLimitProperties {
 		private FailureMode failureMode = FailureMode.CLOSED;
 
 		/**
-		 * How long a reservation lives if its caller never settles it; then its
-		 * amount returns to the budget.
+		 * How long a reservation lives if its caller never settles it (a crashed
+		 * instance, a lost settle); then its amount returns to the budget. Longer
+		 * than the slowest call the budget covers.
 		 */
-		private Duration lease = Duration.ofMinutes(5);
+		private Duration reservationTimeout = Duration.ofMinutes(5);
 
 		/**
 		 * What a call that throws is charged when its actual cost cannot be computed:
@@ -983,27 +1003,27 @@ public class RateLimitProperties {
 			this.key = key;
 		}
 
-		public String getZone() {
+		public ZoneId getZone() {
 			return this.zone;
 		}
 
-		public void setZone(String zone) {
+		public void setZone(ZoneId zone) {
 			this.zone = zone;
 		}
 
-		public String getAmount() {
+		public Amount getAmount() {
 			return this.amount;
 		}
 
-		public void setAmount(String amount) {
+		public void setAmount(Amount amount) {
 			this.amount = amount;
 		}
 
-		public String getWindow() {
+		public BudgetWindow getWindow() {
 			return this.window;
 		}
 
-		public void setWindow(String window) {
+		public void setWindow(BudgetWindow window) {
 			this.window = window;
 		}
 
@@ -1023,12 +1043,12 @@ public class RateLimitProperties {
 			this.failureMode = failureMode;
 		}
 
-		public Duration getLease() {
-			return this.lease;
+		public Duration getReservationTimeout() {
+			return this.reservationTimeout;
 		}
 
-		public void setLease(Duration lease) {
-			this.lease = lease;
+		public void setReservationTimeout(Duration reservationTimeout) {
+			this.reservationTimeout = reservationTimeout;
 		}
 
 		public OnError getOnError() {
@@ -1050,26 +1070,26 @@ public class RateLimitProperties {
 		 * Window: day, week, month, or a rolling duration from the first charge such
 		 * as 24h.
 		 */
-		private String window;
+		private BudgetWindow window;
 
 		/**
 		 * Amount per window, as a decimal in the budget's unit, for example 100.00.
 		 */
-		private String amount;
+		private Amount amount;
 
-		public String getWindow() {
+		public BudgetWindow getWindow() {
 			return this.window;
 		}
 
-		public void setWindow(String window) {
+		public void setWindow(BudgetWindow window) {
 			this.window = window;
 		}
 
-		public String getAmount() {
+		public Amount getAmount() {
 			return this.amount;
 		}
 
-		public void setAmount(String amount) {
+		public void setAmount(Amount amount) {
 			this.amount = amount;
 		}
 
@@ -1104,10 +1124,10 @@ public class RateLimitProperties {
 		private ConcurrencyPolicy.Scope scope = ConcurrencyPolicy.Scope.LOCAL;
 
 		/**
-		 * Lease of a distributed permit: a holder that dies gives it back after this
-		 * long; a live holder renews it every third of it.
+		 * Time to live of a distributed permit: a holder that dies gives it back after
+		 * this long; a live holder renews it every third of it. At least 10ms.
 		 */
-		private Duration lease = Duration.ofSeconds(30);
+		private Duration permitTtl = Duration.ofSeconds(30);
 
 		/**
 		 * How a rejected caller is answered: too-many-requests (429) for per-caller
@@ -1171,12 +1191,12 @@ public class RateLimitProperties {
 			this.scope = scope;
 		}
 
-		public Duration getLease() {
-			return this.lease;
+		public Duration getPermitTtl() {
+			return this.permitTtl;
 		}
 
-		public void setLease(Duration lease) {
-			this.lease = lease;
+		public void setPermitTtl(Duration permitTtl) {
+			this.permitTtl = permitTtl;
 		}
 
 		public ConcurrencyPolicy.Rejection getRejection() {

@@ -1,7 +1,5 @@
 package dev.ratelimit.autoconfigure;
 
-import java.time.Duration;
-
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -23,7 +21,7 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.lease.LeasingBackend;
+import dev.ratelimit.prefetch.PrefetchingBackend;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisPermitStore;
@@ -58,10 +56,8 @@ class RedisBackendConfiguration {
 							: "no RedisConnectionFactory bean exists"),
 					several ? "Mark the connection factory the limiter should use as @Primary." : ACTION, null);
 		}
-		Duration timeout = positive("rate-limit.redis.timeout", properties.getRedis().getTimeout(), "100ms");
-		Duration connectTimeout = positive("rate-limit.redis.connect-timeout",
-				properties.getRedis().getConnectTimeout(), "2s");
-		RedisLimiterConnection connection = new RedisLimiterConnection(factory, timeout, connectTimeout);
+		RedisLimiterConnection connection = new RedisLimiterConnection(factory, properties.getRedis().getTimeout(),
+				properties.getRedis().getConnectTimeout());
 		// Here, while the application starts: the first decisions then run on Redis, not on a lazy connect.
 		connection.connect();
 		return connection;
@@ -72,10 +68,9 @@ class RedisBackendConfiguration {
 	RateLimitBackend rateLimitBackend(RedisLimiterConnection connection, RateLimitProperties properties,
 			TimeSource timeSource, LimitRegistry limits) {
 		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory(), null);
-		if (limits.rateLimits().all().stream().anyMatch((policy) -> policy.lease() > 0)) {
-			// Inside the deny cache: a lease's denial is the backend's, cached like any other.
-			redis = new LeasingBackend(redis, timeSource, positive("rate-limit.redis.lease.max-keys",
-					properties.getRedis().getLease().getMaxKeys()));
+		if (limits.rateLimits().all().stream().anyMatch((policy) -> policy.prefetch() > 0)) {
+			// Inside the deny cache: a prefetch's denial is the backend's, cached like any other.
+			redis = new PrefetchingBackend(redis, timeSource, properties.getRedis().getPrefetch().getMaxKeys());
 		}
 		if (properties.getRedis().getDenyCache().isEnabled()) {
 			redis = new DenyCachingBackend(redis, timeSource, properties.getRedis().getDenyCache().getMaxKeys());
@@ -101,41 +96,15 @@ class RedisBackendConfiguration {
 				local, LimitListener.of(listeners.orderedStream().toList()));
 	}
 
-	private static Duration positive(String property, Duration value, String example) {
-		if (value.isNegative() || value.isZero()) {
-			throw new RateLimitConfigurationException(
-					"Property " + property + " with value '" + value + "' is invalid: must be positive",
-					"Set " + property + " to a positive duration such as " + example + ".", null);
-		}
-		return value;
-	}
-
-	private static long positive(String property, long value) {
-		if (value <= 0) {
-			throw new RateLimitConfigurationException(
-					"Property " + property + " with value '" + value + "' is invalid: must be positive",
-					"Set " + property + " to a positive number of keys, such as 10000.", null);
-		}
-		return value;
-	}
-
 	private static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
-		try {
-			return CircuitBreakerConfig.custom()
-				.failureRateThreshold(breaker.getFailureRateThreshold())
-				.slidingWindowSize(breaker.getSlidingWindowSize())
-				.minimumNumberOfCalls(breaker.getMinimumNumberOfCalls())
-				.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
-				.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
-				.build();
-		}
-		catch (IllegalArgumentException ex) {
-			throw new RateLimitConfigurationException(
-					"Properties rate-limit.redis.circuit-breaker.* are invalid: " + ex.getMessage(),
-					"Use a failure rate threshold in (0, 100], positive window sizes and call counts, "
-							+ "and a positive wait duration.",
-					ex);
-		}
+		// Each value was checked, with its property's name, when the properties were bound.
+		return CircuitBreakerConfig.custom()
+			.failureRateThreshold(breaker.getFailureRateThreshold())
+			.slidingWindowSize(breaker.getSlidingWindowSize())
+			.minimumNumberOfCalls(breaker.getMinimumNumberOfCalls())
+			.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
+			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
+			.build();
 	}
 
 	/**

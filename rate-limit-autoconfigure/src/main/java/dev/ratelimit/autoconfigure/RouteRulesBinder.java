@@ -1,6 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -10,12 +11,12 @@ import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.util.pattern.PatternParseException;
 
+import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.web.RouteRule;
-import dev.ratelimit.core.NamedLimits;
 
 /**
  * Builds the route rules from {@code rate-limit.routes}, failing with the
@@ -34,23 +35,54 @@ final class RouteRulesBinder {
 		List<RouteRule> rules = new ArrayList<>();
 		List<RateLimitProperties.Route> routes = properties.getRoutes();
 		for (int i = 0; i < routes.size(); i++) {
-			rules.add(bind("rate-limit.routes[" + i + "].", routes.get(i), policies, expressions));
+			rules.add(bind(prefix(i), routes.get(i), policies, expressions));
 		}
 		return rules;
 	}
 
-	private static RouteRule bind(String prefix, RateLimitProperties.Route route, NamedLimits<RateLimitPolicy> policies,
-			KeyExpressions expressions) {
+	/**
+	 * Checks a route rule without building it, so that route rules are checked
+	 * in applications without the servlet filter too.
+	 * @param index the rule's index in {@code rate-limit.routes}
+	 * @param route the rule
+	 * @param policyNames the names of the configured policies
+	 */
+	static void check(int index, RateLimitProperties.Route route, Collection<String> policyNames) {
+		String prefix = prefix(index);
+		pattern(prefix, route);
+		methods(prefix, route);
+		policyNames(prefix, route, policyNames);
+	}
+
+	private static RouteRule bind(String prefix, RateLimitProperties.Route route,
+			NamedLimits<RateLimitPolicy> policies, KeyExpressions expressions) {
+		PathPattern pattern = pattern(prefix, route);
+		Set<String> methods = methods(prefix, route);
+		List<BoundPolicy> bound = new ArrayList<>();
+		for (String name : policyNames(prefix, route, policies.names())) {
+			RateLimitPolicy policy = policies.find(name).orElseThrow();
+			bound.add(new BoundPolicy(policy, expressions.parse(policy.key()), null, 1));
+		}
+		return new RouteRule(pattern, Set.copyOf(methods), List.copyOf(bound));
+	}
+
+	private static String prefix(int index) {
+		return "rate-limit.routes[" + index + "].";
+	}
+
+	private static PathPattern pattern(String prefix, RateLimitProperties.Route route) {
 		if (route.getPattern() == null || route.getPattern().isBlank()) {
 			throw invalid(prefix + "pattern", null, "a path pattern such as /api/** is required");
 		}
-		PathPattern pattern;
 		try {
-			pattern = PathPatternParser.defaultInstance.parse(route.getPattern());
+			return PathPatternParser.defaultInstance.parse(route.getPattern());
 		}
 		catch (PatternParseException ex) {
 			throw invalid(prefix + "pattern", route.getPattern(), ex.getMessage());
 		}
+	}
+
+	private static Set<String> methods(String prefix, RateLimitProperties.Route route) {
 		Set<String> methods = new LinkedHashSet<>();
 		for (String method : route.getMethods()) {
 			String upper = method.strip().toUpperCase(Locale.ROOT);
@@ -59,17 +91,23 @@ final class RouteRulesBinder {
 			}
 			methods.add(upper);
 		}
+		return methods;
+	}
+
+	private static List<String> policyNames(String prefix, RateLimitProperties.Route route,
+			Collection<String> configured) {
 		if (route.getPolicies().isEmpty()) {
 			throw invalid(prefix + "policies", "[]", "list at least one policy name");
 		}
-		List<BoundPolicy> bound = new ArrayList<>();
+		List<String> names = new ArrayList<>();
 		for (String name : route.getPolicies()) {
-			RateLimitPolicy policy = policies.find(name.strip())
-				.orElseThrow(() -> invalid(prefix + "policies", name,
-						"no policy named '" + name + "' is configured (configured: " + policies.names() + ")"));
-			bound.add(new BoundPolicy(policy, expressions.parse(policy.key()), null, 1));
+			if (!configured.contains(name.strip())) {
+				throw invalid(prefix + "policies", name,
+						"no policy named '" + name + "' is configured (configured: " + configured + ")");
+			}
+			names.add(name.strip());
 		}
-		return new RouteRule(pattern, Set.copyOf(methods), List.copyOf(bound));
+		return names;
 	}
 
 	private static RateLimitConfigurationException invalid(String property, Object value, String reason) {

@@ -33,7 +33,7 @@ public final class BudgetPolicy implements Limit {
 
 	private final FailureMode failureMode;
 
-	private final long leaseMicros;
+	private final long reservationTimeoutMicros;
 
 	private final OnError onError;
 
@@ -46,7 +46,7 @@ public final class BudgetPolicy implements Limit {
 		this.zone = builder.zone;
 		this.limits = List.copyOf(builder.limits);
 		this.failureMode = builder.failureMode;
-		this.leaseMicros = builder.leaseMicros;
+		this.reservationTimeoutMicros = builder.reservationTimeoutMicros;
 		this.onError = builder.onError;
 		this.visibility = builder.visibility;
 	}
@@ -98,9 +98,13 @@ public final class BudgetPolicy implements Limit {
 		return this.failureMode;
 	}
 
-	/** @return how long a reservation lives if its caller never settles it, in microseconds */
-	public long leaseMicros() {
-		return this.leaseMicros;
+	/**
+	 * Returns how long a reservation lives if its caller never settles it: then
+	 * its amount returns to the budget.
+	 * @return the reservation timeout in microseconds
+	 */
+	public long reservationTimeoutMicros() {
+		return this.reservationTimeoutMicros;
 	}
 
 	/** @return what a failed call is charged when its actual cost is unknown */
@@ -127,14 +131,15 @@ public final class BudgetPolicy implements Limit {
 			.onError(this.onError)
 			.visibility(this.visibility);
 		builder.limits.addAll(this.limits);
-		builder.leaseMicros = this.leaseMicros;
+		builder.reservationTimeoutMicros = this.reservationTimeoutMicros;
 		return builder;
 	}
 
 	@Override
 	public String toString() {
 		return "BudgetPolicy[" + this.name + ": " + this.limits + " " + this.unit + " key=" + this.key + " zone="
-				+ this.zone + " failure-mode=" + this.failureMode + " lease=" + this.leaseMicros + "us on-error="
+				+ this.zone + " failure-mode=" + this.failureMode + " reservation-timeout=" + this.reservationTimeoutMicros
+				+ "us on-error="
 				+ this.onError + "]";
 	}
 
@@ -155,7 +160,7 @@ public final class BudgetPolicy implements Limit {
 
 		private FailureMode failureMode = FailureMode.CLOSED;
 
-		private long leaseMicros = Duration.ofMinutes(5).toNanos() / 1_000L;
+		private long reservationTimeoutMicros = Duration.ofMinutes(5).toNanos() / 1_000L;
 
 		private OnError onError = OnError.KEEP;
 
@@ -262,15 +267,15 @@ public final class BudgetPolicy implements Limit {
 
 		/**
 		 * Sets how long an unsettled reservation lives; 5 minutes by default.
-		 * @param lease the lease
+		 * @param reservationTimeout the reservation timeout, positive
 		 * @return this builder
 		 */
-		public Builder lease(Duration lease) {
-			long micros = lease.toNanos() / 1_000L;
+		public Builder reservationTimeout(Duration reservationTimeout) {
+			long micros = reservationTimeout.toNanos() / 1_000L;
 			if (micros <= 0) {
-				throw new PolicyValidationException("lease", lease, "must be positive");
+				throw new PolicyValidationException("reservation-timeout", reservationTimeout, "must be positive");
 			}
-			this.leaseMicros = micros;
+			this.reservationTimeoutMicros = micros;
 			return this;
 		}
 

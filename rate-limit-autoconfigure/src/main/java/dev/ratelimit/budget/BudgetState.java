@@ -28,7 +28,7 @@ public final class BudgetState {
 
 	private long reserved;
 
-	// Insertion order is expiry order: every lease and marker lasts the policy's lease.
+	// Insertion order is expiry order: every lease and marker lasts the policy's reservation timeout.
 	private final Map<String, long[]> leases = new LinkedHashMap<>();
 
 	private final Map<String, Long> done = new LinkedHashMap<>();
@@ -78,7 +78,7 @@ public final class BudgetState {
 		}
 		startRollingWindows(policy, now);
 		this.reserved += estimate;
-		this.leases.put(id, new long[] { estimate, now + policy.leaseMicros() });
+		this.leases.put(id, new long[] { estimate, now + policy.reservationTimeoutMicros() });
 		return decision(policy, true, violated, 0, now);
 	}
 
@@ -107,7 +107,7 @@ public final class BudgetState {
 		for (int i = 0; i < this.spent.length; i++) {
 			this.spent[i] += actual;
 		}
-		this.done.put(id, now + policy.leaseMicros());
+		this.done.put(id, now + policy.reservationTimeoutMicros());
 		return decision(policy, true, null, 0, now);
 	}
 
@@ -127,7 +127,7 @@ public final class BudgetState {
 			if (lease != null) {
 				this.reserved -= lease[0];
 			}
-			this.done.put(id, now + policy.leaseMicros());
+			this.done.put(id, now + policy.reservationTimeoutMicros());
 		}
 		return decision(policy, true, null, 0, now);
 	}

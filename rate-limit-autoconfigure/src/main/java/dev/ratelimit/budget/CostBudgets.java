@@ -182,7 +182,7 @@ public final class CostBudgets {
 			// The work is done; the lease returns the estimate if the settle never lands.
 			this.health.failed(ex);
 			logger.log(Level.WARNING, "Could not settle reservation " + reservation.id() + " of budget '"
-					+ reservation.policy().name() + "'; its estimate returns when the lease expires: " + ex);
+					+ reservation.policy().name() + "'; its estimate returns when the reservation times out: " + ex);
 			return reservation.decision();
 		}
 	}

@@ -27,7 +27,7 @@ public final class ConcurrencyPolicy implements Limit {
 
 	private final Scope scope;
 
-	private final long leaseMicros;
+	private final long permitTtlMicros;
 
 	private final Rejection rejection;
 
@@ -41,7 +41,7 @@ public final class ConcurrencyPolicy implements Limit {
 		this.key = builder.key;
 		this.maxWaitMicros = builder.maxWaitMicros;
 		this.scope = builder.scope;
-		this.leaseMicros = builder.leaseMicros;
+		this.permitTtlMicros = builder.permitTtlMicros;
 		this.rejection = builder.rejection;
 		this.failureMode = builder.failureMode;
 		this.visibility = builder.visibility;
@@ -91,10 +91,10 @@ public final class ConcurrencyPolicy implements Limit {
 	/**
 	 * Returns how long a distributed permit lives without renewal: a holder that
 	 * dies gives its permit back after this long; a live holder renews it.
-	 * @return the lease in microseconds
+	 * @return the permit's time to live in microseconds
 	 */
-	public long leaseMicros() {
-		return this.leaseMicros;
+	public long permitTtlMicros() {
+		return this.permitTtlMicros;
 	}
 
 	/** @return how a caller that gets no permit is answered */
@@ -117,7 +117,7 @@ public final class ConcurrencyPolicy implements Limit {
 	@Override
 	public String toString() {
 		return "ConcurrencyPolicy[" + this.name + ": " + this.permits + " permits, " + this.scope + ", max-wait="
-				+ this.maxWaitMicros + "us, lease=" + this.leaseMicros + "us, key=" + this.key + ", reject with "
+				+ this.maxWaitMicros + "us, permit-ttl=" + this.permitTtlMicros + "us, key=" + this.key + ", reject with "
 				+ this.rejection + "]";
 	}
 
@@ -129,7 +129,7 @@ public final class ConcurrencyPolicy implements Limit {
 		/** In this instance, with a semaphore bulkhead per key. */
 		LOCAL,
 
-		/** Across every instance, with a Redis lease semaphore per key. */
+		/** Across every instance, with a Redis semaphore of expiring permits per key. */
 		DISTRIBUTED
 
 	}
@@ -160,7 +160,7 @@ public final class ConcurrencyPolicy implements Limit {
 			.failureMode(this.failureMode)
 			.visibility(this.visibility);
 		builder.maxWaitMicros = this.maxWaitMicros;
-		builder.leaseMicros = this.leaseMicros;
+		builder.permitTtlMicros = this.permitTtlMicros;
 		return builder;
 	}
 
@@ -179,7 +179,7 @@ public final class ConcurrencyPolicy implements Limit {
 
 		private Scope scope = Scope.LOCAL;
 
-		private long leaseMicros = Duration.ofSeconds(30).toNanos() / 1_000L;
+		private long permitTtlMicros = Duration.ofSeconds(30).toNanos() / 1_000L;
 
 		private Rejection rejection = Rejection.TOO_MANY_REQUESTS;
 
@@ -238,15 +238,16 @@ public final class ConcurrencyPolicy implements Limit {
 		}
 
 		/**
-		 * Sets the lease of distributed permits; 30 seconds by default.
-		 * @param lease the lease
+		 * Sets how long a distributed permit lives without renewal; 30 seconds by
+		 * default.
+		 * @param permitTtl the permit's time to live, at least 10ms
 		 * @return this builder
 		 */
-		public Builder lease(Duration lease) {
-			if (lease.toMillis() < 10) {
-				throw new PolicyValidationException("lease", lease, "must be at least 10ms");
+		public Builder permitTtl(Duration permitTtl) {
+			if (permitTtl.toMillis() < 10) {
+				throw new PolicyValidationException("permit-ttl", permitTtl, "must be at least 10ms");
 			}
-			this.leaseMicros = lease.toNanos() / 1_000L;
+			this.permitTtlMicros = permitTtl.toNanos() / 1_000L;
 			return this;
 		}
 

@@ -255,7 +255,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	private Permit hold(ConcurrencyPolicy policy, String storageKey, String id) {
 		LeasedPermit permit = new LeasedPermit(policy, storageKey, id);
 		this.held.add(permit);
-		scheduleRenewals(Math.max(1, policy.leaseMicros() / 3));
+		scheduleRenewals(Math.max(1, policy.permitTtlMicros() / 3));
 		return permit;
 	}
 
@@ -368,8 +368,8 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			DistributedConcurrencyLimiter.this.held.remove(this);
 			if (this.lost.compareAndSet(false, true)) {
 				logger.log(Level.WARNING, "Permit " + this.id + " of concurrency policy '" + this.policy.name()
-						+ "' on " + this.key + " expired before its call ended (lease "
-						+ this.policy.leaseMicros() / 1000 + " ms not renewed in time); the cap may be exceeded "
+						+ "' on " + this.key + " expired before its call ended (permit-ttl "
+						+ this.policy.permitTtlMicros() / 1000 + " ms not renewed in time); the cap may be exceeded "
 						+ "until the call ends");
 			}
 		}

@@ -12,7 +12,7 @@ public interface PermitStore {
 
 	/**
 	 * Takes a permit if fewer than {@link ConcurrencyPolicy#permits()} are held,
-	 * leased for {@link ConcurrencyPolicy#leaseMicros()}. Expired leases are not
+	 * leased for {@link ConcurrencyPolicy#permitTtlMicros()}. Expired leases are not
 	 * counted. Taking again with an id that is still held renews it and is
 	 * granted, so a retry after a lost reply never takes two permits.
 	 * @param policy the policy
@@ -23,7 +23,7 @@ public interface PermitStore {
 	Attempt tryAcquire(ConcurrencyPolicy policy, String key, String id);
 
 	/**
-	 * Extends a held permit's lease to {@link ConcurrencyPolicy#leaseMicros()}
+	 * Extends a held permit's lease to {@link ConcurrencyPolicy#permitTtlMicros()}
 	 * from now. A permit that expired or was released is not taken back.
 	 * @param policy the policy
 	 * @param key the storage key

@@ -42,7 +42,7 @@ public final class RateLimitPolicy implements Limit {
 
 	private final long maxWaitMicros;
 
-	private final long lease;
+	private final long prefetch;
 
 	private final Visibility visibility;
 
@@ -59,7 +59,7 @@ public final class RateLimitPolicy implements Limit {
 		this.visibility = builder.visibility;
 		this.localInstances = builder.localInstances;
 		this.maxWaitMicros = builder.maxWaitMicros;
-		this.lease = builder.lease;
+		this.prefetch = builder.prefetch;
 	}
 
 	/**
@@ -149,14 +149,15 @@ public final class RateLimitPolicy implements Limit {
 	}
 
 	/**
-	 * Returns the lease size: how many tokens an instance takes from a shared
-	 * backend at once and then spends locally without asking it again. Lease mode
+	 * Returns how many tokens an instance prefetches: takes from a shared backend
+	 * in one call and then spends locally without asking it again. Prefetch mode
 	 * trades exactness for fewer round trips on high limits: across all instances
-	 * at most {@code lease × instances} calls more than the limit can pass.
-	 * @return the tokens per lease; 0 (the default) asks the backend on every call
+	 * at most {@code prefetch × instances} calls more than the limit can pass.
+	 * @return the tokens taken per call to the backend; 0 (the default) asks the
+	 * backend on every call
 	 */
-	public long lease() {
-		return this.lease;
+	public long prefetch() {
+		return this.prefetch;
 	}
 
 	/**
@@ -183,8 +184,8 @@ public final class RateLimitPolicy implements Limit {
 		if (this.refill != null) {
 			builder.refill(new Refill(this.refill.tokens(), this.refill.periodMicros() * this.localInstances));
 		}
-		// A lease spends a shared backend's tokens; the local fallback has none to lease.
-		return builder.localInstances(1).lease(0).build();
+		// Prefetching spends a shared backend's tokens; the local fallback has none to prefetch.
+		return builder.localInstances(1).prefetch(0).build();
 	}
 
 	/**
@@ -227,7 +228,7 @@ public final class RateLimitPolicy implements Limit {
 			.visibility(this.visibility)
 			.localInstances(this.localInstances)
 			.maxWaitMicros(this.maxWaitMicros)
-			.lease(this.lease);
+			.prefetch(this.prefetch);
 	}
 
 	@Override
@@ -238,7 +239,7 @@ public final class RateLimitPolicy implements Limit {
 				&& this.key.equals(that.key)
 				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey
 				&& this.shadow == that.shadow && this.localInstances == that.localInstances
-				&& this.maxWaitMicros == that.maxWaitMicros && this.lease == that.lease
+				&& this.maxWaitMicros == that.maxWaitMicros && this.prefetch == that.prefetch
 				&& this.visibility == that.visibility);
 	}
 
@@ -254,7 +255,7 @@ public final class RateLimitPolicy implements Limit {
 				+ this.missingKey + (this.shadow ? " shadow" : "")
 				+ ((this.localInstances > 1) ? " local-instances=" + this.localInstances : "")
 				+ ((this.maxWaitMicros > 0) ? " max-wait=" + this.maxWaitMicros + "us" : "")
-				+ ((this.lease > 0) ? " lease=" + this.lease : "") + "]";
+				+ ((this.prefetch > 0) ? " prefetch=" + this.prefetch : "") + "]";
 	}
 
 	/**
@@ -286,7 +287,7 @@ public final class RateLimitPolicy implements Limit {
 
 		private long maxWaitMicros;
 
-		private long lease;
+		private long prefetch;
 
 		private Builder(String name) {
 			this.name = Limit.checkName(name);
@@ -435,16 +436,17 @@ public final class RateLimitPolicy implements Limit {
 		}
 
 		/**
-		 * Sets the lease size: tokens an instance takes from a shared backend at once
-		 * and spends locally; token-bucket and fixed-window only.
-		 * @param lease tokens per lease, 0 (the default) to ask the backend on every call
+		 * Sets how many tokens an instance prefetches: takes from a shared backend in
+		 * one call and spends locally; token-bucket and fixed-window only.
+		 * @param prefetch tokens per call to the backend, 0 (the default) to ask the
+		 * backend on every call
 		 * @return this builder
 		 */
-		public Builder lease(long lease) {
-			if (lease < 0) {
-				throw new PolicyValidationException("lease", lease, "must not be negative");
+		public Builder prefetch(long prefetch) {
+			if (prefetch < 0) {
+				throw new PolicyValidationException("prefetch", prefetch, "must not be negative");
 			}
-			this.lease = lease;
+			this.prefetch = prefetch;
 			return this;
 		}
 
@@ -497,24 +499,24 @@ public final class RateLimitPolicy implements Limit {
 									+ "use a fixed window or a token bucket for limits this large");
 				}
 			}
-			if (this.lease > 0) {
-				validateLease(kind);
+			if (this.prefetch > 0) {
+				validatePrefetch(kind);
 			}
 			return new RateLimitPolicy(this);
 		}
 
-		private void validateLease(String kind) {
+		private void validatePrefetch(String kind) {
 			if (this.algorithm != Algorithm.TOKEN_BUCKET && this.algorithm != Algorithm.FIXED_WINDOW) {
-				throw new PolicyValidationException("lease", this.lease,
-						"lease mode needs a token-bucket or fixed-window policy; " + kind + " cannot spend tokens taken in advance");
+				throw new PolicyValidationException("prefetch", this.prefetch,
+						"prefetch mode needs a token-bucket or fixed-window policy; " + kind + " cannot spend tokens taken in advance");
 			}
-			if (this.lease > this.capacity) {
-				throw new PolicyValidationException("lease", this.lease,
-						"must not exceed the capacity (" + this.capacity + "); a lease of 1% to 10% of it is typical");
+			if (this.prefetch > this.capacity) {
+				throw new PolicyValidationException("prefetch", this.prefetch,
+						"must not exceed the capacity (" + this.capacity + "); 1% to 10% of it is typical");
 			}
 			if (this.maxWaitMicros > 0) {
-				throw new PolicyValidationException("lease", this.lease,
-						"wait mode (max-wait) reserves each caller's place in the shared bucket; it cannot be combined with a lease");
+				throw new PolicyValidationException("prefetch", this.prefetch,
+						"wait mode (max-wait) reserves each caller's place in the shared bucket; it cannot be combined with prefetching");
 			}
 		}
 

@@ -134,7 +134,7 @@ public final class RedisBudgetStore implements BudgetStore {
 		args.add((this.explicitClock != null) ? Long.toString(javaNow) : "");
 		args.add(id);
 		args.add(Long.toString(amountMicros));
-		args.add(Long.toString(policy.leaseMicros()));
+		args.add(Long.toString(policy.reservationTimeoutMicros()));
 		for (int i = 0; i < limits.size(); i++) {
 			BudgetLimit limit = limits.get(i);
 			BudgetWindow.Span span = spans[i];

@@ -61,13 +61,13 @@ public final class RedisPermitStore implements PermitStore {
 
 	@Override
 	public Attempt tryAcquire(ConcurrencyPolicy policy, String key, String id) {
-		List<Object> reply = run(key, "acquire", id, policy.permits(), policy.leaseMicros());
+		List<Object> reply = run(key, "acquire", id, policy.permits(), policy.permitTtlMicros());
 		return new Attempt(number(reply, 0) == 1L, (int) number(reply, 1), number(reply, 2));
 	}
 
 	@Override
 	public boolean renew(ConcurrencyPolicy policy, String key, String id) {
-		return number(run(key, "renew", id, 0, policy.leaseMicros()), 0) == 1L;
+		return number(run(key, "renew", id, 0, policy.permitTtlMicros()), 0) == 1L;
 	}
 
 	@Override

@@ -58,7 +58,7 @@ class RateLimitEndpointTests {
 		assertThat(perUser.get("shadow").asBoolean()).isFalse();
 		assertThat(perUser.get("maxWait").asString()).isEqualTo("0s");
 		assertThat(perUser.get("localInstances").asInt()).isEqualTo(1);
-		assertThat(perUser.get("lease").asLong()).isZero();
+		assertThat(perUser.get("prefetch").asLong()).isZero();
 		assertThat(perUser.get("routes")).hasSize(1);
 		assertThat(perUser.at("/routes/0/pattern").asString()).isEqualTo("/api/**");
 		assertThat(perUser.at("/routes/0/methods/0").asString()).isEqualTo("GET");
@@ -81,6 +81,7 @@ class RateLimitEndpointTests {
 		assertThat(slow.get("permits").asInt()).isEqualTo(2);
 		assertThat(slow.get("scope").asString()).isEqualTo("local");
 		assertThat(slow.get("key").asString()).isEqualTo("global");
+		assertThat(slow.get("permitTtl").asString()).isEqualTo("30s");
 		assertThat(slow.get("rejection").asString()).isEqualTo("too-many-requests");
 		assertThat(slow.at("/methods/0/method").asString()).isEqualTo(CONTROLLER + "#slow");
 	}
@@ -95,7 +96,7 @@ class RateLimitEndpointTests {
 		assertThat(budget.get("zone").asString()).isEqualTo("UTC");
 		assertThat(budget.get("key").asString()).isEqualTo("header('X-Tenant-Id')");
 		assertThat(budget.get("failureMode").asString()).isEqualTo("closed");
-		assertThat(budget.get("lease").asString()).isEqualTo("5m");
+		assertThat(budget.get("reservationTimeout").asString()).isEqualTo("5m");
 		assertThat(budget.get("onError").asString()).isEqualTo("keep");
 		assertThat(budget.at("/methods/0/method").asString()).isEqualTo(CONTROLLER + "#chat");
 	}

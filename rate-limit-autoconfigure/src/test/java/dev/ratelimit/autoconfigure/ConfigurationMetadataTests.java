@@ -23,12 +23,22 @@ class ConfigurationMetadataTests {
 		List<Map<String, Object>> properties = JsonPath.read(metadata(), "$.properties");
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.contains("rate-limit.backend", "rate-limit.policies", "rate-limit.routes", "rate-limit.budgets",
-					"rate-limit.concurrency", "rate-limit.redis.timeout", "rate-limit.headers.mode");
+					"rate-limit.concurrency", "rate-limit.redis.timeout", "rate-limit.headers.mode",
+					"rate-limit.redis.prefetch.max-keys");
 		assertThat(properties).allSatisfy((property) -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
 			.isNotBlank()
 			.doesNotStartWith("The ")
 			.doesNotStartWith("A "));
+	}
+
+	@Test
+	void leaseNamesNothing() throws IOException {
+		// A token batch is a prefetch, a reservation's lifetime its timeout, a permit's its TTL.
+		List<String> names = JsonPath.read(metadata(), "$.properties[*].name");
+		List<String> groups = JsonPath.read(metadata(), "$.groups[*].name");
+		assertThat(names).noneMatch((name) -> name.contains("lease"));
+		assertThat(groups).contains("rate-limit.redis.prefetch").noneMatch((name) -> name.contains("lease"));
 	}
 
 	@Test

@@ -35,16 +35,17 @@ import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.metrics.MicrometerLimitListener;
+import dev.ratelimit.prefetch.PrefetchingBackend;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
-import dev.ratelimit.lease.LeasingBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
 import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.support.StartupFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -111,7 +112,7 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
-	void runWithALeasedPolicyOnRedisShouldLeaseInsideTheDenyCache() {
+	void runWithAPrefetchingPolicyOnRedisShouldPrefetchInsideTheDenyCache() {
 		ApplicationContextRunner redis = this.contextRunner
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.circuit-breaker.enabled=false",
@@ -119,28 +120,29 @@ class RateLimitAutoConfigurationTests {
 					"rate-limit.policies.hot.refill=1000/1s");
 		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 			.isInstanceOf(RedisRateLimitBackend.class));
-		redis.withPropertyValues("rate-limit.policies.hot.lease=50")
-			.run((context) -> assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(LeasingBackend.class));
+		redis.withPropertyValues("rate-limit.policies.hot.prefetch=50")
+			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+				.isInstanceOf(PrefetchingBackend.class));
 	}
 
 	@Test
-	void runWithALeaseLargerThanTheCapacityShouldNameTheProperty() {
+	void runWithAPrefetchLargerThanTheCapacityShouldNameTheProperty() {
 		this.contextRunner
 			.withPropertyValues("rate-limit.policies.hot.capacity=100", "rate-limit.policies.hot.refill=100/1s",
-					"rate-limit.policies.hot.lease=500")
+					"rate-limit.policies.hot.prefetch=500")
 			.run((context) -> assertThat(analyze(context).getDescription())
-				.contains("rate-limit.policies.hot.lease")
+				.contains("rate-limit.policies.hot.prefetch")
 				.contains("must not exceed the capacity (100)"));
 	}
 
 	@Test
-	void runWithNonPositiveLeaseMaxKeysShouldNameTheProperty() {
+	void runWithNonPositivePrefetchMaxKeysShouldNameTheProperty() {
 		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis", "rate-limit.policies.hot.capacity=100",
-					"rate-limit.policies.hot.refill=100/1s", "rate-limit.policies.hot.lease=10",
-					"rate-limit.redis.lease.max-keys=0")
+					"rate-limit.policies.hot.refill=100/1s", "rate-limit.policies.hot.prefetch=10",
+					"rate-limit.redis.prefetch.max-keys=0")
 			.run((context) -> assertThat(analyze(context).getDescription())
-				.contains("rate-limit.redis.lease.max-keys"));
+				.contains("rate-limit.redis.prefetch.max-keys"));
 	}
 
 	@Test
@@ -148,7 +150,8 @@ class RateLimitAutoConfigurationTests {
 		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.circuit-breaker.failure-rate-threshold=150")
 			.run((context) -> assertThat(analyze(context).getDescription())
-				.contains("rate-limit.redis.circuit-breaker"));
+				.contains("rate-limit.redis.circuit-breaker.failure-rate-threshold")
+				.contains("'150.0'"));
 	}
 
 	@Test
@@ -377,7 +380,7 @@ class RateLimitAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("rate-limit.policies.api.capacity=5", "rate-limit.policies.api.refill=0/1s")
 			.run((context) -> assertThat(analyze(context).getDescription())
 				.contains("rate-limit.policies.api.refill")
-				.contains("'0/1s'"));
+				.contains("\"0/1s\""));
 	}
 
 	@Test
@@ -476,11 +479,7 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	private static FailureAnalysis analyze(ApplicationContextAssertProvider<?> context) {
-		assertThat(context).hasFailed();
-		Throwable failure = context.getStartupFailure();
-		FailureAnalysis analysis = new RateLimitConfigurationFailureAnalyzer().analyze(failure);
-		assertThat(analysis).isNotNull();
-		return analysis;
+		return StartupFailures.analyze(context);
 	}
 
 	@Configuration(proxyBeanMethods = false)

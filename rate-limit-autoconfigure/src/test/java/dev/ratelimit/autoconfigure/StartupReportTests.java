@@ -62,12 +62,12 @@ class StartupReportTests {
 	}
 
 	@Test
-	void leaseWithTheMemoryBackendIsReportedWithItsPolicy(CapturedOutput output) {
-		this.contextRunner.withPropertyValues("rate-limit.policies.api.lease=5").run((context) -> {
+	void prefetchWithTheMemoryBackendIsReportedWithItsPolicy(CapturedOutput output) {
+		this.contextRunner.withPropertyValues("rate-limit.policies.api.prefetch=5").run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(output).contains("Rate limit policy 'api' (token-bucket 10, refill 10/1s, key ip, "
-					+ "failure-mode open, lease 5) applies to route /api/** [GET]");
-			assertThat(output).contains("rate-limit.policies.api.lease has no effect with the memory backend");
+					+ "failure-mode open, prefetch 5) applies to route /api/** [GET]");
+			assertThat(output).contains("rate-limit.policies.api.prefetch has no effect with the memory backend");
 		});
 	}
 

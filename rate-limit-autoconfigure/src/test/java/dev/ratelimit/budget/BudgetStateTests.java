@@ -75,7 +75,7 @@ class BudgetStateTests {
 
 	@Test
 	void refusalWaitsForTheWindowWhenSpendIsTheProblemAndForTheOldestLeaseWhenReservationsAre() {
-		Fixture budget = new Fixture(BudgetPolicy.builder("b").limit("day", "1.00").lease(Duration.ofMinutes(5))
+		Fixture budget = new Fixture(BudgetPolicy.builder("b").limit("day", "1.00").reservationTimeout(Duration.ofMinutes(5))
 			.build(), at(2026, 6, 1, 22, 0, ZoneId.of("UTC")));
 		budget.reserve("held", 800_000);
 		BudgetDecision blocked = budget.reserve("other", 300_000);
@@ -165,7 +165,7 @@ class BudgetStateTests {
 
 	@Test
 	void reservationOfADeadCallerReturnsWhenItsLeaseExpires() {
-		Fixture budget = new Fixture(BudgetPolicy.builder("b").limit("day", "1.00").lease(Duration.ofSeconds(30))
+		Fixture budget = new Fixture(BudgetPolicy.builder("b").limit("day", "1.00").reservationTimeout(Duration.ofSeconds(30))
 			.build(), at(2026, 6, 1, 12, 0, ZoneId.of("UTC")));
 		budget.reserve("dead", 1_000_000);
 		assertThat(budget.reserve("next", 1).allowed()).isFalse();

@@ -57,38 +57,38 @@ class RateLimitPolicyTests {
 	}
 
 	@Test
-	void leaseNeedsATokenBucketOrFixedWindowAtMostTheCapacityAndNoWaitMode() {
+	void prefetchNeedsATokenBucketOrFixedWindowAtMostTheCapacityAndNoWaitMode() {
 		assertThatExceptionOfType(PolicyValidationException.class)
 			.isThrownBy(() -> RateLimitPolicy.builder("p")
 				.algorithm(Algorithm.SLIDING_WINDOW_LOG)
 				.capacity(100)
 				.window("1s")
-				.lease(10)
+				.prefetch(10)
 				.build())
-			.withMessageContaining("lease '10'")
+			.withMessageContaining("prefetch '10'")
 			.withMessageContaining("token-bucket or fixed-window");
 		assertThatExceptionOfType(PolicyValidationException.class)
-			.isThrownBy(() -> RateLimitPolicy.builder("p").capacity(100).refill("100/1s").lease(101).build())
+			.isThrownBy(() -> RateLimitPolicy.builder("p").capacity(100).refill("100/1s").prefetch(101).build())
 			.withMessageContaining("must not exceed the capacity (100)");
 		assertThatExceptionOfType(PolicyValidationException.class)
-			.isThrownBy(() -> RateLimitPolicy.builder("p").capacity(100).refill("100/1s").maxWaitMicros(1).lease(5).build())
+			.isThrownBy(() -> RateLimitPolicy.builder("p").capacity(100).refill("100/1s").maxWaitMicros(1).prefetch(5).build())
 			.withMessageContaining("max-wait");
 		assertThatExceptionOfType(PolicyValidationException.class)
-			.isThrownBy(() -> RateLimitPolicy.builder("p").lease(-1))
-			.satisfies((ex) -> assertThat(ex.getAttribute()).isEqualTo("lease"));
+			.isThrownBy(() -> RateLimitPolicy.builder("p").prefetch(-1))
+			.satisfies((ex) -> assertThat(ex.getAttribute()).isEqualTo("prefetch"));
 	}
 
 	@Test
-	void leaseIsKeptByCopiesAndDroppedByTheLocalShare() {
+	void prefetchIsKeptByCopiesAndDroppedByTheLocalShare() {
 		RateLimitPolicy policy = RateLimitPolicy.builder("p")
 			.capacity(100)
 			.refill("100/1s")
-			.lease(10)
+			.prefetch(10)
 			.localInstances(4)
 			.build();
 		assertThat(policy.toBuilder("p").build()).isEqualTo(policy);
-		assertThat(policy.toString()).contains("lease=10");
-		assertThat(policy.localShare().lease()).isZero();
+		assertThat(policy.toString()).contains("prefetch=10");
+		assertThat(policy.localShare().prefetch()).isZero();
 		assertThat(policy.localShare().capacity()).isEqualTo(25);
 	}
 

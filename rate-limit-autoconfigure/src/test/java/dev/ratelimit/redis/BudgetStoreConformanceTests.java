@@ -88,7 +88,7 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 		BudgetPolicy policy = BudgetPolicy.builder("tenant")
 			.limit("day", "5.00")
 			.limit("month", "6.00")
-			.lease(Duration.ofMinutes(5))
+			.reservationTimeout(Duration.ofMinutes(5))
 			.build();
 		BudgetComparison budgets = comparison(Instant.parse("2026-01-30T12:00:00Z"));
 		String key = key(policy);
@@ -112,7 +112,7 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 		BudgetPolicy policy = BudgetPolicy.builder("tenant")
 			.limit("day", "1.00")
 			.zone(ZoneId.of("Europe/Berlin"))
-			.lease(Duration.ofMinutes(1))
+			.reservationTimeout(Duration.ofMinutes(1))
 			.build();
 		String key = key(policy);
 		// 00:30 on 2026-03-29 in Berlin (CET); the day ends at 24:00 CEST, 22:00Z.
@@ -231,7 +231,7 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 			.limit("day", "50.00")
 			.limit("30m", "2.00")
 			.zone(ZoneId.of("Europe/Berlin"))
-			.lease(Duration.ofMinutes(2))
+			.reservationTimeout(Duration.ofMinutes(2))
 			.build();
 		// Two hours before midnight in Berlin, the night before the 25-hour day.
 		BudgetComparison budgets = comparison(Instant.parse("2026-10-24T20:00:00Z"));
@@ -248,7 +248,7 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 			.limit("week", "60.00")
 			.limit("month", "80.00")
 			.zone(ZoneId.of("America/New_York"))
-			.lease(Duration.ofSeconds(30))
+			.reservationTimeout(Duration.ofSeconds(30))
 			.build();
 		// Four hours before November: its first day is 25 hours long, the week ends the day after.
 		BudgetComparison budgets = comparison(Instant.parse("2026-11-01T00:00:00Z"));
@@ -312,8 +312,8 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 		return this.keys.build("budget:" + policy.name(), "tenant-1");
 	}
 
-	static BudgetPolicy budget(String window, String amount, Duration lease) {
-		return BudgetPolicy.builder("tenant").limit(window, amount).lease(lease).build();
+	static BudgetPolicy budget(String window, String amount, Duration reservationTimeout) {
+		return BudgetPolicy.builder("tenant").limit(window, amount).reservationTimeout(reservationTimeout).build();
 	}
 
 }

@@ -172,7 +172,7 @@ class DistributedConcurrencyFailureModeTests {
 		return ConcurrencyPolicy.builder(name)
 			.permits(2)
 			.scope(ConcurrencyPolicy.Scope.DISTRIBUTED)
-			.lease(Duration.ofSeconds(30))
+			.permitTtl(Duration.ofSeconds(30))
 			.failureMode(failureMode)
 			.build();
 	}

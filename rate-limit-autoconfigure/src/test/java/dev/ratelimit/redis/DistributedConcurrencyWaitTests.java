@@ -197,7 +197,7 @@ class DistributedConcurrencyWaitTests extends SharedRedisTests {
 			.permits(permits)
 			.scope(ConcurrencyPolicy.Scope.DISTRIBUTED)
 			.maxWait(maxWait)
-			.lease(Duration.ofSeconds(30))
+			.permitTtl(Duration.ofSeconds(30))
 			.build();
 	}
 

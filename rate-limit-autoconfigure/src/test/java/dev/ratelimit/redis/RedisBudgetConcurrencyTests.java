@@ -54,7 +54,7 @@ class RedisBudgetConcurrencyTests {
 
 	private final BudgetPolicy policy = BudgetPolicy.builder("shared")
 		.limit("1h", "10.00")
-		.lease(Duration.ofMinutes(5))
+		.reservationTimeout(Duration.ofMinutes(5))
 		.build();
 
 	private final String key = new LimitKeys("rl", 128).build("budget:shared", "tenant-1");

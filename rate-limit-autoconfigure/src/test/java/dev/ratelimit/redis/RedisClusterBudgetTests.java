@@ -85,7 +85,7 @@ class RedisClusterBudgetTests {
 		BudgetPolicy policy = BudgetPolicy.builder("tenant")
 			.limit("day", "50.00")
 			.limit("30m", "2.00")
-			.lease(Duration.ofMinutes(2))
+			.reservationTimeout(Duration.ofMinutes(2))
 			.build();
 		BudgetComparison budgets = new BudgetComparison(this.factory, Instant.parse("2026-01-31T20:00:00Z"));
 		int[] outcomes = BudgetStoreConformanceTests.playRandom(budgets, policy,

@@ -38,7 +38,7 @@ class RedisClusterConcurrencyTests {
 	private final ConcurrencyPolicy policy = ConcurrencyPolicy.builder("provider")
 		.permits(2)
 		.scope(ConcurrencyPolicy.Scope.DISTRIBUTED)
-		.lease(Duration.ofSeconds(30))
+		.permitTtl(Duration.ofSeconds(30))
 		.build();
 
 	private LettuceConnectionFactory factory;

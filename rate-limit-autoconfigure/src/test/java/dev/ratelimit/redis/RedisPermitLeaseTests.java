@@ -227,7 +227,7 @@ class RedisPermitLeaseTests extends SharedRedisTests {
 		ConcurrencyPolicy shortLease = ConcurrencyPolicy.builder("short")
 			.permits(1)
 			.scope(ConcurrencyPolicy.Scope.DISTRIBUTED)
-			.lease(Duration.ofMillis(300))
+			.permitTtl(Duration.ofMillis(300))
 			.build();
 		CountDownLatch renewals = new CountDownLatch(5);
 		RedisPermitStore redisStore = new RedisPermitStore(connectionFactory);
@@ -287,7 +287,7 @@ class RedisPermitLeaseTests extends SharedRedisTests {
 		return ConcurrencyPolicy.builder(name)
 			.permits(permits)
 			.scope(ConcurrencyPolicy.Scope.DISTRIBUTED)
-			.lease(Duration.ofSeconds(30))
+			.permitTtl(Duration.ofSeconds(30))
 			.build();
 	}
 

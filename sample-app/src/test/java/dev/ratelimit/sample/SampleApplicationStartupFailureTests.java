@@ -27,6 +27,16 @@ class SampleApplicationStartupFailureTests {
 	}
 
 	@Test
+	void malformedRefillStopsStartupWithBootsBindingReport(CapturedOutput output) {
+		assertThatException().isThrownBy(() -> SpringApplication.run(SampleApplication.class, "--server.port=0",
+				"--rate-limit.policies.agent-runs.refill=1 per second"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Property: rate-limit.policies.agent-runs.refill")
+			.contains("Value: \"1 per second\"")
+			.contains("'1 per second' is not a refill rate");
+	}
+
+	@Test
 	void unknownPolicyInARouteRuleStopsStartupNamingTheProperty(CapturedOutput output) {
 		assertThatException().isThrownBy(() -> SpringApplication.run(SampleApplication.class, "--server.port=0",
 				"--rate-limit.routes[0].pattern=/api/**", "--rate-limit.routes[0].policies=per-ipp"));

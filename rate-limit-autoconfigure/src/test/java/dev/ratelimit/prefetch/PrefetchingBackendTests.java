@@ -1,4 +1,4 @@
-package dev.ratelimit.lease;
+package dev.ratelimit.prefetch;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,12 +19,13 @@ import dev.ratelimit.support.ManualTimeSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Lease mode over a shared backend (an in-memory backend standing in for Redis,
- * shared by several leasing "instances"): one backend call per lease, the
+ * Prefetch mode over a shared backend (an in-memory backend standing in for
+ * Redis, shared by several prefetching "instances"): one backend call per
+ * prefetch, the
  * documented over-admission bound for the token bucket, none for the fixed
  * window, and nothing lost by a single instance.
  */
-class LeasingBackendTests {
+class PrefetchingBackendTests {
 
 	private static final String KEY = "rl:p:{k}";
 
@@ -37,19 +38,19 @@ class LeasingBackendTests {
 	private final RateLimitPolicy bucket = RateLimitPolicy.builder("p")
 		.capacity(100)
 		.refill("100/1s")
-		.lease(10)
+		.prefetch(10)
 		.build();
 
 	private final RateLimitPolicy window = RateLimitPolicy.builder("w")
 		.algorithm(Algorithm.FIXED_WINDOW)
 		.capacity(100)
 		.window("1s")
-		.lease(10)
+		.prefetch(10)
 		.build();
 
 	@Test
-	void takesOneLeasePerLeaseSizeOfCalls() {
-		LeasingBackend instance = instance();
+	void takesOneBackendCallPerPrefetchOfCalls() {
+		PrefetchingBackend instance = instance();
 		for (int i = 0; i < 50; i++) {
 			assertThat(instance.tryConsume(this.bucket, KEY, 1).allowed()).isTrue();
 		}
@@ -60,7 +61,7 @@ class LeasingBackendTests {
 
 	@Test
 	void reportsTheSharedRemainderPlusTheTokensInHand() {
-		LeasingBackend instance = instance();
+		PrefetchingBackend instance = instance();
 		Decision first = instance.tryConsume(this.bucket, KEY, 1);
 		assertThat(first).isEqualTo(new Decision(true, 99, 100, 100_000, 0));
 		assertThat(instance.held(KEY)).isEqualTo(9);
@@ -72,8 +73,8 @@ class LeasingBackendTests {
 	@Test
 	void aSingleInstanceAdmitsExactlyTheCapacity() {
 		// Near the limit the instance asks for each call's own cost, so no token is stranded.
-		RateLimitPolicy policy = RateLimitPolicy.builder("p").capacity(25).refill("1/1h").lease(10).build();
-		LeasingBackend instance = instance();
+		RateLimitPolicy policy = RateLimitPolicy.builder("p").capacity(25).refill("1/1h").prefetch(10).build();
+		PrefetchingBackend instance = instance();
 		int admitted = 0;
 		for (int i = 0; i < 40; i++) {
 			admitted += instance.tryConsume(policy, KEY, 1).allowed() ? 1 : 0;
@@ -82,21 +83,21 @@ class LeasingBackendTests {
 	}
 
 	@Test
-	void tokenBucketNeverAdmitsMoreThanLeaseTimesInstancesAboveTheBucket() {
+	void tokenBucketNeverAdmitsMoreThanPrefetchTimesInstancesAboveTheBucket() {
 		int instances = 4;
-		List<LeasingBackend> fleet = fleet(instances);
+		List<PrefetchingBackend> fleet = fleet(instances);
 		Random random = new Random(11);
 		List<Long> admittedAt = new ArrayList<>();
 		long start = this.clock.currentTimeMicros();
 		for (int step = 0; step < 20_000; step++) {
-			LeasingBackend instance = fleet.get(random.nextInt(instances));
+			PrefetchingBackend instance = fleet.get(random.nextInt(instances));
 			if (instance.tryConsume(this.bucket, KEY, 1).allowed()) {
 				admittedAt.add(this.clock.currentTimeMicros());
 			}
 			this.clock.advanceMicros(random.nextInt(400));
 		}
-		// Over any interval the bucket gives at most capacity + rate × length; leases add lease × instances.
-		long bound = this.bucket.capacity() + this.bucket.lease() * instances;
+		// Over any interval the bucket gives at most capacity + rate × length; prefetching adds prefetch × instances.
+		long bound = this.bucket.capacity() + this.bucket.prefetch() * instances;
 		long worst = 0;
 		for (int from = 0; from < admittedAt.size(); from += 97) {
 			for (int to = from; to < admittedAt.size(); to += 13) {
@@ -110,33 +111,33 @@ class LeasingBackendTests {
 		// Offered far above the rate, they lose at most the tokens in hand at the end.
 		long refilled = (this.clock.currentTimeMicros() - start) / 10_000;
 		assertThat((long) admittedAt.size())
-			.isGreaterThanOrEqualTo(this.bucket.capacity() + refilled - this.bucket.lease() * instances);
+			.isGreaterThanOrEqualTo(this.bucket.capacity() + refilled - this.bucket.prefetch() * instances);
 	}
 
 	@Test
 	void tokensInHandAreWhatAFullBucketCanBeExceededBy() {
-		List<LeasingBackend> fleet = fleet(4);
+		List<PrefetchingBackend> fleet = fleet(4);
 		fleet.forEach((instance) -> instance.tryConsume(this.bucket, KEY, 1));
 		this.clock.advance(Duration.ofSeconds(1));
 		int admitted = 0;
-		for (LeasingBackend instance : fleet) {
+		for (PrefetchingBackend instance : fleet) {
 			while (instance.tryConsume(this.bucket, KEY, 1).allowed()) {
 				admitted++;
 			}
 		}
 		// At one instant: the full bucket plus the 9 tokens each instance still held.
 		assertThat(admitted).isEqualTo(100 + 4 * 9);
-		assertThat(admitted).isLessThanOrEqualTo((int) (this.bucket.capacity() + 4 * this.bucket.lease()));
+		assertThat(admitted).isLessThanOrEqualTo((int) (this.bucket.capacity() + 4 * this.bucket.prefetch()));
 	}
 
 	@Test
 	void fixedWindowNeverAdmitsMoreThanItsLimit() {
-		List<LeasingBackend> fleet = fleet(4);
+		List<PrefetchingBackend> fleet = fleet(4);
 		Random random = new Random(5);
 		long[] perWindow = new long[40];
 		long start = this.clock.currentTimeMicros();
 		while (this.clock.currentTimeMicros() - start < 40_000_000L) {
-			LeasingBackend instance = fleet.get(random.nextInt(fleet.size()));
+			PrefetchingBackend instance = fleet.get(random.nextInt(fleet.size()));
 			long now = this.clock.currentTimeMicros();
 			int cost = 1 + random.nextInt(3);
 			if (instance.tryConsume(this.window, KEY, cost).allowed()) {
@@ -149,8 +150,8 @@ class LeasingBackendTests {
 	}
 
 	@Test
-	void fixedWindowLeaseExpiresWithItsWindow() {
-		LeasingBackend instance = instance();
+	void fixedWindowPrefetchExpiresWithItsWindow() {
+		PrefetchingBackend instance = instance();
 		this.clock.advance(Duration.ofMillis(900));
 		instance.tryConsume(this.window, KEY, 1);
 		assertThat(instance.held(KEY)).isEqualTo(9);
@@ -162,8 +163,8 @@ class LeasingBackendTests {
 	}
 
 	@Test
-	void costAboveTheLeaseLayeredCallsAndPoliciesWithoutLeaseGoStraightThrough() {
-		LeasingBackend instance = instance();
+	void costAboveThePrefetchLayeredCallsAndPoliciesWithoutPrefetchGoStraightThrough() {
+		PrefetchingBackend instance = instance();
 		instance.tryConsume(this.bucket, KEY, 11);
 		assertThat(instance.held(KEY)).isZero();
 		RateLimitPolicy plain = RateLimitPolicy.builder("q").capacity(100).refill("100/1s").build();
@@ -176,8 +177,8 @@ class LeasingBackendTests {
 
 	@Test
 	void deniedWhenTheSharedBucketIsEmptyAndResetDropsTheTokensInHand() {
-		LeasingBackend first = instance();
-		LeasingBackend second = instance();
+		PrefetchingBackend first = instance();
+		PrefetchingBackend second = instance();
 		first.tryConsume(this.bucket, KEY, 1);
 		for (int i = 0; i < 90; i++) {
 			second.tryConsume(this.bucket, KEY, 1);
@@ -192,12 +193,12 @@ class LeasingBackendTests {
 		assertThat(peek(this.bucket).remaining()).isEqualTo(100);
 	}
 
-	private LeasingBackend instance() {
-		return new LeasingBackend(this.shared, this.clock, 100);
+	private PrefetchingBackend instance() {
+		return new PrefetchingBackend(this.shared, this.clock, 100);
 	}
 
-	private List<LeasingBackend> fleet(int size) {
-		List<LeasingBackend> fleet = new ArrayList<>();
+	private List<PrefetchingBackend> fleet(int size) {
+		List<PrefetchingBackend> fleet = new ArrayList<>();
 		for (int i = 0; i < size; i++) {
 			fleet.add(instance());
 		}
@@ -214,7 +215,7 @@ class LeasingBackendTests {
 			@Override
 			public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
 				if (acquisitions.get(0).cost() > 0) {
-					LeasingBackendTests.this.calls.incrementAndGet();
+					PrefetchingBackendTests.this.calls.incrementAndGet();
 				}
 				return backend.tryConsumeAll(acquisitions);
 			}

@@ -1,4 +1,4 @@
-package dev.ratelimit.lease;
+package dev.ratelimit.prefetch;
 
 import java.time.Duration;
 import java.util.List;
@@ -15,46 +15,47 @@ import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
 
 /**
- * Lease mode: for policies with a {@link RateLimitPolicy#lease() lease}, takes
- * that many tokens from the shared backend in one call and spends them in this
- * instance, so that one call in {@code lease} reaches the backend.
+ * Prefetch mode: for policies with a {@link RateLimitPolicy#prefetch()
+ * prefetch}, takes that many tokens from the shared backend in one call and
+ * spends them in this instance, so that one call in {@code prefetch} reaches
+ * the backend.
  * <p>
  * The tokens are really taken from the shared state, so the backend's own
  * bound still counts them; what changes is <em>when</em> they are spent. A
  * token bucket's tokens may be spent later than they were taken, so over any
- * interval at most {@code lease × instances} calls more than the bucket allows
+ * interval at most {@code prefetch × instances} calls more than the bucket allows
  * pass. A fixed window's tokens expire at the end of the window they were taken
  * in, measured from before the call, so a window never admits more than its
  * limit; tokens an instance does not spend are lost to the others (the price of
- * the lease, in both algorithms).
+ * prefetching, in both algorithms).
  * <p>
  * Near the limit, when the backend last reported fewer tokens left than a
- * lease, calls ask for their own cost only, so that the last tokens go to the
- * callers that need them. Calls whose cost exceeds the lease, layered calls
- * (several policies, which must be decided together) and policies without a
- * lease go straight to the backend.
+ * prefetch, calls ask for their own cost only, so that the last tokens go to
+ * the callers that need them. Calls whose cost exceeds the prefetch, layered
+ * calls (several policies, which must be decided together) and policies
+ * without a prefetch go straight to the backend.
  */
-public final class LeasingBackend implements RateLimitBackend {
+public final class PrefetchingBackend implements RateLimitBackend {
 
-	/** Idle leases are forgotten after this long; their tokens are lost, which never over-admits. */
+	/** Idle keys' tokens are forgotten after this long; they are lost, which never over-admits. */
 	private static final Duration IDLE = Duration.ofMinutes(10);
 
 	private final RateLimitBackend delegate;
 
 	private final TimeSource time;
 
-	private final Cache<String, Lease> leases;
+	private final Cache<String, Tokens> held;
 
 	/**
 	 * Wraps a shared backend.
 	 * @param delegate the shared backend the tokens are taken from
 	 * @param time the local clock measuring a fixed window's end
-	 * @param maxKeys the most keys holding a lease at once; the least used are forgotten
+	 * @param maxKeys the most keys holding prefetched tokens at once; the least used are forgotten
 	 */
-	public LeasingBackend(RateLimitBackend delegate, TimeSource time, long maxKeys) {
+	public PrefetchingBackend(RateLimitBackend delegate, TimeSource time, long maxKeys) {
 		this.delegate = delegate;
 		this.time = time;
-		this.leases = Caffeine.newBuilder().maximumSize(maxKeys).expireAfterAccess(IDLE).build();
+		this.held = Caffeine.newBuilder().maximumSize(maxKeys).expireAfterAccess(IDLE).build();
 	}
 
 	@Override
@@ -64,16 +65,16 @@ public final class LeasingBackend implements RateLimitBackend {
 		}
 		Acquisition acquisition = acquisitions.get(0);
 		RateLimitPolicy policy = acquisition.policy();
-		if (policy.lease() == 0 || acquisition.cost() > policy.lease() || acquisition.cost() == 0) {
+		if (policy.prefetch() == 0 || acquisition.cost() > policy.prefetch() || acquisition.cost() == 0) {
 			return this.delegate.tryConsumeAll(acquisitions);
 		}
-		Lease lease = this.leases.get(acquisition.key(), (key) -> new Lease());
-		return List.of(lease.take(acquisition));
+		Tokens tokens = this.held.get(acquisition.key(), (key) -> new Tokens());
+		return List.of(tokens.take(acquisition));
 	}
 
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
-		this.leases.invalidate(key);
+		this.held.invalidate(key);
 		this.delegate.reset(policy, key);
 	}
 
@@ -84,14 +85,14 @@ public final class LeasingBackend implements RateLimitBackend {
 	 * @return the tokens held, 0 when none
 	 */
 	public long held(String key) {
-		Lease lease = this.leases.getIfPresent(key);
-		return (lease != null) ? lease.held(this.time.currentTimeMicros()) : 0;
+		Tokens tokens = this.held.getIfPresent(key);
+		return (tokens != null) ? tokens.held(this.time.currentTimeMicros()) : 0;
 	}
 
 	/** One key's tokens in hand and what the backend last said about it. */
-	private final class Lease {
+	private final class Tokens {
 
-		/** Held while taking a lease, so that concurrent callers share one instead of taking one each. */
+		/** Held while prefetching, so that concurrent callers share one prefetch instead of taking one each. */
 		private final ReentrantLock lock = new ReentrantLock();
 
 		private long tokens;
@@ -108,13 +109,13 @@ public final class LeasingBackend implements RateLimitBackend {
 			long cost = acquisition.cost();
 			this.lock.lock();
 			try {
-				long now = LeasingBackend.this.time.currentTimeMicros();
+				long now = PrefetchingBackend.this.time.currentTimeMicros();
 				if (held(now) >= cost) {
 					this.tokens -= cost;
 					return allowed(now);
 				}
-				if (this.remoteRemaining >= acquisition.policy().lease()) {
-					return lease(acquisition, now);
+				if (this.remoteRemaining >= acquisition.policy().prefetch()) {
+					return prefetch(acquisition, now);
 				}
 			}
 			finally {
@@ -122,7 +123,7 @@ public final class LeasingBackend implements RateLimitBackend {
 			}
 			// Near the limit: this call's cost only, without the lock, so that callers of an
 			// exhausted key do not queue behind each other's round trips.
-			Decision decision = LeasingBackend.this.delegate.tryConsume(acquisition.policy(), acquisition.key(), cost);
+			Decision decision = PrefetchingBackend.this.delegate.tryConsume(acquisition.policy(), acquisition.key(), cost);
 			this.lock.lock();
 			try {
 				this.remoteRemaining = decision.remaining();
@@ -138,16 +139,16 @@ public final class LeasingBackend implements RateLimitBackend {
 			return (now < this.expiresAtMicros) ? this.tokens : 0;
 		}
 
-		/** Takes a lease, holding the lock so that concurrent callers share it instead of taking one each. */
-		private Decision lease(Acquisition acquisition, long now) {
+		/** Prefetches, holding the lock so that concurrent callers share the tokens instead of taking some each. */
+		private Decision prefetch(Acquisition acquisition, long now) {
 			RateLimitPolicy policy = acquisition.policy();
 			long cost = acquisition.cost();
-			long request = policy.lease();
-			Decision decision = LeasingBackend.this.delegate.tryConsume(policy, acquisition.key(), request);
+			long request = policy.prefetch();
+			Decision decision = PrefetchingBackend.this.delegate.tryConsume(policy, acquisition.key(), request);
 			if (!decision.allowed() && request > cost) {
-				// The lease did not fit: this call may still, on its own.
+				// The prefetch did not fit: this call may still, on its own.
 				request = cost;
-				decision = LeasingBackend.this.delegate.tryConsume(policy, acquisition.key(), request);
+				decision = PrefetchingBackend.this.delegate.tryConsume(policy, acquisition.key(), request);
 			}
 			this.remoteRemaining = decision.remaining();
 			this.limit = decision.limit();

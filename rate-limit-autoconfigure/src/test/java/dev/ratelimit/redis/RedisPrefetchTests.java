@@ -13,29 +13,29 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.lease.LeasingBackend;
+import dev.ratelimit.prefetch.PrefetchingBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Lease mode against a real Redis: one EVALSHA per lease, and several
- * instances taking leases concurrently never spend more than Redis gave out.
+ * Prefetch mode against a real Redis: one EVALSHA per prefetch, and several
+ * instances prefetching concurrently never spend more than Redis gave out.
  */
-class RedisLeaseTests extends SharedRedisTests {
+class RedisPrefetchTests extends SharedRedisTests {
 
 	// A window long enough that it cannot end during the test, so every token comes from one window.
-	private final RateLimitPolicy policy = RateLimitPolicy.builder("leased")
+	private final RateLimitPolicy policy = RateLimitPolicy.builder("prefetched")
 		.algorithm(Algorithm.FIXED_WINDOW)
 		.capacity(1_000)
 		.window("1h")
-		.lease(20)
+		.prefetch(20)
 		.build();
 
 	private final String key = new LimitKeys("rl", 128).build(this.policy.name(), "tenant-1");
 
 	@Test
-	void oneEvalshaPerLease() {
-		LeasingBackend backend = instance();
+	void oneEvalshaPerPrefetch() {
+		PrefetchingBackend backend = instance();
 		backend.tryConsume(this.policy, this.key, 1);
 		assertThat(server.call("CONFIG", "RESETSTAT")).isEqualTo("+OK");
 		for (int i = 0; i < 199; i++) {
@@ -47,12 +47,12 @@ class RedisLeaseTests extends SharedRedisTests {
 
 	@Test
 	void concurrentInstancesNeverSpendMoreThanRedisGaveOut() throws Exception {
-		List<LeasingBackend> instances = List.of(instance(), instance(), instance(), instance());
+		List<PrefetchingBackend> instances = List.of(instance(), instance(), instance(), instance());
 		ExecutorService pool = Executors.newFixedThreadPool(16);
 		try {
 			List<Callable<Integer>> callers = new ArrayList<>();
 			for (int t = 0; t < 16; t++) {
-				LeasingBackend backend = instances.get(t % instances.size());
+				PrefetchingBackend backend = instances.get(t % instances.size());
 				callers.add(() -> {
 					int admitted = 0;
 					for (int i = 0; i < 200; i++) {
@@ -68,15 +68,15 @@ class RedisLeaseTests extends SharedRedisTests {
 			long held = instances.stream().mapToLong((backend) -> backend.held(this.key)).sum();
 			// 3,200 calls for 1,000 tokens: what was admitted plus what is still in hand is exactly what Redis gave.
 			assertThat(admitted + held).isEqualTo(1_000);
-			assertThat(held).isLessThan(4 * this.policy.lease());
+			assertThat(held).isLessThan(4 * this.policy.prefetch());
 		}
 		finally {
 			pool.shutdownNow();
 		}
 	}
 
-	private LeasingBackend instance() {
-		return new LeasingBackend(new RedisRateLimitBackend(connectionFactory), TimeSource.system(), 100);
+	private PrefetchingBackend instance() {
+		return new PrefetchingBackend(new RedisRateLimitBackend(connectionFactory), TimeSource.system(), 100);
 	}
 
 }
