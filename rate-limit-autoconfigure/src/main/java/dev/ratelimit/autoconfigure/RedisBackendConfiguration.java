@@ -67,7 +67,7 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(RedisLimiterConnection connection, RateLimitProperties properties,
 			TimeSource timeSource, LimitRegistry limits) {
-		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory(), null);
+		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory());
 		if (limits.rateLimits().all().stream().anyMatch((policy) -> policy.prefetch() > 0)) {
 			// Inside the deny cache: a prefetch's denial is the backend's, cached like any other.
 			redis = new PrefetchingBackend(redis, timeSource, properties.getRedis().getPrefetch().getMaxKeys());
@@ -84,7 +84,7 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	BudgetStore rateLimitBudgetStore(RedisLimiterConnection connection) {
-		return new RedisBudgetStore(connection.connectionFactory(), null);
+		return new RedisBudgetStore(connection.connectionFactory());
 	}
 
 	@Bean(destroyMethod = "close")
@@ -92,7 +92,7 @@ class RedisBackendConfiguration {
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	DistributedConcurrencyLimiter rateLimitDistributedConcurrencyLimiter(RedisLimiterConnection connection,
 			LimitKeys keys, LocalConcurrencyLimiter local, ObjectProvider<LimitListener> listeners) {
-		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection.connectionFactory(), null), keys,
+		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection.connectionFactory()), keys,
 				local, LimitListener.of(listeners.orderedStream().toList()));
 	}
 

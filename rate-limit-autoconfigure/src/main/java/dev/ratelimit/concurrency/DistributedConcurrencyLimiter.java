@@ -124,7 +124,9 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	}
 
 	/**
-	 * Creates a limiter.
+	 * Creates a limiter on the given clock and sleeper, for tests that move time
+	 * by hand instead of waiting: package-private, since production always waits
+	 * in real time.
 	 * @param store where the permits live
 	 * @param keys builds storage keys
 	 * @param localFallback caps policies with failure mode local while the store
@@ -134,7 +136,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 * @param renewals runs the renewals, or {@code null} for a daemon thread of
 	 * this limiter's own; one passed in is not shut down by {@link #close()}
 	 */
-	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
+	DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
 			TimeSource clock, Sleeper sleeper, ScheduledExecutorService renewals) {
 		this(store, keys, localFallback, clock, sleeper, renewals, LimitListener.NONE);
 	}

@@ -32,7 +32,7 @@ import dev.ratelimit.core.TimeSource;
  * do. All three vanish when the state can be forgotten: when every window with
  * spend has ended and every lease and marker has expired.
  * <p>
- * By default the script reads the Redis server's {@code TIME}, the one clock
+ * The script reads the Redis server's {@code TIME}, the one clock
  * all instances agree on. Calendar windows (days, weeks and months in the
  * budget's zone) are placed by Java, which knows time zones and daylight
  * saving: it passes the window around its own clock and the end of the one
@@ -68,15 +68,14 @@ public final class RedisBudgetStore implements BudgetStore {
 	}
 
 	/**
-	 * Creates a store.
+	 * Creates a store, for tests replaying a timeline: package-private since
+	 * instances' clocks never agree exactly, so production reads the server's.
 	 * @param connectionFactory the connection factory
 	 * @param explicitClock the clock whose time is passed to the script and
 	 * places calendar windows, or {@code null} to use the Redis server's
-	 * {@code TIME} (calendar windows are then placed by the system clock); only
-	 * tests replaying a timeline should set it, since instances' clocks never
-	 * agree exactly
+	 * {@code TIME} (calendar windows are then placed by the system clock)
 	 */
-	public RedisBudgetStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
+	RedisBudgetStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.explicitClock = explicitClock;

@@ -21,7 +21,7 @@ import dev.ratelimit.core.TimeSource;
  * and sets the key's TTL to its latest lease atomically. The key is one Redis
  * key, so it works on Redis Cluster as it is.
  * <p>
- * By default the script reads the Redis server's {@code TIME}, the one clock
+ * The script reads the Redis server's {@code TIME}, the one clock
  * all instances agree on: a lease expires by the server's clock, whatever the
  * clocks of its holders say. Failures of Redis are thrown as Spring's
  * {@link org.springframework.dao.DataAccessException}s, unchanged, for the
@@ -47,13 +47,13 @@ public final class RedisPermitStore implements PermitStore {
 	}
 
 	/**
-	 * Creates a store.
+	 * Creates a store, for tests replaying a timeline: package-private since
+	 * instances' clocks never agree exactly, so production reads the server's.
 	 * @param connectionFactory the connection factory
 	 * @param explicitClock the clock whose time is passed to the script, or
-	 * {@code null} to use the Redis server's {@code TIME}; only tests replaying
-	 * a timeline should set it, since instances' clocks never agree exactly
+	 * {@code null} to use the Redis server's {@code TIME}
 	 */
-	public RedisPermitStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
+	RedisPermitStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.explicitClock = explicitClock;

@@ -47,7 +47,7 @@ import dev.ratelimit.core.TimeSource;
  * told when to go. Keys that share a hash tag, as the keys of one caller do,
  * share a slot and never need this.
  * <p>
- * By default the script reads the Redis server's {@code TIME}, the one clock
+ * The script reads the Redis server's {@code TIME}, the one clock
  * all instances agree on (in a cluster, each key is always decided on its own
  * node's clock). Failures of Redis are thrown as Spring's
  * {@link org.springframework.dao.DataAccessException}s, unchanged, for the
@@ -86,13 +86,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	/**
-	 * Creates a backend.
+	 * Creates a backend, for tests replaying a timeline: package-private since
+	 * instances' clocks never agree exactly, so production reads the server's.
 	 * @param connectionFactory the connection factory
 	 * @param explicitClock the clock whose time is passed to the script, or
-	 * {@code null} to use the Redis server's {@code TIME}; only tests replaying a
-	 * timeline should set it, since instances' clocks never agree exactly
+	 * {@code null} to use the Redis server's {@code TIME}
 	 */
-	public RedisRateLimitBackend(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
+	RedisRateLimitBackend(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.explicitClock = explicitClock;

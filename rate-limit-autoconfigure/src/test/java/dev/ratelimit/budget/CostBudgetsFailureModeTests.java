@@ -8,7 +8,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
-import dev.ratelimit.redis.RedisBudgetStore;
+import dev.ratelimit.redis.RedisStoresForTests;
 import dev.ratelimit.support.ManualTimeSource;
 import dev.ratelimit.support.RefusingRedis;
 
@@ -25,7 +25,7 @@ class CostBudgetsFailureModeTests {
 
 	private final ManualTimeSource clock = new ManualTimeSource();
 
-	private final CostBudgets budgets = new CostBudgets(new RedisBudgetStore(this.deadRedis, this.clock),
+	private final CostBudgets budgets = new CostBudgets(RedisStoresForTests.budgetStore(this.deadRedis, this.clock),
 			new InMemoryBudgetStore(this.clock, 100), new LimitKeys("rl", 128));
 
 	@AfterEach

@@ -10,7 +10,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.redis.RedisRateLimitBackend;
+import dev.ratelimit.redis.RedisStoresForTests;
 import dev.ratelimit.support.ManualTimeSource;
 
 /**
@@ -48,7 +48,7 @@ abstract class RedisBackedConformanceTests extends ConformanceTests {
 
 	@Override
 	RateLimitBackend backend(ManualTimeSource clock) {
-		return new RedisRateLimitBackend(this.connectionFactory, clock);
+		return RedisStoresForTests.backend(this.connectionFactory, clock);
 	}
 
 }

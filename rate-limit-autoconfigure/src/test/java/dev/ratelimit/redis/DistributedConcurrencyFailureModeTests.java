@@ -14,6 +14,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
+import dev.ratelimit.concurrency.DistributedLimitersForTests;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.concurrency.PermitStore;
@@ -47,7 +48,7 @@ class DistributedConcurrencyFailureModeTests {
 
 	private final LocalConcurrencyLimiter local = new LocalConcurrencyLimiter(100);
 
-	private final DistributedConcurrencyLimiter limiter = new DistributedConcurrencyLimiter(
+	private final DistributedConcurrencyLimiter limiter = DistributedLimitersForTests.create(
 			new RedisPermitStore(this.deadRedis, this.clock), this.keys, this.local, this.clock, neverSleeps(), null);
 
 	@AfterEach
@@ -91,7 +92,7 @@ class DistributedConcurrencyFailureModeTests {
 
 	@Test
 	void localCapWithoutALocalLimiterRunsAsOpen() {
-		DistributedConcurrencyLimiter withoutLocal = new DistributedConcurrencyLimiter(
+		DistributedConcurrencyLimiter withoutLocal = DistributedLimitersForTests.create(
 				new RedisPermitStore(this.deadRedis, this.clock), this.keys, null, this.clock, neverSleeps(), null);
 		ConcurrencyPolicy local = policy("local", FailureMode.LOCAL);
 		try {
@@ -133,7 +134,7 @@ class DistributedConcurrencyFailureModeTests {
 
 		};
 		ConcurrencyPolicy policy = policy("flaky", FailureMode.CLOSED);
-		DistributedConcurrencyLimiter flakyLimiter = new DistributedConcurrencyLimiter(flaky, this.keys, null,
+		DistributedConcurrencyLimiter flakyLimiter = DistributedLimitersForTests.create(flaky, this.keys, null,
 				this.clock, neverSleeps(), null);
 		try {
 			Permit permit = flakyLimiter.acquire(policy, "k");

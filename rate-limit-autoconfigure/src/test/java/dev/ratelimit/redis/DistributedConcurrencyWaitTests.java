@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
+import dev.ratelimit.concurrency.DistributedLimitersForTests;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.concurrency.PermitStore;
 import dev.ratelimit.core.LimitKeys;
@@ -165,7 +166,7 @@ class DistributedConcurrencyWaitTests extends SharedRedisTests {
 
 	/** A limiter on the manual clock that holds permits and never waits. */
 	private DistributedConcurrencyLimiter holder() {
-		return track(new DistributedConcurrencyLimiter(new RedisPermitStore(connectionFactory, this.clock), this.keys,
+		return track(DistributedLimitersForTests.create(new RedisPermitStore(connectionFactory, this.clock), this.keys,
 				null, this.clock, neverSleeps(), null));
 	}
 
@@ -180,7 +181,7 @@ class DistributedConcurrencyWaitTests extends SharedRedisTests {
 			}
 
 		};
-		return track(new DistributedConcurrencyLimiter(counting, this.keys, null, this.clock, sleeper, null));
+		return track(DistributedLimitersForTests.create(counting, this.keys, null, this.clock, sleeper, null));
 	}
 
 	private DistributedConcurrencyLimiter track(DistributedConcurrencyLimiter limiter) {

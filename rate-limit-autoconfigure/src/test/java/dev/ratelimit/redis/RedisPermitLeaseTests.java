@@ -16,11 +16,10 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
+import dev.ratelimit.concurrency.DistributedLimitersForTests;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.concurrency.PermitStore;
 import dev.ratelimit.core.LimitKeys;
-import dev.ratelimit.core.Sleeper;
-import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -243,8 +242,7 @@ class RedisPermitLeaseTests extends SharedRedisTests {
 			}
 
 		};
-		DistributedConcurrencyLimiter limiter = track(new DistributedConcurrencyLimiter(counting, this.keys, null,
-				TimeSource.system(), Sleeper.system(), null));
+		DistributedConcurrencyLimiter limiter = track(new DistributedConcurrencyLimiter(counting, this.keys, null));
 		Permit permit = limiter.acquire(shortLease, "k");
 
 		assertThat(renewals.await(10, TimeUnit.SECONDS)).as("five renewals, 500 ms into a 300 ms lease").isTrue();
@@ -272,7 +270,7 @@ class RedisPermitLeaseTests extends SharedRedisTests {
 	}
 
 	private DistributedConcurrencyLimiter limiter() {
-		return track(new DistributedConcurrencyLimiter(new RedisPermitStore(connectionFactory, this.clock), this.keys,
+		return track(DistributedLimitersForTests.create(new RedisPermitStore(connectionFactory, this.clock), this.keys,
 				null, this.clock, (micros) -> {
 					throw new AssertionError("a policy without max-wait never sleeps");
 				}, null));
