@@ -1,74 +1,98 @@
 package dev.ratelimit.actuate;
 
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import dev.ratelimit.LimitRegistry;
-import dev.ratelimit.budget.BudgetPolicy;
-import dev.ratelimit.concurrency.ConcurrencyPolicy;
-import dev.ratelimit.core.FailureMode;
-import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitKind;
 
 /**
- * The configured policies that refuse calls while Redis cannot answer: rate
- * limits with {@code failure-mode: closed} (shadow ones never refuse), budgets
- * with {@code failure-mode: closed} (the default for budgets) and distributed
- * concurrency caps with {@code failure-mode: closed}. A Redis outage is an
- * outage of the application only through them. Inline policies of annotations
- * fail open, local concurrency caps never ask Redis.
+ * The configured limits that refuse calls while Redis cannot answer (see
+ * {@link Limit#failsClosed()}): rate limits with {@code failure-mode: closed}
+ * (shadow ones never refuse), budgets with {@code failure-mode: closed} (the
+ * default for budgets) and distributed concurrency caps with
+ * {@code failure-mode: closed}. A Redis outage is an outage of the application
+ * only through them. Inline policies of annotations fail open, local
+ * concurrency caps never ask Redis.
  */
 final class FailClosedPolicies {
 
-	private final Map<String, List<String>> names;
+	private final Map<LimitKind, List<String>> names;
 
 	/**
-	 * Finds the fail-closed policies among the configured ones.
+	 * Finds the fail-closed limits among the configured ones.
 	 * @param limits the configured limits
 	 */
-	public FailClosedPolicies(LimitRegistry limits) {
-		Map<String, List<String>> names = new LinkedHashMap<>();
-		add(names, "rateLimits", limits.rateLimits().all()
-			.stream()
-			.filter((policy) -> policy.failureMode() == FailureMode.CLOSED && !policy.shadow())
-			.map(RateLimitPolicy::name)
-			.toList());
-		add(names, "budgets", limits.budgets().all()
-			.stream()
-			.filter((budget) -> budget.failureMode() == FailureMode.CLOSED)
-			.map(BudgetPolicy::name)
-			.toList());
-		add(names, "concurrency", limits.concurrency().all()
-			.stream()
-			.filter((cap) -> cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED
-					&& cap.failureMode() == FailureMode.CLOSED)
-			.map(ConcurrencyPolicy::name)
-			.toList());
+	FailClosedPolicies(LimitRegistry limits) {
+		Map<LimitKind, List<String>> names = new EnumMap<>(LimitKind.class);
+		for (Limit limit : limits.all()) {
+			if (limit.failsClosed()) {
+				names.computeIfAbsent(limit.kind(), (kind) -> new ArrayList<>()).add(limit.name());
+			}
+		}
+		names.replaceAll((kind, found) -> List.copyOf(found));
 		this.names = Collections.unmodifiableMap(names);
 	}
 
 	/**
-	 * Returns whether no policy fails closed.
+	 * Returns whether no limit fails closed.
 	 * @return whether none does
 	 */
-	public boolean isEmpty() {
+	boolean isEmpty() {
 		return this.names.isEmpty();
 	}
 
 	/**
-	 * Returns the fail-closed policies' names by kind ({@code rateLimits},
+	 * Returns whether no limit of the given kinds fails closed.
+	 * @param kinds the kinds
+	 * @return whether none does
+	 */
+	boolean isEmpty(Collection<LimitKind> kinds) {
+		return kinds.stream().noneMatch(this.names::containsKey);
+	}
+
+	/**
+	 * Returns the fail-closed limits' names by kind ({@code rateLimits},
 	 * {@code budgets}, {@code concurrency}), kinds without any left out.
 	 * @return the names
 	 */
-	public Map<String, List<String>> names() {
-		return this.names;
+	Map<String, List<String>> names() {
+		return names(this.names.keySet());
 	}
 
-	private static void add(Map<String, List<String>> names, String kind, List<String> found) {
-		if (!found.isEmpty()) {
-			names.put(kind, List.copyOf(found));
-		}
+	/**
+	 * Returns the names of the fail-closed limits of some kinds, as
+	 * {@link #names()} does.
+	 * @param kinds the kinds
+	 * @return the names
+	 */
+	Map<String, List<String>> names(Collection<LimitKind> kinds) {
+		Map<String, List<String>> names = new LinkedHashMap<>();
+		this.names.forEach((kind, found) -> {
+			if (kinds.contains(kind)) {
+				names.put(detailName(kind), found);
+			}
+		});
+		return names;
+	}
+
+	/**
+	 * Returns how the health details name a kind of limit.
+	 * @param kind the kind
+	 * @return its name in the details
+	 */
+	static String detailName(LimitKind kind) {
+		return switch (kind) {
+			case RATE_LIMIT -> "rateLimits";
+			case BUDGET -> "budgets";
+			case CONCURRENCY -> "concurrency";
+		};
 	}
 
 }

@@ -28,12 +28,13 @@ import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.redis.RedisLimiterConnection;
 
 /**
  * Actuator support of the rate limiter: the {@code ratelimits} endpoint (when
  * it is available, that is enabled and exposed) and the {@code rateLimit}
- * health contributor (unless {@code management.health.ratelimit.enabled=false}).
+ * health contributor (unless {@code management.health.rate-limit.enabled=false}).
  * Backs off without Spring Boot's actuator, and when the limiter itself is off.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
@@ -96,14 +97,20 @@ public class RateLimitActuatorAutoConfiguration {
 		@ConditionalOnEnabledHealthIndicator("ratelimit")
 		static class HealthIndicatorConfiguration {
 
+			// A listener like any other: the limiters pick it up with the application's own.
+			@Bean
+			StoreAvailability rateLimitStoreAvailability(TimeSource time) {
+				return new StoreAvailability(time);
+			}
+
 			// Named so that the contributor is "rateLimit": Boot strips the HealthIndicator suffix.
 			@Bean
 			@ConditionalOnMissingBean(name = "rateLimitHealthIndicator")
 			RateLimitHealthIndicator rateLimitHealthIndicator(RateLimitBackend backend,
 					ObjectProvider<RedisLimiterConnection> redis, RateLimitProperties properties,
-					LimitRegistry limits) {
+					LimitRegistry limits, StoreAvailability stores) {
 				return new RateLimitHealthIndicator(backend, redis.getIfAvailable(),
-						properties.getRedis().getTimeout(), new FailClosedPolicies(limits));
+						properties.getRedis().getTimeout(), new FailClosedPolicies(limits), stores);
 			}
 
 		}

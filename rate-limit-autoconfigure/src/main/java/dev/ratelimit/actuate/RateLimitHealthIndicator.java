@@ -1,6 +1,10 @@
 package dev.ratelimit.actuate;
 
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.jspecify.annotations.Nullable;
@@ -9,6 +13,7 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.data.redis.connection.RedisConnection;
 
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.redis.RedisLimiterConnection;
@@ -19,10 +24,13 @@ import dev.ratelimit.resilience.CircuitBreakingBackend;
  * outage means for the application, not merely whether Redis answers. The
  * in-memory backend is always up. On the Redis backend, Redis is available
  * when a {@code PING} through the limiter's own connection answers within the
- * limiter's timeout, the bound every decision is held to. While it is not, the
- * policies' failure modes decide, and the status follows from them:
+ * limiter's timeout, the bound every decision is held to, and the limiter's own
+ * calls to it succeed, as the {@link StoreAvailability} listener heard them
+ * (a Redis can answer {@code PING} and refuse every script). While it is not,
+ * the failure modes of the limits affected decide, and the status follows from
+ * them:
  * <ul>
- * <li>{@code DOWN} when some policy fails closed (see
+ * <li>{@code DOWN} when some limit affected fails closed (see
  * {@link FailClosedPolicies}): its calls are refused now;</li>
  * <li>{@code UP} otherwise: every call is still served (unlimited, or by a local
  * limiter), so the outage must not fail the application's aggregate health and
@@ -37,8 +45,9 @@ import dev.ratelimit.resilience.CircuitBreakingBackend;
  * Details: {@code backend} ({@code memory}, {@code redis}, or the class of a
  * custom backend, whose health is unknown); with Redis, {@code redis}
  * ({@code available} or {@code unavailable}) and, while unavailable,
- * {@code error}, {@code failureModes} and {@code failClosed} (the fail-closed
- * policies by kind, when there are any); with a circuit breaker,
+ * {@code error}, {@code failureModes}, {@code failClosed} (the fail-closed
+ * policies affected, by kind, when there are any) and, when {@code PING}
+ * answers but calls fail, {@code failingCalls} (the first failure by kind); with a circuit breaker,
  * {@code circuitBreaker} ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}...),
  * {@code failureRate} (in percent, once the breaker has seen its minimum number
  * of calls) and {@code notPermittedCalls}.
@@ -53,19 +62,23 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 
 	private final FailClosedPolicies failClosed;
 
+	private final StoreAvailability stores;
+
 	/**
 	 * Creates the indicator.
 	 * @param backend the limiter's backend
 	 * @param redis the limiter's Redis connection, or {@code null} without the Redis backend
 	 * @param timeout the limiter's command timeout
 	 * @param failClosed the policies that refuse calls while Redis cannot answer
+	 * @param stores whether the stores answer the limiter's calls, as the calls found them
 	 */
 	RateLimitHealthIndicator(RateLimitBackend backend, @Nullable RedisLimiterConnection redis,
-			Duration timeout, FailClosedPolicies failClosed) {
+			Duration timeout, FailClosedPolicies failClosed, StoreAvailability stores) {
 		this.backend = backend;
 		this.redis = redis;
 		this.timeout = timeout;
 		this.failClosed = failClosed;
+		this.stores = stores;
 	}
 
 	@Override
@@ -89,24 +102,42 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 			return Health.up().withDetail("backend", "memory");
 		}
 		if (this.redis != null) {
-			String error = unavailability(this.redis);
-			return ((error != null) ? outage(error) : Health.up().withDetail("redis", "available"))
-				.withDetail("backend", "redis");
+			return redisHealth(this.redis).withDetail("backend", "redis");
 		}
 		return Health.unknown().withDetail("backend", this.backend.getClass().getName());
 	}
 
-	private Health.Builder outage(String error) {
-		Health.Builder builder = this.failClosed.isEmpty() ? Health.up() : Health.down();
+	private Health.Builder redisHealth(RedisLimiterConnection redis) {
+		String error = unavailability(redis);
+		if (error != null) {
+			// Redis itself is out of reach: every kind's store with it.
+			this.stores.unreachable();
+			return outage(error, EnumSet.allOf(LimitKind.class));
+		}
+		this.stores.reachable();
+		Map<LimitKind, String> failing = this.stores.failing();
+		if (failing.isEmpty()) {
+			return Health.up().withDetail("redis", "available");
+		}
+		// PING answers, yet the limiter's own calls fail: an ACL, a read-only replica, a proxy.
+		Map<String, String> byKind = new LinkedHashMap<>();
+		failing.forEach((kind, cause) -> byKind.put(FailClosedPolicies.detailName(kind), cause));
+		return outage("Redis answers PING, but the limiter's calls to it fail", failing.keySet())
+			.withDetail("failingCalls", byKind);
+	}
+
+	private Health.Builder outage(String error, Set<LimitKind> kinds) {
+		boolean failOpen = this.failClosed.isEmpty(kinds);
+		Health.Builder builder = failOpen ? Health.up() : Health.down();
 		builder.withDetail("redis", "unavailable").withDetail("error", error);
-		if (this.failClosed.isEmpty()) {
-			return builder.withDetail("failureModes", "applied until Redis answers; every policy fails open "
-					+ "or local, so calls are served: without the shared limits, or by local limiters");
+		if (failOpen) {
+			return builder.withDetail("failureModes", "applied until Redis answers; every policy affected fails "
+					+ "open or local, so calls are served: without the shared limits, or by local limiters");
 		}
 		return builder
 			.withDetail("failureModes", "applied until Redis answers; fail-closed policies refuse their calls "
 					+ "(503), the others are served without the shared limits or by local limiters")
-			.withDetail("failClosed", this.failClosed.names());
+			.withDetail("failClosed", this.failClosed.names(kinds));
 	}
 
 	/**

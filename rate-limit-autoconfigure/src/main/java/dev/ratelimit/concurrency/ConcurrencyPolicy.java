@@ -108,6 +108,12 @@ public final class ConcurrencyPolicy implements Limit {
 		return this.failureMode;
 	}
 
+	/** @return whether the cap refuses calls while Redis cannot answer; a local cap never asks Redis */
+	@Override
+	public boolean failsClosed() {
+		return this.scope == Scope.DISTRIBUTED && this.failureMode == FailureMode.CLOSED;
+	}
+
 	/** @return whether the cap may be named to the caller in a refusal */
 	@Override
 	public Visibility visibility() {

@@ -35,6 +35,16 @@ public interface Limit {
 	/** @return what happens when the limit's store cannot answer */
 	FailureMode failureMode();
 
+	/**
+	 * Returns whether the limit refuses its calls while its store cannot answer:
+	 * a {@link FailureMode#CLOSED} limit whose decisions depend on the store. A
+	 * store outage is an outage of the application only through such limits.
+	 * @return whether the limit fails closed
+	 */
+	default boolean failsClosed() {
+		return failureMode() == FailureMode.CLOSED;
+	}
+
 	/** @return whether the limit is told to callers */
 	Visibility visibility();
 

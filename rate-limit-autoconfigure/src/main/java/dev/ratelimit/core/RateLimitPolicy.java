@@ -129,6 +129,12 @@ public final class RateLimitPolicy implements Limit {
 		return this.shadow;
 	}
 
+	/** @return whether the policy refuses calls while the backend cannot answer; a shadow policy never refuses */
+	@Override
+	public boolean failsClosed() {
+		return this.failureMode == FailureMode.CLOSED && !this.shadow;
+	}
+
 	/**
 	 * Returns whether the policy's state may be told to the caller.
 	 * @return the visibility

@@ -94,6 +94,37 @@ class RateLimitActuatorRedisTests {
 	}
 
 	@Test
+	void healthIsDownWhileRedisAnswersPingButRefusesTheLimitersCalls() {
+		// An ACL that takes the scripts away: PING answers, every decision is refused.
+		assertThat(redis.call("ACL", "SETUSER", "default", "-evalsha", "-eval")).isEqualTo("+OK");
+		try {
+			assertThat(this.http.post("/chat", "X-Tenant-Id", "acl").status()).as("fail-closed budget")
+				.isEqualTo(503);
+			assertThat(this.http.get("/api/items", "X-User-Id", "acl").status()).as("fail-open policy")
+				.isEqualTo(200);
+
+			HttpTestClient.Response down = this.http.get("/actuator/health/rateLimit");
+			assertThat(down.status()).isEqualTo(503);
+			JsonNode details = down.json().get("details");
+			assertThat(details.get("redis").asString()).isEqualTo("unavailable");
+			assertThat(details.get("error").asString()).contains("answers PING");
+			assertThat(details.at("/failingCalls/budgets").asString()).contains("NOPERM");
+			assertThat(details.at("/failingCalls/rateLimits").asString()).contains("NOPERM");
+			assertThat(details.at("/failClosed/budgets/0").asString()).isEqualTo("tenant-daily");
+		}
+		finally {
+			redis.call("ACL", "SETUSER", "default", "+@all");
+		}
+		((CircuitBreakingBackend) this.backend).getCircuitBreaker().reset();
+		assertThat(this.http.post("/chat", "X-Tenant-Id", "acl").status()).isEqualTo(200);
+		assertThat(this.http.get("/api/items", "X-User-Id", "acl").status()).isEqualTo(200);
+
+		HttpTestClient.Response up = this.http.get("/actuator/health/rateLimit");
+		assertThat(up.status()).isEqualTo(200);
+		assertThat(up.json().at("/details/redis").asString()).isEqualTo("available");
+	}
+
+	@Test
 	void healthReportsTheBreakerOpenedByAnOutage() {
 		redis.kill();
 		for (int i = 0; i < 10; i++) {

@@ -12,6 +12,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.support.ManualTimeSource;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,7 +34,8 @@ class RedisRateLimitBackendTests extends SharedRedisTests {
 
 	@BeforeEach
 	void setUp() {
-		this.backend = new RedisRateLimitBackend(connectionFactory);
+		// A clock that stands still: a token refilled during a slow run must not change the counts.
+		this.backend = new RedisRateLimitBackend(connectionFactory, new ManualTimeSource());
 		this.redis = new StringRedisTemplate(connectionFactory);
 	}
 

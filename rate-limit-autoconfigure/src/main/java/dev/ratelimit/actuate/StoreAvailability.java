@@ -1,0 +1,140 @@
+package dev.ratelimit.actuate;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.TimeSource;
+
+/**
+ * Whether the stores of each kind of limit answer, as the limiter's own calls
+ * find them: a listener, so that health sees what the calls see. A {@code PING}
+ * alone misses a Redis that answers {@code PING} but refuses the limiter's
+ * scripts: an ACL without {@code EVALSHA}, a read-only replica after a
+ * failover, a proxy that does not pass scripts.
+ * <p>
+ * A store counts as failing from the call that found it failing until a later
+ * call finds it answering, and for at most {@link #RECENT} after the last
+ * failed call: without traffic nothing would ever clear it, and a health check
+ * that stays down for want of calls can keep an instance out of rotation for
+ * good. For the same reason, when the health check itself saw Redis out of
+ * reach and then answering again, the failures the calls met until then
+ * belonged to that outage and no longer count. Cheap on the request thread: an
+ * answered call only reads a flag, unless the store was failing.
+ */
+final class StoreAvailability implements LimitListener {
+
+	/** How long a failure the calls found counts without a later failed call. */
+	static final Duration RECENT = Duration.ofMinutes(1);
+
+	private final TimeSource time;
+
+	private final Map<LimitKind, KindState> kinds = new EnumMap<>(LimitKind.class);
+
+	private volatile boolean unreachableSeen;
+
+	private volatile long outageEndedMicros = Long.MIN_VALUE;
+
+	StoreAvailability(TimeSource time) {
+		this.time = time;
+		for (LimitKind kind : LimitKind.values()) {
+			this.kinds.put(kind, new KindState());
+		}
+	}
+
+	@Override
+	public void storeAvailabilityChanged(LimitKind kind, boolean available, @Nullable RuntimeException cause) {
+		KindState state = this.kinds.get(kind);
+		if (available) {
+			state.failing = false;
+		}
+		else {
+			state.cause = (cause != null) ? describe(cause) : "failed";
+			state.lastFailureMicros = this.time.currentTimeMicros();
+			state.failing = true;
+		}
+	}
+
+	@Override
+	public void storeCalled(LimitKind kind, long nanos, boolean succeeded) {
+		KindState state = this.kinds.get(kind);
+		if (succeeded) {
+			if (state.failing) {
+				state.failing = false;
+			}
+		}
+		else {
+			state.lastFailureMicros = this.time.currentTimeMicros();
+			state.failing = true;
+		}
+	}
+
+	/**
+	 * Records that the health check found Redis out of reach.
+	 */
+	void unreachable() {
+		this.unreachableSeen = true;
+	}
+
+	/**
+	 * Records that the health check found Redis answering: if it had found it out
+	 * of reach, that outage is over, and with it the failures the calls met
+	 * during it.
+	 */
+	void reachable() {
+		if (this.unreachableSeen) {
+			this.outageEndedMicros = this.time.currentTimeMicros();
+			this.unreachableSeen = false;
+		}
+	}
+
+	/**
+	 * Returns the stores failing now, as the calls found them: the first failure
+	 * of each by kind, in the order of the kinds.
+	 * @return the failures by kind, empty when every store answers
+	 */
+	Map<LimitKind, String> failing() {
+		long now = this.time.currentTimeMicros();
+		Map<LimitKind, String> failing = new LinkedHashMap<>();
+		this.kinds.forEach((kind, state) -> {
+			long last = state.lastFailureMicros;
+			if (state.failing && last > this.outageEndedMicros && now - last <= RECENT.toNanos() / 1000) {
+				failing.put(kind, state.cause);
+			}
+		});
+		return failing;
+	}
+
+	/**
+	 * Describes a failure by its root cause too: a driver's wrapper, such as
+	 * "Error in execution", says nothing an operator can act on.
+	 */
+	private static String describe(Throwable cause) {
+		Throwable root = cause;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		return (root == cause) ? cause.toString() : cause + ", caused by " + root;
+	}
+
+	/**
+	 * The last word of the calls about one kind's store. Fields are written by
+	 * request threads without a lock: health reads a snapshot that may be one
+	 * call old, which is all it claims.
+	 */
+	private static final class KindState {
+
+		volatile boolean failing;
+
+		volatile long lastFailureMicros;
+
+		volatile String cause = "the limiter's calls to it fail";
+
+	}
+
+}
