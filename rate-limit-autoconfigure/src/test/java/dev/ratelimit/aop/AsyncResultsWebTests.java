@@ -80,6 +80,11 @@ class AsyncResultsWebTests {
 	void reset() {
 		this.handlers.deferred = null;
 		this.handlers.emitter = null;
+		this.handlers.callableGate = new CountDownLatch(0);
+		this.handlers.callableStarted = new CountDownLatch(1);
+		this.handlers.callableDone = new CountDownLatch(1);
+		this.handlers.callableFails = false;
+		this.handlers.callableCalls.set(0);
 	}
 
 	@Test
@@ -137,6 +142,8 @@ class AsyncResultsWebTests {
 		this.handlers.callableGate = new CountDownLatch(1);
 		try {
 			MvcResult started = start("/callable");
+			// Running, so that the call really ends after the timeout.
+			assertThat(this.handlers.callableStarted.await(10, TimeUnit.SECONDS)).isTrue();
 			timeOut(started);
 			assertSettled(500_000);
 		}
@@ -144,6 +151,33 @@ class AsyncResultsWebTests {
 			this.handlers.callableGate.countDown();
 		}
 		// The call that ends afterwards finishes nothing a second time.
+		assertThat(this.handlers.callableDone.await(10, TimeUnit.SECONDS)).isTrue();
+		assertSettled(500_000);
+	}
+
+	@Test
+	void callableThatFailsFollowsTheOnErrorRule() throws Exception {
+		this.handlers.callableFails = true;
+		MvcResult started = start("/callable");
+		assertThatException().isThrownBy(() -> this.mvc.perform(asyncDispatch(started)))
+			.withRootCauseInstanceOf(IllegalStateException.class);
+		complete(started);
+		// keep: the estimate is charged, since the provider may have been paid.
+		assertSettled(500_000);
+	}
+
+	@Test
+	void callableWhoseClientGoesAwayIsFinished() throws Exception {
+		this.handlers.callableGate = new CountDownLatch(1);
+		try {
+			MvcResult started = start("/callable");
+			assertThat(this.handlers.callableStarted.await(10, TimeUnit.SECONDS)).isTrue();
+			clientGoesAway(started);
+			assertSettled(500_000);
+		}
+		finally {
+			this.handlers.callableGate.countDown();
+		}
 		assertThat(this.handlers.callableDone.await(10, TimeUnit.SECONDS)).isTrue();
 		assertSettled(500_000);
 	}
@@ -162,6 +196,29 @@ class AsyncResultsWebTests {
 	void sseEmitterWhoseClientGoesAwayIsFinished() throws Exception {
 		MvcResult started = start("/sse");
 		clientGoesAway(started);
+		assertSettled(500_000);
+	}
+
+	@Test
+	void sseEmitterThatFailsFollowsTheOnErrorRule() throws Exception {
+		MvcResult started = start("/sse");
+		this.handlers.emitter.send("partial");
+		this.handlers.emitter.completeWithError(new IllegalStateException("provider down"));
+		assertThatException().isThrownBy(() -> this.mvc.perform(asyncDispatch(started)))
+			.withRootCauseInstanceOf(IllegalStateException.class);
+		complete(started);
+		// actual is null for a failure, so the on-error rule applies: keep charges the estimate.
+		assertSettled(500_000);
+		this.handlers.emitter.complete();
+		assertSettled(500_000);
+	}
+
+	@Test
+	void sseEmitterWhoseRequestTimesOutIsFinishedAtTheTimeout() throws Exception {
+		MvcResult started = start("/sse");
+		timeOut(started);
+		assertSettled(500_000);
+		this.handlers.emitter.complete();
 		assertSettled(500_000);
 	}
 
@@ -252,7 +309,11 @@ class AsyncResultsWebTests {
 
 		volatile CountDownLatch callableGate = new CountDownLatch(0);
 
-		final CountDownLatch callableDone = new CountDownLatch(1);
+		volatile CountDownLatch callableStarted = new CountDownLatch(1);
+
+		volatile CountDownLatch callableDone = new CountDownLatch(1);
+
+		volatile boolean callableFails;
 
 		final AtomicInteger callableCalls = new AtomicInteger();
 
@@ -282,7 +343,11 @@ class AsyncResultsWebTests {
 			return () -> {
 				try {
 					this.handlers.callableCalls.incrementAndGet();
+					this.handlers.callableStarted.countDown();
 					this.handlers.callableGate.await(10, TimeUnit.SECONDS);
+					if (this.handlers.callableFails) {
+						throw new IllegalStateException("provider down");
+					}
 					return Map.of("cost", new BigDecimal("0.07"));
 				}
 				finally {
