@@ -1,18 +1,16 @@
 package dev.ratelimit.autoconfigure;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import dev.ratelimit.budget.Amount;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.core.PolicyValidationException;
-import dev.ratelimit.key.KeyExpressions;
 
 /**
- * Builds the budgets from {@code rate-limit.budgets}, failing with the exact
- * property name on the first invalid value.
+ * Sets what only a budget has from {@code rate-limit.budgets.<name>}: its unit,
+ * zone, reservation timeout, error rule and amounts;
+ * {@link LimitPropertiesBinder#BUDGETS} does the rest.
  */
 final class BudgetPropertiesBinder {
 
@@ -22,48 +20,26 @@ final class BudgetPropertiesBinder {
 	private BudgetPropertiesBinder() {
 	}
 
-	static List<BudgetPolicy> bind(RateLimitProperties properties, KeyExpressions expressions) {
-		List<BudgetPolicy> budgets = new ArrayList<>();
-		for (Map.Entry<String, RateLimitProperties.Budget> entry : properties.getBudgets().entrySet()) {
-			budgets.add(bind(entry.getKey(), entry.getValue(), expressions));
-		}
-		return budgets;
-	}
-
-	static BudgetPolicy bind(String name, RateLimitProperties.Budget source, KeyExpressions expressions) {
-		String prefix = "rate-limit.budgets." + name + ".";
-		BudgetPolicy budget;
-		try {
-			BudgetPolicy.Builder builder = BudgetPolicy.builder(name)
-				.unit(source.getUnit())
-				.key(source.getKey())
-				.zone(source.getZone())
-				.failureMode(source.getFailureMode())
-				.reservationTimeout(source.getReservationTimeout())
-				.onError(source.getOnError())
-				.visibility(source.getVisibility());
-			if (source.getAmount() != null || source.getWindow() != null) {
-				// A single amount and window are written without a list.
-				if (!source.getLimits().isEmpty()) {
-					throw new PolicyValidationException("limits", "[...]",
-							"use either amount and window, or limits, not both");
-				}
-				if (source.getAmount() == null) {
-					throw new PolicyValidationException("amount", null, "must be set with window, for example 5.00");
-				}
-				limit(builder, "", source.getWindow(), source.getAmount());
+	static void bind(BudgetPolicy.Builder builder, RateLimitProperties.Budget source) {
+		builder.unit(source.getUnit())
+			.zone(source.getZone())
+			.reservationTimeout(source.getReservationTimeout())
+			.onError(source.getOnError());
+		if (source.getAmount() != null || source.getWindow() != null) {
+			// A single amount and window are written without a list.
+			if (!source.getLimits().isEmpty()) {
+				throw new PolicyValidationException("limits", "[...]",
+						"use either amount and window, or limits, not both");
 			}
-			List<RateLimitProperties.BudgetLimit> limits = source.getLimits();
-			for (int i = 0; i < limits.size(); i++) {
-				limit(builder, "limits[" + i + "].", limits.get(i).getWindow(), limits.get(i).getAmount());
+			if (source.getAmount() == null) {
+				throw new PolicyValidationException("amount", null, "must be set with window, for example 5.00");
 			}
-			budget = builder.build();
+			limit(builder, "", source.getWindow(), source.getAmount());
 		}
-		catch (PolicyValidationException ex) {
-			throw InvalidProperty.of(prefix, ex);
+		List<RateLimitProperties.BudgetLimit> limits = source.getLimits();
+		for (int i = 0; i < limits.size(); i++) {
+			limit(builder, "limits[" + i + "].", limits.get(i).getWindow(), limits.get(i).getAmount());
 		}
-		InvalidProperty.checkKey(expressions, prefix + "key", budget.key());
-		return budget;
 	}
 
 	private static void limit(BudgetPolicy.Builder builder, String prefix, BudgetWindow window,

@@ -88,9 +88,12 @@ public class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	LimitRegistry rateLimitRegistry(RateLimitProperties properties, KeyExpressions expressions,
 			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
-		List<RateLimitPolicy> rateLimits = PolicyPropertiesBinder.bind(properties, expressions);
-		List<BudgetPolicy> budgets = BudgetPropertiesBinder.bind(properties, expressions);
-		List<ConcurrencyPolicy> caps = ConcurrencyPropertiesBinder.bind(properties, expressions,
+		// The properties were checked when bound; what is left to check depends on the beans.
+		List<RateLimitPolicy> rateLimits = LimitPropertiesBinder.POLICIES.bindAll(properties.getPolicies(),
+				expressions);
+		List<BudgetPolicy> budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(), expressions);
+		List<ConcurrencyPolicy> caps = ConcurrencyPropertiesBinder.checkDistributed(
+				LimitPropertiesBinder.CONCURRENCY.bindAll(properties.getConcurrency(), expressions),
 				distributed.getIfAvailable() != null);
 		try {
 			return new LimitRegistry(rateLimits, budgets, caps);

@@ -15,6 +15,7 @@ import dev.ratelimit.budget.Amount;
 import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.budget.OnError;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.ForwardedHeader;
@@ -317,9 +318,77 @@ public class RateLimitProperties implements InitializingBean {
 	}
 
 	/**
-	 * A named policy.
+	 * What every kind of limit is configured with: its key, its failure mode and
+	 * its visibility. Each kind adds its own properties and says what its failure
+	 * mode means for it.
 	 */
-	public static class Policy {
+	public abstract static class LimitProperties {
+
+		/**
+		 * Key expression: whose calls are counted together, or charged to one
+		 * budget: ip, principal, global, header('Name'), or any SpEL expression over
+		 * the request (#request) and, for annotated methods, the method arguments
+		 * (#name), for example header('X-Tenant-Id') or #tenant.
+		 */
+		private String key = AbstractLimit.DEFAULT_KEY;
+
+		/**
+		 * What happens when the limit's store cannot answer: open lets the call run,
+		 * closed rejects it with 503, local decides it in this instance until the
+		 * store answers again. Budgets fail closed by default, the other kinds open.
+		 */
+		private FailureMode failureMode;
+
+		/**
+		 * Whether the limit is told to callers (a policy in the RateLimit header
+		 * fields, a budget in the Budget-Remaining field) and named in refusals: auto
+		 * tells it when it is keyed by the caller (any key but global) and enforced on
+		 * the request itself (a route rule or the handler method, not a service it
+		 * calls); public always; internal never (a refusal then reads as a temporary
+		 * reduction of capacity).
+		 */
+		private Visibility visibility = Visibility.AUTO;
+
+		/**
+		 * Creates the properties of a limit of one kind.
+		 * @param defaultFailureMode the kind's failure mode when none is set
+		 */
+		protected LimitProperties(FailureMode defaultFailureMode) {
+			this.failureMode = defaultFailureMode;
+		}
+
+		public String getKey() {
+			return this.key;
+		}
+
+		public void setKey(String key) {
+			this.key = key;
+		}
+
+		public FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+		}
+
+		public Visibility getVisibility() {
+			return this.visibility;
+		}
+
+		public void setVisibility(Visibility visibility) {
+			this.visibility = visibility;
+		}
+
+	}
+
+	/**
+	 * A named policy. With failure-mode local, an in-memory limiter of the same
+	 * policy decides until the backend answers again, each instance enforcing its
+	 * share (local-instances).
+	 */
+	public static class Policy extends LimitProperties {
 
 		/**
 		 * Algorithm that decides.
@@ -344,20 +413,6 @@ public class RateLimitProperties implements InitializingBean {
 		 * sliding-window-counter), for example 1s, 1m or 1d.
 		 */
 		private Duration window;
-
-		/**
-		 * Key expression: ip, principal, global, header('Name'), or any SpEL
-		 * expression over the request (#request) and, for annotated methods, the
-		 * method arguments (#name).
-		 */
-		private String key = "global";
-
-		/**
-		 * What happens when the backend cannot answer: open allows the request,
-		 * closed rejects it with 503, local decides it with an in-memory limiter of
-		 * the same policy until the backend answers again.
-		 */
-		private FailureMode failureMode = FailureMode.OPEN;
 
 		/**
 		 * With failure-mode local, the number of application instances sharing the
@@ -396,14 +451,9 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private long prefetch;
 
-		/**
-		 * Whether the policy is told to callers in the RateLimit header fields and
-		 * named in refusals: auto tells it when it is keyed by the caller (any key but
-		 * global) and enforced on the request itself (a route rule or the handler
-		 * method, not a service it calls); public always; internal never (a refusal
-		 * then reads as a temporary reduction of capacity).
-		 */
-		private Visibility visibility = Visibility.AUTO;
+		public Policy() {
+			super(FailureMode.OPEN);
+		}
 
 		public Algorithm getAlgorithm() {
 			return this.algorithm;
@@ -437,22 +487,6 @@ public class RateLimitProperties implements InitializingBean {
 			this.refill = refill;
 		}
 
-		public String getKey() {
-			return this.key;
-		}
-
-		public void setKey(String key) {
-			this.key = key;
-		}
-
-		public FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(FailureMode failureMode) {
-			this.failureMode = failureMode;
-		}
-
 		public int getLocalInstances() {
 			return this.localInstances;
 		}
@@ -483,14 +517,6 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setPrefetch(long prefetch) {
 			this.prefetch = prefetch;
-		}
-
-		public Visibility getVisibility() {
-			return this.visibility;
-		}
-
-		public void setVisibility(Visibility visibility) {
-			this.visibility = visibility;
 		}
 
 		public MissingKeyAction getMissingKey() {
@@ -912,21 +938,17 @@ public class RateLimitProperties implements InitializingBean {
 	}
 
 	/**
-	 * A named cost budget.
+	 * A named cost budget. It fails closed by default: without its store nothing
+	 * records the spending. Open runs calls unrecorded, local records them in an
+	 * in-memory store.
 	 */
-	public static class Budget {
+	public static class Budget extends LimitProperties {
 
 		/**
 		 * Unit the amounts are counted in, shown in messages and headers, for example
 		 * USD or tokens.
 		 */
 		private String unit = "units";
-
-		/**
-		 * Key expression: whose budget a call is charged to, for example
-		 * header('X-Tenant-Id') or #tenant.
-		 */
-		private String key = "global";
 
 		/**
 		 * Time zone of calendar windows (day, week, month), for example UTC or
@@ -953,12 +975,6 @@ public class RateLimitProperties implements InitializingBean {
 		private List<BudgetLimit> limits = new ArrayList<>();
 
 		/**
-		 * What happens when the budget store cannot answer: closed refuses the call
-		 * with 503, open runs it unrecorded, local uses an in-memory store.
-		 */
-		private FailureMode failureMode = FailureMode.CLOSED;
-
-		/**
 		 * How long a reservation lives if its caller never settles it (a crashed
 		 * instance, a lost settle); then its amount returns to the budget. Longer
 		 * than the slowest call the budget covers.
@@ -971,20 +987,8 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private OnError onError = OnError.KEEP;
 
-		/**
-		 * Whether the budget is told to callers in the Budget-Remaining field and
-		 * named in refusals: auto tells it when it is keyed by the caller (any key but
-		 * global) and charged on the request itself (the handler method, not a
-		 * service it calls); public always; internal never.
-		 */
-		private Visibility visibility = Visibility.AUTO;
-
-		public Visibility getVisibility() {
-			return this.visibility;
-		}
-
-		public void setVisibility(Visibility visibility) {
-			this.visibility = visibility;
+		public Budget() {
+			super(FailureMode.CLOSED);
 		}
 
 		public String getUnit() {
@@ -993,14 +997,6 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setUnit(String unit) {
 			this.unit = unit;
-		}
-
-		public String getKey() {
-			return this.key;
-		}
-
-		public void setKey(String key) {
-			this.key = key;
 		}
 
 		public ZoneId getZone() {
@@ -1033,14 +1029,6 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setLimits(List<BudgetLimit> limits) {
 			this.limits = limits;
-		}
-
-		public FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(FailureMode failureMode) {
-			this.failureMode = failureMode;
 		}
 
 		public Duration getReservationTimeout() {
@@ -1096,20 +1084,18 @@ public class RateLimitProperties implements InitializingBean {
 	}
 
 	/**
-	 * A named cap on calls in flight.
+	 * A named cap on calls in flight. Its failure mode is what a distributed cap
+	 * does when Redis cannot answer (local then caps calls per instance); it also
+	 * applies to a new key when this instance already tracks
+	 * rate-limit.memory.max-keys keys of the cap with calls in flight (local then
+	 * runs the call uncapped).
 	 */
-	public static class ConcurrencyCap {
+	public static class ConcurrencyCap extends LimitProperties {
 
 		/**
 		 * Most calls in flight at once per key.
 		 */
 		private Integer permits;
-
-		/**
-		 * Key expression: whose calls are counted together, for example global (one
-		 * cap for a shared downstream) or header('X-Tenant-Id').
-		 */
-		private String key = "global";
 
 		/**
 		 * How long a caller waits for a permit before it is rejected; zero rejects
@@ -1135,28 +1121,8 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private ConcurrencyPolicy.Rejection rejection = ConcurrencyPolicy.Rejection.TOO_MANY_REQUESTS;
 
-		/**
-		 * What a distributed cap does when Redis cannot answer: open lets calls run,
-		 * closed rejects them with 503, local caps them per instance. It also applies
-		 * to a new key when this instance already tracks rate-limit.memory.max-keys
-		 * keys of the cap with calls in flight (local then runs the call uncapped).
-		 */
-		private FailureMode failureMode = FailureMode.OPEN;
-
-		/**
-		 * Whether the cap is named to callers in refusals: auto names it when it is
-		 * keyed by the caller (any key but global) and applied on the request itself
-		 * (the handler method, not a service it calls); public always; internal
-		 * never (a refusal then reads as a temporary reduction of capacity).
-		 */
-		private Visibility visibility = Visibility.AUTO;
-
-		public Visibility getVisibility() {
-			return this.visibility;
-		}
-
-		public void setVisibility(Visibility visibility) {
-			this.visibility = visibility;
+		public ConcurrencyCap() {
+			super(FailureMode.OPEN);
 		}
 
 		public Integer getPermits() {
@@ -1165,14 +1131,6 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setPermits(Integer permits) {
 			this.permits = permits;
-		}
-
-		public String getKey() {
-			return this.key;
-		}
-
-		public void setKey(String key) {
-			this.key = key;
 		}
 
 		public Duration getMaxWait() {
@@ -1205,14 +1163,6 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setRejection(ConcurrencyPolicy.Rejection rejection) {
 			this.rejection = rejection;
-		}
-
-		public FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(FailureMode failureMode) {
-			this.failureMode = failureMode;
 		}
 
 	}

@@ -3,6 +3,7 @@ package dev.ratelimit.autoconfigure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitConfigurationException;
@@ -69,12 +70,14 @@ final class RateLimitPropertiesValidator {
 
 	private void limits(RateLimitProperties properties) {
 		// Each limit is checked by building it: the builders hold the rules of their kind.
-		properties.getPolicies()
-			.forEach((name, policy) -> check(() -> PolicyPropertiesBinder.bind(name, policy, this.expressions)));
-		properties.getBudgets()
-			.forEach((name, budget) -> check(() -> BudgetPropertiesBinder.bind(name, budget, this.expressions)));
-		properties.getConcurrency()
-			.forEach((name, cap) -> check(() -> ConcurrencyPropertiesBinder.bind(name, cap, this.expressions)));
+		limits(LimitPropertiesBinder.POLICIES, properties.getPolicies());
+		limits(LimitPropertiesBinder.BUDGETS, properties.getBudgets());
+		limits(LimitPropertiesBinder.CONCURRENCY, properties.getConcurrency());
+	}
+
+	private <S extends RateLimitProperties.LimitProperties> void limits(LimitPropertiesBinder<S, ?, ?> binder,
+			Map<String, S> sources) {
+		sources.forEach((name, source) -> check(() -> binder.bind(name, source, this.expressions)));
 	}
 
 	private void routes(RateLimitProperties properties) {

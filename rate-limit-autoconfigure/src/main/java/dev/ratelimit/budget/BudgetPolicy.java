@@ -5,11 +5,10 @@ import java.time.ZoneId;
 import java.util.List;
 import java.util.Objects;
 
+import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.FailureMode;
-import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
-import dev.ratelimit.core.Visibility;
 
 /**
  * A named spending cap: one or more amounts, each per window (for example
@@ -17,38 +16,27 @@ import dev.ratelimit.core.Visibility;
  * reservation. Amounts are in micro-units of {@link #unit()}.
  * <p>
  * Immutable and validated in {@link Builder#build()}; every error names the
- * attribute.
+ * attribute. Unlike the other kinds, a budget fails closed by default.
  */
-public final class BudgetPolicy implements Limit {
-
-	private final String name;
+public final class BudgetPolicy extends AbstractLimit {
 
 	private final String unit;
-
-	private final String key;
 
 	private final ZoneId zone;
 
 	private final List<BudgetLimit> limits;
 
-	private final FailureMode failureMode;
-
 	private final long reservationTimeoutMicros;
 
 	private final OnError onError;
 
-	private final Visibility visibility;
-
 	private BudgetPolicy(Builder builder) {
-		this.name = builder.name;
+		super(builder);
 		this.unit = builder.unit;
-		this.key = builder.key;
 		this.zone = builder.zone;
 		this.limits = List.copyOf(builder.limits);
-		this.failureMode = builder.failureMode;
 		this.reservationTimeoutMicros = builder.reservationTimeoutMicros;
 		this.onError = builder.onError;
-		this.visibility = builder.visibility;
 	}
 
 	/**
@@ -58,12 +46,6 @@ public final class BudgetPolicy implements Limit {
 	 */
 	public static Builder builder(String name) {
 		return new Builder(name);
-	}
-
-	/** @return the budget's name */
-	@Override
-	public String name() {
-		return this.name;
 	}
 
 	@Override
@@ -76,12 +58,6 @@ public final class BudgetPolicy implements Limit {
 		return this.unit;
 	}
 
-	/** @return the key expression: whose budget it is */
-	@Override
-	public String key() {
-		return this.key;
-	}
-
 	/** @return the time zone of calendar windows */
 	public ZoneId zone() {
 		return this.zone;
@@ -90,12 +66,6 @@ public final class BudgetPolicy implements Limit {
 	/** @return the amounts and their windows, checked together */
 	public List<BudgetLimit> limits() {
 		return this.limits;
-	}
-
-	/** @return what happens when the store cannot answer; budgets fail closed by default */
-	@Override
-	public FailureMode failureMode() {
-		return this.failureMode;
 	}
 
 	/**
@@ -112,24 +82,13 @@ public final class BudgetPolicy implements Limit {
 		return this.onError;
 	}
 
-	/** @return whether the budget's state may be told to the caller */
-	@Override
-	public Visibility visibility() {
-		return this.visibility;
-	}
-
 	/**
 	 * Returns a builder initialised with this budget's values, to derive a
 	 * variant (another key, another visibility).
 	 * @return a builder
 	 */
 	public Builder toBuilder() {
-		Builder builder = new Builder(this.name).unit(this.unit)
-			.key(this.key)
-			.zone(this.zone)
-			.failureMode(this.failureMode)
-			.onError(this.onError)
-			.visibility(this.visibility);
+		Builder builder = copyTo(new Builder(name())).unit(this.unit).zone(this.zone).onError(this.onError);
 		builder.limits.addAll(this.limits);
 		builder.reservationTimeoutMicros = this.reservationTimeoutMicros;
 		return builder;
@@ -137,8 +96,8 @@ public final class BudgetPolicy implements Limit {
 
 	@Override
 	public String toString() {
-		return "BudgetPolicy[" + this.name + ": " + this.limits + " " + this.unit + " key=" + this.key + " zone="
-				+ this.zone + " failure-mode=" + this.failureMode + " reservation-timeout=" + this.reservationTimeoutMicros
+		return "BudgetPolicy[" + name() + ": " + this.limits + " " + this.unit + " key=" + key() + " zone="
+				+ this.zone + " failure-mode=" + failureMode() + " reservation-timeout=" + this.reservationTimeoutMicros
 				+ "us on-error="
 				+ this.onError + "]";
 	}
@@ -146,28 +105,21 @@ public final class BudgetPolicy implements Limit {
 	/**
 	 * Builds a {@link BudgetPolicy}.
 	 */
-	public static final class Builder {
-
-		private final String name;
+	public static final class Builder extends AbstractBuilder<Builder, BudgetPolicy> {
 
 		private String unit = "units";
-
-		private String key = "global";
 
 		private ZoneId zone = ZoneId.of("UTC");
 
 		private final java.util.ArrayList<BudgetLimit> limits = new java.util.ArrayList<>();
 
-		private FailureMode failureMode = FailureMode.CLOSED;
-
 		private long reservationTimeoutMicros = Duration.ofMinutes(5).toNanos() / 1_000L;
 
 		private OnError onError = OnError.KEEP;
 
-		private Visibility visibility = Visibility.AUTO;
-
 		private Builder(String name) {
-			this.name = Limit.checkName(name);
+			// A budget's store is its record of spend: without it, nothing stops the spending.
+			super(name, FailureMode.CLOSED);
 		}
 
 		/**
@@ -180,16 +132,6 @@ public final class BudgetPolicy implements Limit {
 				throw new PolicyValidationException("unit", unit, "must be a short name without quotes");
 			}
 			this.unit = unit.strip();
-			return this;
-		}
-
-		/**
-		 * Sets the key expression; blank means {@code global}.
-		 * @param key the key expression
-		 * @return this builder
-		 */
-		public Builder key(String key) {
-			this.key = (key == null || key.isBlank()) ? "global" : key.strip();
 			return this;
 		}
 
@@ -246,26 +188,6 @@ public final class BudgetPolicy implements Limit {
 		}
 
 		/**
-		 * Sets whether the budget's state may be told to the caller.
-		 * @param visibility the visibility, {@link Visibility#AUTO} by default
-		 * @return this builder
-		 */
-		public Builder visibility(Visibility visibility) {
-			this.visibility = Objects.requireNonNull(visibility, "visibility");
-			return this;
-		}
-
-		/**
-		 * Sets the failure mode; budgets default to {@link FailureMode#CLOSED}.
-		 * @param failureMode the failure mode
-		 * @return this builder
-		 */
-		public Builder failureMode(FailureMode failureMode) {
-			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
-			return this;
-		}
-
-		/**
 		 * Sets how long an unsettled reservation lives; 5 minutes by default.
 		 * @param reservationTimeout the reservation timeout, positive
 		 * @return this builder
@@ -294,6 +216,7 @@ public final class BudgetPolicy implements Limit {
 		 * @return the budget
 		 * @throws PolicyValidationException if no amount is set
 		 */
+		@Override
 		public BudgetPolicy build() {
 			if (this.limits.isEmpty()) {
 				throw new PolicyValidationException("limits", "[]",

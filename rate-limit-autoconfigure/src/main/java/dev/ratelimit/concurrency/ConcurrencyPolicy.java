@@ -3,25 +3,23 @@ package dev.ratelimit.concurrency;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.FailureMode;
-import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
-import dev.ratelimit.core.Visibility;
 
 /**
  * A cap on calls in flight: at most {@link #permits()} calls per key at once,
  * in this instance ({@link Scope#LOCAL}) or across every instance sharing Redis
  * ({@link Scope#DISTRIBUTED}). A caller waits up to {@link #maxWaitMicros()} for
  * a permit, then is rejected. Immutable; validated in {@link Builder#build()}.
+ * <p>
+ * The failure mode (open by default) is what a distributed cap does when Redis
+ * cannot answer; a local cap never asks it.
  */
-public final class ConcurrencyPolicy implements Limit {
-
-	private final String name;
+public final class ConcurrencyPolicy extends AbstractLimit {
 
 	private final int permits;
-
-	private final String key;
 
 	private final long maxWaitMicros;
 
@@ -31,20 +29,13 @@ public final class ConcurrencyPolicy implements Limit {
 
 	private final Rejection rejection;
 
-	private final FailureMode failureMode;
-
-	private final Visibility visibility;
-
 	private ConcurrencyPolicy(Builder builder) {
-		this.name = builder.name;
+		super(builder);
 		this.permits = builder.permits;
-		this.key = builder.key;
 		this.maxWaitMicros = builder.maxWaitMicros;
 		this.scope = builder.scope;
 		this.permitTtlMicros = builder.permitTtlMicros;
 		this.rejection = builder.rejection;
-		this.failureMode = builder.failureMode;
-		this.visibility = builder.visibility;
 	}
 
 	/**
@@ -56,12 +47,6 @@ public final class ConcurrencyPolicy implements Limit {
 		return new Builder(name);
 	}
 
-	/** @return the policy's name */
-	@Override
-	public String name() {
-		return this.name;
-	}
-
 	@Override
 	public LimitKind kind() {
 		return LimitKind.CONCURRENCY;
@@ -70,12 +55,6 @@ public final class ConcurrencyPolicy implements Limit {
 	/** @return the most calls in flight per key */
 	public int permits() {
 		return this.permits;
-	}
-
-	/** @return the key expression */
-	@Override
-	public String key() {
-		return this.key;
 	}
 
 	/** @return how long a caller waits for a permit before it is rejected, in microseconds; 0 never waits */
@@ -102,28 +81,16 @@ public final class ConcurrencyPolicy implements Limit {
 		return this.rejection;
 	}
 
-	/** @return what a distributed cap does when Redis cannot answer */
-	@Override
-	public FailureMode failureMode() {
-		return this.failureMode;
-	}
-
 	/** @return whether the cap refuses calls while Redis cannot answer; a local cap never asks Redis */
 	@Override
 	public boolean failsClosed() {
-		return this.scope == Scope.DISTRIBUTED && this.failureMode == FailureMode.CLOSED;
-	}
-
-	/** @return whether the cap may be named to the caller in a refusal */
-	@Override
-	public Visibility visibility() {
-		return this.visibility;
+		return this.scope == Scope.DISTRIBUTED && failureMode() == FailureMode.CLOSED;
 	}
 
 	@Override
 	public String toString() {
-		return "ConcurrencyPolicy[" + this.name + ": " + this.permits + " permits, " + this.scope + ", max-wait="
-				+ this.maxWaitMicros + "us, permit-ttl=" + this.permitTtlMicros + "us, key=" + this.key + ", reject with "
+		return "ConcurrencyPolicy[" + name() + ": " + this.permits + " permits, " + this.scope + ", max-wait="
+				+ this.maxWaitMicros + "us, permit-ttl=" + this.permitTtlMicros + "us, key=" + key() + ", reject with "
 				+ this.rejection + "]";
 	}
 
@@ -159,12 +126,7 @@ public final class ConcurrencyPolicy implements Limit {
 	 * @return a builder
 	 */
 	public Builder toBuilder() {
-		Builder builder = new Builder(this.name).permits(this.permits)
-			.key(this.key)
-			.scope(this.scope)
-			.rejection(this.rejection)
-			.failureMode(this.failureMode)
-			.visibility(this.visibility);
+		Builder builder = copyTo(new Builder(name())).permits(this.permits).scope(this.scope).rejection(this.rejection);
 		builder.maxWaitMicros = this.maxWaitMicros;
 		builder.permitTtlMicros = this.permitTtlMicros;
 		return builder;
@@ -173,13 +135,9 @@ public final class ConcurrencyPolicy implements Limit {
 	/**
 	 * Builds a {@link ConcurrencyPolicy}.
 	 */
-	public static final class Builder {
-
-		private final String name;
+	public static final class Builder extends AbstractBuilder<Builder, ConcurrencyPolicy> {
 
 		private int permits;
-
-		private String key = "global";
 
 		private long maxWaitMicros;
 
@@ -189,12 +147,8 @@ public final class ConcurrencyPolicy implements Limit {
 
 		private Rejection rejection = Rejection.TOO_MANY_REQUESTS;
 
-		private FailureMode failureMode = FailureMode.OPEN;
-
-		private Visibility visibility = Visibility.AUTO;
-
 		private Builder(String name) {
-			this.name = Limit.checkName(name);
+			super(name, FailureMode.OPEN);
 		}
 
 		/**
@@ -207,16 +161,6 @@ public final class ConcurrencyPolicy implements Limit {
 				throw new PolicyValidationException("permits", permits, "must be at least 1");
 			}
 			this.permits = permits;
-			return this;
-		}
-
-		/**
-		 * Sets the key expression; blank means {@code global}.
-		 * @param key the key expression
-		 * @return this builder
-		 */
-		public Builder key(String key) {
-			this.key = (key == null || key.isBlank()) ? "global" : key.strip();
 			return this;
 		}
 
@@ -268,29 +212,10 @@ public final class ConcurrencyPolicy implements Limit {
 		}
 
 		/**
-		 * Sets whether the cap may be named to the caller in a refusal.
-		 * @param visibility the visibility, {@link Visibility#AUTO} by default
-		 * @return this builder
-		 */
-		public Builder visibility(Visibility visibility) {
-			this.visibility = Objects.requireNonNull(visibility, "visibility");
-			return this;
-		}
-
-		/**
-		 * Sets what a distributed cap does when Redis cannot answer; open by default.
-		 * @param failureMode the failure mode
-		 * @return this builder
-		 */
-		public Builder failureMode(FailureMode failureMode) {
-			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
-			return this;
-		}
-
-		/**
 		 * Builds the policy.
 		 * @return the policy
 		 */
+		@Override
 		public ConcurrencyPolicy build() {
 			if (this.permits < 1) {
 				throw new PolicyValidationException("permits", this.permits, "must be set to at least 1");

@@ -4,11 +4,11 @@ import java.util.Objects;
 
 /**
  * A named, immutable, validated limit: algorithm, numbers, key expression,
- * failure mode and missing-key behaviour. Built with {@link #builder(String)};
- * every invalid value is rejected there with a {@link PolicyValidationException}
- * that names the attribute.
+ * failure mode (open by default) and missing-key behaviour. Built with
+ * {@link #builder(String)}; every invalid value is rejected there with a
+ * {@link PolicyValidationException} that names the attribute.
  */
-public final class RateLimitPolicy implements Limit {
+public final class RateLimitPolicy extends AbstractLimit {
 
 	/**
 	 * The largest scaled bucket size ({@code capacity × period µs}) the backends
@@ -17,11 +17,6 @@ public final class RateLimitPolicy implements Limit {
 	 */
 	static final long MAX_SCALED_CAPACITY = 1L << 50;
 
-	/** The key expression used when a policy names none: one bucket for all callers. */
-	public static final String DEFAULT_KEY = "global";
-
-	private final String name;
-
 	private final Algorithm algorithm;
 
 	private final long capacity;
@@ -29,10 +24,6 @@ public final class RateLimitPolicy implements Limit {
 	private final Refill refill;
 
 	private final long windowMicros;
-
-	private final String key;
-
-	private final FailureMode failureMode;
 
 	private final MissingKeyAction missingKey;
 
@@ -44,19 +35,14 @@ public final class RateLimitPolicy implements Limit {
 
 	private final long prefetch;
 
-	private final Visibility visibility;
-
 	private RateLimitPolicy(Builder builder) {
-		this.name = builder.name;
+		super(builder);
 		this.algorithm = builder.algorithm;
 		this.capacity = builder.capacity;
 		this.refill = builder.refill;
 		this.windowMicros = builder.windowMicros;
-		this.key = builder.key;
-		this.failureMode = builder.failureMode;
 		this.missingKey = builder.missingKey;
 		this.shadow = builder.shadow;
-		this.visibility = builder.visibility;
 		this.localInstances = builder.localInstances;
 		this.maxWaitMicros = builder.maxWaitMicros;
 		this.prefetch = builder.prefetch;
@@ -71,12 +57,6 @@ public final class RateLimitPolicy implements Limit {
 	 */
 	public static Builder builder(String name) {
 		return new Builder(name);
-	}
-
-	/** @return the policy name */
-	@Override
-	public String name() {
-		return this.name;
 	}
 
 	@Override
@@ -103,18 +83,6 @@ public final class RateLimitPolicy implements Limit {
 		return this.refill;
 	}
 
-	/** @return the key expression, never {@code null} */
-	@Override
-	public String key() {
-		return this.key;
-	}
-
-	/** @return what happens when the backend cannot answer */
-	@Override
-	public FailureMode failureMode() {
-		return this.failureMode;
-	}
-
 	/** @return what happens when the key cannot be resolved */
 	public MissingKeyAction missingKey() {
 		return this.missingKey;
@@ -132,16 +100,7 @@ public final class RateLimitPolicy implements Limit {
 	/** @return whether the policy refuses calls while the backend cannot answer; a shadow policy never refuses */
 	@Override
 	public boolean failsClosed() {
-		return this.failureMode == FailureMode.CLOSED && !this.shadow;
-	}
-
-	/**
-	 * Returns whether the policy's state may be told to the caller.
-	 * @return the visibility
-	 */
-	@Override
-	public Visibility visibility() {
-		return this.visibility;
+		return failureMode() == FailureMode.CLOSED && !this.shadow;
 	}
 
 	/**
@@ -186,7 +145,7 @@ public final class RateLimitPolicy implements Limit {
 		if (this.localInstances == 1) {
 			return this;
 		}
-		Builder builder = toBuilder(this.name).capacity(Math.max(1, this.capacity / this.localInstances));
+		Builder builder = toBuilder(name()).capacity(Math.max(1, this.capacity / this.localInstances));
 		if (this.refill != null) {
 			builder.refill(new Refill(this.refill.tokens(), this.refill.periodMicros() * this.localInstances));
 		}
@@ -227,11 +186,8 @@ public final class RateLimitPolicy implements Limit {
 		else {
 			builder.windowMicros(this.windowMicros);
 		}
-		return builder.key(this.key)
-			.failureMode(this.failureMode)
-			.missingKey(this.missingKey)
+		return copyTo(builder).missingKey(this.missingKey)
 			.shadow(this.shadow)
-			.visibility(this.visibility)
 			.localInstances(this.localInstances)
 			.maxWaitMicros(this.maxWaitMicros)
 			.prefetch(this.prefetch);
@@ -239,25 +195,25 @@ public final class RateLimitPolicy implements Limit {
 
 	@Override
 	public boolean equals(Object other) {
-		return this == other || (other instanceof RateLimitPolicy that && this.name.equals(that.name)
+		return this == other || (other instanceof RateLimitPolicy that && name().equals(that.name())
 				&& this.algorithm == that.algorithm && this.capacity == that.capacity
 				&& Objects.equals(this.refill, that.refill) && this.windowMicros == that.windowMicros
-				&& this.key.equals(that.key)
-				&& this.failureMode == that.failureMode && this.missingKey == that.missingKey
+				&& key().equals(that.key())
+				&& failureMode() == that.failureMode() && this.missingKey == that.missingKey
 				&& this.shadow == that.shadow && this.localInstances == that.localInstances
 				&& this.maxWaitMicros == that.maxWaitMicros && this.prefetch == that.prefetch
-				&& this.visibility == that.visibility);
+				&& visibility() == that.visibility());
 	}
 
 	@Override
 	public int hashCode() {
-		return Objects.hash(this.name, this.algorithm, this.capacity, this.refill, this.key);
+		return Objects.hash(name(), this.algorithm, this.capacity, this.refill, key());
 	}
 
 	@Override
 	public String toString() {
-		return "RateLimitPolicy[" + this.name + ": " + this.algorithm + " capacity=" + this.capacity
-				+ ((this.refill != null) ? " refill=" + this.refill : " window=" + this.windowMicros + "us") + " key=" + this.key + " failure-mode=" + this.failureMode + " missing-key="
+		return "RateLimitPolicy[" + name() + ": " + this.algorithm + " capacity=" + this.capacity
+				+ ((this.refill != null) ? " refill=" + this.refill : " window=" + this.windowMicros + "us") + " key=" + key() + " failure-mode=" + failureMode() + " missing-key="
 				+ this.missingKey + (this.shadow ? " shadow" : "")
 				+ ((this.localInstances > 1) ? " local-instances=" + this.localInstances : "")
 				+ ((this.maxWaitMicros > 0) ? " max-wait=" + this.maxWaitMicros + "us" : "")
@@ -267,9 +223,7 @@ public final class RateLimitPolicy implements Limit {
 	/**
 	 * Builds a {@link RateLimitPolicy}, validating every value.
 	 */
-	public static final class Builder {
-
-		private final String name;
+	public static final class Builder extends AbstractBuilder<Builder, RateLimitPolicy> {
 
 		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
@@ -279,15 +233,9 @@ public final class RateLimitPolicy implements Limit {
 
 		private long windowMicros;
 
-		private String key = DEFAULT_KEY;
-
-		private FailureMode failureMode = FailureMode.OPEN;
-
 		private MissingKeyAction missingKey = MissingKeyAction.SHARED;
 
 		private boolean shadow;
-
-		private Visibility visibility = Visibility.AUTO;
 
 		private int localInstances = 1;
 
@@ -296,7 +244,7 @@ public final class RateLimitPolicy implements Limit {
 		private long prefetch;
 
 		private Builder(String name) {
-			this.name = Limit.checkName(name);
+			super(name, FailureMode.OPEN);
 		}
 
 		/**
@@ -365,26 +313,6 @@ public final class RateLimitPolicy implements Limit {
 		}
 
 		/**
-		 * Sets the key expression; blank means {@value RateLimitPolicy#DEFAULT_KEY}.
-		 * @param key the key expression
-		 * @return this builder
-		 */
-		public Builder key(String key) {
-			this.key = (key == null || key.isBlank()) ? DEFAULT_KEY : key.strip();
-			return this;
-		}
-
-		/**
-		 * Sets the failure mode; defaults to {@link FailureMode#OPEN}.
-		 * @param failureMode the failure mode
-		 * @return this builder
-		 */
-		public Builder failureMode(FailureMode failureMode) {
-			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
-			return this;
-		}
-
-		/**
 		 * Sets the missing-key behaviour; defaults to {@link MissingKeyAction#SHARED}.
 		 * @param missingKey the behaviour
 		 * @return this builder
@@ -401,16 +329,6 @@ public final class RateLimitPolicy implements Limit {
 		 */
 		public Builder shadow(boolean shadow) {
 			this.shadow = shadow;
-			return this;
-		}
-
-		/**
-		 * Sets whether the policy's state may be told to the caller.
-		 * @param visibility the visibility, {@link Visibility#AUTO} by default
-		 * @return this builder
-		 */
-		public Builder visibility(Visibility visibility) {
-			this.visibility = Objects.requireNonNull(visibility, "visibility");
 			return this;
 		}
 
@@ -461,6 +379,7 @@ public final class RateLimitPolicy implements Limit {
 		 * @return the policy
 		 * @throws PolicyValidationException if a value is missing or out of range
 		 */
+		@Override
 		public RateLimitPolicy build() {
 			if (this.capacity <= 0) {
 				throw new PolicyValidationException("capacity", this.capacity, "must be set to a positive number");
