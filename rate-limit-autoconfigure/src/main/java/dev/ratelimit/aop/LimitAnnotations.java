@@ -23,6 +23,7 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.Limit;
@@ -133,19 +134,12 @@ public final class LimitAnnotations {
 		String visibility = attributes.value(annotation.visibility(), "visibility");
 		boolean inline = !(capacity.isEmpty() && refill.isEmpty() && window.isEmpty() && algorithm.isEmpty());
 		RateLimitPolicy policy = attributes.valid(() -> {
-			RateLimitPolicy.Builder builder = inline
+			RateLimitPolicy.Builder builder = overridden(inline
 					? inlineRateLimit(attributes.inlineName(name, ""), algorithm, capacity, refill, window, attributes)
-					: named(this.limits.rateLimits(), name, attributes, "capacity and refill").toBuilder(name);
-			if (!key.isEmpty()) {
-				builder.key(key);
-			}
-			if (!maxWait.isEmpty()) {
-				builder.maxWaitMicros(Durations.parseMicros("maxWait", maxWait));
-			}
-			if (!visibility.isEmpty()) {
-				builder.visibility(Visibility.parse(visibility));
-			}
-			return builder.build();
+					: named(this.limits.rateLimits(), name, attributes, "capacity and refill").toBuilder(name),
+					key, visibility);
+			return (maxWait.isEmpty() ? builder : builder.maxWaitMicros(Durations.parseMicros("maxWait", maxWait)))
+				.build();
 		});
 		Expression keyExpression = attributes.parse(policy.key(), "key");
 		Long fixedCost = parseFixedCost(cost);
@@ -156,6 +150,20 @@ public final class LimitAnnotations {
 		}
 		Expression costExpression = (fixedCost != null) ? null : attributes.parse(cost, "cost");
 		return new BoundPolicy(policy, keyExpression, costExpression, (fixedCost != null) ? fixedCost : 0);
+	}
+
+	/**
+	 * Applies what an annotation may override on a named or inline limit of any
+	 * kind: whose limit a call counts against, and whether it is told.
+	 * @param key the key attribute, empty to keep the limit's own
+	 * @param visibility the visibility attribute, empty to keep the limit's own
+	 */
+	private static <B extends AbstractLimit.AbstractBuilder<B, ?>> B overridden(B builder, String key,
+			String visibility) {
+		if (!key.isEmpty()) {
+			builder.key(key);
+		}
+		return visibility.isEmpty() ? builder : builder.visibility(Visibility.parse(visibility));
 	}
 
 	private RateLimitPolicy.Builder inlineRateLimit(String name, String algorithm, String capacity, String refill,
@@ -181,8 +189,9 @@ public final class LimitAnnotations {
 		String actual = attributes.value(annotation.actual(), "actual");
 		String visibility = attributes.value(annotation.visibility(), "visibility");
 		BudgetPolicy configured = named(this.limits.budgets(), name, attributes, null);
+		// The key attribute names whose budget it is per call; the budget's own key stays the configured one.
 		BudgetPolicy budget = visibility.isEmpty() ? configured
-				: attributes.valid(() -> configured.toBuilder().visibility(Visibility.parse(visibility)).build());
+				: attributes.valid(() -> overridden(configured.toBuilder(), "", visibility).build());
 		if (estimate.isEmpty()) {
 			throw attributes.error("(\"" + name + "\") has no estimate",
 					"Give the amount to reserve before the call, e.g. estimate = \"#request.maxTokens * 0.000002\".",
@@ -200,19 +209,12 @@ public final class LimitAnnotations {
 		String scope = attributes.value(annotation.scope(), "scope");
 		String visibility = attributes.value(annotation.visibility(), "visibility");
 		ConcurrencyPolicy policy = attributes.valid(() -> {
-			ConcurrencyPolicy.Builder builder = permits.isEmpty()
+			ConcurrencyPolicy.Builder builder = overridden(permits.isEmpty()
 					? named(this.limits.concurrency(), name, attributes, "permits").toBuilder()
-					: inlineCap(attributes.inlineName(name, ".concurrency"), permits, scope);
-			if (!key.isEmpty()) {
-				builder.key(key);
-			}
-			if (!maxWait.isEmpty()) {
-				builder.maxWait(Duration.ofNanos(Durations.parseMicros("maxWait", maxWait) * 1_000L));
-			}
-			if (!visibility.isEmpty()) {
-				builder.visibility(Visibility.parse(visibility));
-			}
-			return builder.build();
+					: inlineCap(attributes.inlineName(name, ".concurrency"), permits, scope), key, visibility);
+			return (maxWait.isEmpty() ? builder
+					: builder.maxWait(Duration.ofNanos(Durations.parseMicros("maxWait", maxWait) * 1_000L)))
+				.build();
 		});
 		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !this.distributedAvailable) {
 			throw attributes.error("policy '" + policy.name() + "' is distributed but the rate limiter has no Redis "
