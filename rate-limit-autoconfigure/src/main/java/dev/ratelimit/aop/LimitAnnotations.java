@@ -1,5 +1,6 @@
 package dev.ratelimit.aop;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.function.UnaryOperator;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 
@@ -110,38 +112,36 @@ public final class LimitAnnotations {
 		List<BoundPolicy> rateLimits = new ArrayList<>();
 		for (RateLimited annotation : AnnotatedElementUtils.findMergedRepeatableAnnotations(specific,
 				RateLimited.class, RateLimits.class)) {
-			rateLimits.add(bind(annotation, new Attributes(specific, "@RateLimited")));
+			rateLimits.add(bind(annotation, new Attributes(specific, annotation)));
 		}
 		List<BoundBudget> budgets = new ArrayList<>();
 		for (CostBudget annotation : AnnotatedElementUtils.findMergedRepeatableAnnotations(specific,
 				CostBudget.class, CostBudget.List.class)) {
-			budgets.add(bind(annotation, new Attributes(specific, "@CostBudget")));
+			budgets.add(bind(annotation, new Attributes(specific, annotation)));
 		}
 		Concurrency cap = AnnotatedElementUtils.findMergedAnnotation(specific, Concurrency.class);
-		BoundCap boundCap = (cap != null) ? bind(cap, new Attributes(specific, "@Concurrency")) : null;
+		BoundCap boundCap = (cap != null) ? bind(cap, new Attributes(specific, cap)) : null;
 		return new MethodLimits(specific, List.copyOf(rateLimits), List.copyOf(budgets), boundCap);
 	}
 
 	private BoundPolicy bind(RateLimited annotation, Attributes attributes) {
-		String name = attributes.value(annotation.policy(), "policy");
-		String capacity = attributes.value(annotation.capacity(), "capacity");
-		String refill = attributes.value(annotation.refill(), "refill");
-		String window = attributes.value(annotation.window(), "window");
-		String algorithm = attributes.value(annotation.algorithm(), "algorithm");
-		String key = attributes.value(annotation.key(), "key");
-		String cost = attributes.value(annotation.cost(), "cost");
-		String maxWait = attributes.value(annotation.maxWait(), "maxWait");
-		String visibility = attributes.value(annotation.visibility(), "visibility");
+		String name = attributes.text("policy");
+		String capacity = attributes.text("capacity");
+		String refill = attributes.text("refill");
+		String window = attributes.text("window");
+		String algorithm = attributes.text("algorithm");
+		String maxWait = attributes.text("maxWait");
 		boolean inline = !(capacity.isEmpty() && refill.isEmpty() && window.isEmpty() && algorithm.isEmpty());
 		RateLimitPolicy policy = attributes.valid(() -> {
 			RateLimitPolicy.Builder builder = overridden(inline
 					? inlineRateLimit(attributes.inlineName(name, ""), algorithm, capacity, refill, window, attributes)
 					: named(this.limits.rateLimits(), name, attributes, "capacity and refill").toBuilder(name),
-					key, visibility);
+					attributes.text("key"), attributes);
 			return (maxWait.isEmpty() ? builder : builder.maxWaitMicros(Durations.parseMicros("maxWait", maxWait)))
 				.build();
 		});
 		Expression keyExpression = attributes.parse(policy.key(), "key");
+		String cost = attributes.text("cost");
 		Long fixedCost = parseFixedCost(cost);
 		if (fixedCost != null && (fixedCost < 0 || fixedCost > policy.capacity())) {
 			throw attributes.error("cost " + fixedCost + " is outside 0.." + policy.capacity()
@@ -156,13 +156,14 @@ public final class LimitAnnotations {
 	 * Applies what an annotation may override on a named or inline limit of any
 	 * kind: whose limit a call counts against, and whether it is told.
 	 * @param key the key attribute, empty to keep the limit's own
-	 * @param visibility the visibility attribute, empty to keep the limit's own
+	 * @param attributes the annotation, whose visibility attribute, when not empty, replaces the limit's own
 	 */
 	private static <B extends AbstractLimit.AbstractBuilder<B, ?>> B overridden(B builder, String key,
-			String visibility) {
+			Attributes attributes) {
 		if (!key.isEmpty()) {
 			builder.key(key);
 		}
+		String visibility = attributes.text("visibility");
 		return visibility.isEmpty() ? builder : builder.visibility(Visibility.parse(visibility));
 	}
 
@@ -183,15 +184,14 @@ public final class LimitAnnotations {
 	}
 
 	private BoundBudget bind(CostBudget annotation, Attributes attributes) {
-		String name = attributes.value(annotation.policy(), "value");
-		String key = attributes.value(annotation.key(), "key");
-		String estimate = attributes.value(annotation.estimate(), "estimate");
-		String actual = attributes.value(annotation.actual(), "actual");
-		String visibility = attributes.value(annotation.visibility(), "visibility");
+		String name = attributes.text("policy");
+		String key = attributes.text("key");
+		String estimate = attributes.text("estimate");
+		String actual = attributes.text("actual");
 		BudgetPolicy configured = named(this.limits.budgets(), name, attributes, null);
 		// The key attribute names whose budget it is per call; the budget's own key stays the configured one.
-		BudgetPolicy budget = visibility.isEmpty() ? configured
-				: attributes.valid(() -> overridden(configured.toBuilder(), "", visibility).build());
+		BudgetPolicy budget = attributes.text("visibility").isEmpty() ? configured
+				: attributes.valid(() -> overridden(configured.toBuilder(), "", attributes).build());
 		if (estimate.isEmpty()) {
 			throw attributes.error("(\"" + name + "\") has no estimate",
 					"Give the amount to reserve before the call, e.g. estimate = \"#request.maxTokens * 0.000002\".",
@@ -202,16 +202,15 @@ public final class LimitAnnotations {
 	}
 
 	private BoundCap bind(Concurrency annotation, Attributes attributes) {
-		String name = attributes.value(annotation.policy(), "policy");
-		String permits = attributes.value(annotation.permits(), "permits");
-		String key = attributes.value(annotation.key(), "key");
-		String maxWait = attributes.value(annotation.maxWait(), "maxWait");
-		String scope = attributes.value(annotation.scope(), "scope");
-		String visibility = attributes.value(annotation.visibility(), "visibility");
+		String name = attributes.text("policy");
+		String permits = attributes.text("permits");
+		String scope = attributes.text("scope");
+		String maxWait = attributes.text("maxWait");
 		ConcurrencyPolicy policy = attributes.valid(() -> {
 			ConcurrencyPolicy.Builder builder = overridden(permits.isEmpty()
 					? named(this.limits.concurrency(), name, attributes, "permits").toBuilder()
-					: inlineCap(attributes.inlineName(name, ".concurrency"), permits, scope), key, visibility);
+					: inlineCap(attributes.inlineName(name, ".concurrency"), permits, scope), attributes.text("key"),
+					attributes);
 			return (maxWait.isEmpty() ? builder
 					: builder.maxWait(Duration.ofNanos(Durations.parseMicros("maxWait", maxWait) * 1_000L)))
 				.build();
@@ -314,9 +313,13 @@ public final class LimitAnnotations {
 
 		private final String annotation;
 
-		Attributes(Method method, String annotation) {
+		/** The annotation's attributes by name, aliases resolved. */
+		private final Map<String, Object> values;
+
+		Attributes(Method method, Annotation annotation) {
 			this.method = method;
-			this.annotation = annotation;
+			this.annotation = "@" + annotation.annotationType().getSimpleName();
+			this.values = AnnotationUtils.getAnnotationAttributes(annotation);
 		}
 
 		LimitKind kind() {
@@ -327,7 +330,11 @@ public final class LimitAnnotations {
 			};
 		}
 
-		String value(String value, String attribute) {
+		/**
+		 * Returns an attribute's text with placeholders resolved, stripped.
+		 */
+		String text(String attribute) {
+			String value = (String) this.values.get(attribute);
 			try {
 				return LimitAnnotations.this.placeholders.apply(value).strip();
 			}

@@ -1,22 +1,16 @@
 package dev.ratelimit.budget;
 
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
-import com.github.benmanes.caffeine.cache.RemovalCause;
-
-import dev.ratelimit.core.IdleSweeper;
 import dev.ratelimit.core.KeyBound;
+import dev.ratelimit.core.KeyedStates;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.TooManyKeysException;
 
 /**
  * Keeps budget state in this process: exact for one instance, and the local
- * fallback of budgets whose Redis is down. Operations on one key are
- * serialised by the cache's per-key compute.
+ * fallback of budgets whose Redis is down. The keys, their locks and their
+ * bound are {@link KeyedStates}; operations on one key hold its lock.
  * <p>
  * Budgets are not a cache: spend is never forgotten inside its window. A key
  * is dropped only once its windows have ended and its reservations and
@@ -28,16 +22,9 @@ import dev.ratelimit.core.TooManyKeysException;
  */
 public final class InMemoryBudgetStore implements BudgetStore {
 
-	private static final long TOLERANCE_NANOS = TimeUnit.SECONDS.toNanos(1);
-
 	private final TimeSource time;
 
-	private final KeyBound bound;
-
-	private final Cache<String, Entry> entries;
-
-	/** Runs the cache's expiry at the bound, once a second at most. */
-	private final IdleSweeper sweeper;
+	private final KeyedStates<BudgetPolicy, BudgetState> states;
 
 	/**
 	 * Creates a store.
@@ -57,14 +44,7 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	 */
 	public InMemoryBudgetStore(TimeSource time, KeyBound bound) {
 		this.time = time;
-		this.bound = bound;
-		this.entries = Caffeine.newBuilder()
-			.expireAfter(new UntilForgettable())
-			.ticker(() -> time.currentTimeMicros() * 1_000L)
-			.executor(Runnable::run)
-			.removalListener(InMemoryBudgetStore::removed)
-			.build();
-		this.sweeper = new IdleSweeper(1_000_000L, time.currentTimeMicros(), (now) -> this.entries.cleanUp());
+		this.states = new KeyedStates<>(InMemoryBudgetStore::freshState, bound, time.currentTimeMicros());
 	}
 
 	@Override
@@ -94,11 +74,20 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	@Override
 	public void reset(BudgetPolicy policy, String key) {
-		this.entries.invalidate(key);
+		this.states.remove(key);
 	}
 
 	/**
-	 * Applies an operation to a key's state.
+	 * Returns the number of keys held, after dropping forgettable ones (an
+	 * estimate while other threads run).
+	 * @return the number of keys
+	 */
+	public long size() {
+		return this.states.size(now());
+	}
+
+	/**
+	 * Applies an operation to a key's state, with the key's lock held.
 	 * @param creation whether an absent key is added; when it is not, the
 	 * operation sees a fresh state that is not kept
 	 * @throws TooManyKeysException if the key is new, to be added within the bound,
@@ -106,51 +95,27 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	 */
 	private BudgetDecision apply(BudgetPolicy policy, String key, Creation creation,
 			Function<BudgetState, BudgetDecision> operation) {
-		KeyBound.Keys keys = this.bound.of(policy.name());
-		if (creation == Creation.WITHIN_BOUND && keys.count() >= this.bound.maxKeysPerPolicy()
-				&& this.entries.getIfPresent(key) == null) {
-			// At the bound: drop what has become forgettable before refusing a newcomer (once a
-			// second at most, so that a flood of newcomers does not queue on the cache's lock).
-			this.sweeper.sweepIfDue(now());
+		long now = now();
+		KeyedStates.Entry<BudgetState> entry = switch (creation) {
+			case NEVER -> this.states.lockIfPresent(key);
+			case WITHIN_BOUND -> this.states.lock(policy, key, now);
+			case ALWAYS -> this.states.lockEvenAtBound(policy, key, now);
+		};
+		if (entry == null) {
+			return operation.apply(freshState(policy, now));
 		}
-		BudgetDecision[] decision = new BudgetDecision[1];
-		// compute holds the key's lock and sees an expired entry as absent, so no
-		// thread can work on an entry another has already replaced.
-		this.entries.asMap().compute(key, (k, entry) -> {
-			Entry current = entry;
-			if (current == null) {
-				if (creation == Creation.NEVER) {
-					decision[0] = operation.apply(new BudgetState(policy.limits().size()));
-					return null;
-				}
-				if (creation == Creation.ALWAYS) {
-					keys.add();
-				}
-				else if (!keys.tryAdd()) {
-					throw keys.refuse();
-				}
-				current = new Entry(policy.limits().size(), keys);
-			}
-			decision[0] = operation.apply(current.state);
-			long forgettable = current.state.forgettableAt(policy);
-			current.expiresAtNanos = (forgettable == BudgetState.NONE) ? 0
-					: forgettable * 1_000L + TOLERANCE_NANOS;
-			return current;
-		});
-		return decision[0];
+		try {
+			BudgetDecision decision = operation.apply(entry.state());
+			entry.freshAt(entry.state().forgettableAt(policy));
+			return decision;
+		}
+		finally {
+			entry.unlock();
+		}
 	}
 
-	/** Gives a key's slot back when it leaves the cache: forgettable, or reset by an operator. */
-	private static void removed(String key, Entry entry, RemovalCause cause) {
-		if (entry == null || cause == RemovalCause.REPLACED) {
-			return;
-		}
-		if (cause == RemovalCause.EXPIRED) {
-			entry.owner.dropped();
-		}
-		else {
-			entry.owner.removed();
-		}
+	private static BudgetState freshState(BudgetPolicy policy, long nowMicros) {
+		return new BudgetState(policy.limits().size());
 	}
 
 	private long now() {
@@ -172,44 +137,6 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 		/** Always: what it records must not be lost. */
 		ALWAYS
-
-	}
-
-	private static final class Entry {
-
-		final BudgetState state;
-
-		/** The budget's key count, given back when the entry leaves the cache. */
-		final KeyBound.Keys owner;
-
-		volatile long expiresAtNanos;
-
-		Entry(int limits, KeyBound.Keys owner) {
-			this.state = new BudgetState(limits);
-			this.owner = owner;
-		}
-
-	}
-
-	/**
-	 * Keeps an entry until its state is forgettable, measured from the last write.
-	 */
-	private static final class UntilForgettable implements Expiry<String, Entry> {
-
-		@Override
-		public long expireAfterCreate(String key, Entry entry, long currentTime) {
-			return Math.max(TOLERANCE_NANOS, entry.expiresAtNanos - currentTime);
-		}
-
-		@Override
-		public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
-			return Math.max(TOLERANCE_NANOS, entry.expiresAtNanos - currentTime);
-		}
-
-		@Override
-		public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
-			return currentDuration;
-		}
 
 	}
 

@@ -1,16 +1,14 @@
 package dev.ratelimit.concurrency;
 
 import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 
 import dev.ratelimit.core.FailureModes;
-import dev.ratelimit.core.IdleSweeper;
 import dev.ratelimit.core.KeyBound;
+import dev.ratelimit.core.KeyedStates;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.TooManyKeysException;
@@ -21,8 +19,8 @@ import dev.ratelimit.core.TooManyKeysException;
  * at most the policy's max-wait: no queue beyond the waiting threads
  * themselves.
  * <p>
- * The bulkheads are bounded as every in-memory store is (see
- * {@link KeyBound}): a key's bulkhead is dropped only when no call holds or
+ * The bulkheads are {@link KeyedStates}, bounded as every in-memory store is
+ * (see {@link KeyBound}): a key's bulkhead is dropped only when no call holds or
  * waits for one of its permits, when a fresh bulkhead would be the same; such
  * keys are swept by the first new key at least a second of the clock after the
  * previous sweep. A bulkhead with calls in flight is never dropped, since a
@@ -33,22 +31,14 @@ import dev.ratelimit.core.TooManyKeysException;
  */
 public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 
-	/** Least time between two sweeps for unused keys. */
-	static final long SWEEP_INTERVAL_MICROS = 1_000_000L;
-
 	private static final Permit UNENFORCED = () -> {
 	};
-
-	private final KeyBound bound;
 
 	private final LimitListener listener;
 
 	private final TimeSource time;
 
-	private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
-
-	/** Drops keys without calls in flight, once a second of the clock at most. */
-	private final IdleSweeper sweeper;
+	private final KeyedStates<ConcurrencyPolicy, Slot> slots;
 
 	/**
 	 * Creates a limiter on the system clock.
@@ -66,16 +56,15 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 */
 	public LocalConcurrencyLimiter(KeyBound bound, TimeSource time, LimitListener listener) {
 		this.listener = listener;
-		this.bound = bound;
 		this.time = time;
-		this.sweeper = new IdleSweeper(SWEEP_INTERVAL_MICROS, time.currentTimeMicros(), this::sweep);
+		this.slots = new KeyedStates<>(Slot::new, bound, time.currentTimeMicros());
 	}
 
 	@Override
 	public Permit acquire(ConcurrencyPolicy policy, String key) {
-		Slot slot;
+		KeyedStates.Entry<Slot> entry;
 		try {
-			slot = join(policy, id(policy, key));
+			entry = join(policy, id(policy, key));
 		}
 		catch (TooManyKeysException ex) {
 			// Open, and local too: this is the in-memory store there is, and it is full.
@@ -84,11 +73,12 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		}
 		boolean permitted = false;
 		try {
-			permitted = slot.bulkhead.tryAcquirePermission();
+			// Outside the key's lock: a caller may wait here for up to the policy's max-wait.
+			permitted = entry.state().bulkhead.tryAcquirePermission();
 		}
 		finally {
 			if (!permitted) {
-				slot.leave();
+				leave(entry);
 			}
 		}
 		if (!permitted) {
@@ -97,8 +87,8 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		AtomicBoolean released = new AtomicBoolean();
 		return () -> {
 			if (released.compareAndSet(false, true)) {
-				slot.bulkhead.onComplete();
-				slot.leave();
+				entry.state().bulkhead.onComplete();
+				leave(entry);
 			}
 		};
 	}
@@ -110,8 +100,16 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 * @return the number of permits in use
 	 */
 	public int inUse(ConcurrencyPolicy policy, String key) {
-		Slot slot = this.slots.get(id(policy, key));
-		return (slot != null) ? policy.permits() - slot.bulkhead.getMetrics().getAvailableConcurrentCalls() : 0;
+		KeyedStates.Entry<Slot> entry = this.slots.lockIfPresent(id(policy, key));
+		if (entry == null) {
+			return 0;
+		}
+		try {
+			return policy.permits() - entry.state().bulkhead.getMetrics().getAvailableConcurrentCalls();
+		}
+		finally {
+			entry.unlock();
+		}
 	}
 
 	/**
@@ -119,8 +117,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 * @return the number of keys
 	 */
 	public long size() {
-		this.sweeper.sweepNow(this.time.currentTimeMicros());
-		return this.slots.mappingCount();
+		return this.slots.size(this.time.currentTimeMicros());
 	}
 
 	private static String id(ConcurrencyPolicy policy, String key) {
@@ -128,90 +125,53 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	}
 
 	/**
-	 * Returns the slot of a key with this caller counted among its users, so
+	 * Returns the entry of a key with this caller counted among its users, so
 	 * that no sweep drops it while the caller waits for or holds a permit.
 	 */
-	private Slot join(ConcurrencyPolicy policy, String id) {
-		while (true) {
-			Slot slot = this.slots.get(id);
-			if (slot == null) {
-				slot = create(policy, id);
-			}
-			if (slot.tryJoin()) {
-				return slot;
-			}
-			// Retired by a sweep between the look-up and the join: make sure it is gone, look again.
-			this.slots.remove(id, slot);
+	private KeyedStates.Entry<Slot> join(ConcurrencyPolicy policy, String id) {
+		KeyedStates.Entry<Slot> entry = this.slots.lock(policy, id, this.time.currentTimeMicros());
+		try {
+			entry.state().users++;
+			entry.freshAt(Long.MAX_VALUE);
+			return entry;
 		}
-	}
-
-	private Slot create(ConcurrencyPolicy policy, String id) {
-		this.sweeper.sweepIfDue(this.time.currentTimeMicros());
-		KeyBound.Keys keys = this.bound.of(policy.name());
-		if (!keys.tryAdd()) {
-			throw keys.refuse();
+		finally {
+			entry.unlock();
 		}
-		Slot created = new Slot(Bulkhead.of(policy.name(), BulkheadConfig.custom()
-			.maxConcurrentCalls(policy.permits())
-			.maxWaitDuration(Duration.ofNanos(policy.maxWaitMicros() * 1_000L))
-			.fairCallHandlingStrategyEnabled(true)
-			.build()), keys);
-		Slot existing = this.slots.putIfAbsent(id, created);
-		if (existing != null) {
-			keys.removed();
-			return existing;
-		}
-		return created;
 	}
 
 	/**
-	 * Drops every key no call holds or waits for. Called by the sweeper, one
-	 * thread at a time.
+	 * Counts a caller out of a key's users; the key is fresh again, and may be
+	 * dropped, once none is left.
 	 */
-	private void sweep(long now) {
-		this.slots.forEach((id, slot) -> {
-			if (slot.tryRetire()) {
-				this.slots.remove(id, slot);
-				slot.owner.dropped();
+	private static void leave(KeyedStates.Entry<Slot> entry) {
+		entry.lock();
+		try {
+			if (--entry.state().users == 0) {
+				entry.freshAt(Long.MIN_VALUE);
 			}
-		});
+		}
+		finally {
+			entry.unlock();
+		}
 	}
 
 	/**
-	 * One key's bulkhead and the callers using it: those waiting for a permit and
-	 * those holding one. A slot retired by a sweep (users -1) takes no one.
+	 * One key's bulkhead and the number of callers using it: those waiting for a
+	 * permit and those holding one. Users are counted under the key's lock.
 	 */
-	private static final class Slot {
+	static final class Slot {
 
 		final Bulkhead bulkhead;
 
-		final KeyBound.Keys owner;
+		int users;
 
-		private final AtomicInteger users = new AtomicInteger();
-
-		Slot(Bulkhead bulkhead, KeyBound.Keys owner) {
-			this.bulkhead = bulkhead;
-			this.owner = owner;
-		}
-
-		boolean tryJoin() {
-			int current;
-			do {
-				current = this.users.get();
-				if (current < 0) {
-					return false;
-				}
-			}
-			while (!this.users.compareAndSet(current, current + 1));
-			return true;
-		}
-
-		void leave() {
-			this.users.decrementAndGet();
-		}
-
-		boolean tryRetire() {
-			return this.users.compareAndSet(0, -1);
+		Slot(ConcurrencyPolicy policy, long nowMicros) {
+			this.bulkhead = Bulkhead.of(policy.name(), BulkheadConfig.custom()
+				.maxConcurrentCalls(policy.permits())
+				.maxWaitDuration(Duration.ofNanos(policy.maxWaitMicros() * 1_000L))
+				.fairCallHandlingStrategyEnabled(true)
+				.build());
 		}
 
 	}
