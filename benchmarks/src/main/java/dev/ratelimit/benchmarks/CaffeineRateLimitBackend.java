@@ -69,8 +69,8 @@ import dev.ratelimit.core.TooManyKeysException;
  * instant earlier is deciding on it. Two things keep the rule there. The
  * eviction listener takes the entry's lock and marks it dead before the entry
  * leaves the map; a reader decides only on a live entry, holding that lock, and
- * otherwise goes the {@code compute} way, which waits for the eviction and then
- * sees the key absent. And the listener, holding the entry's lock, checks
+ * otherwise looks the key up again, and creates it with {@code compute}, which
+ * waits for the eviction and then sees the key absent. And the listener, holding the entry's lock, checks
  * again, by the entry's own last use and a fresh clock reading, whether the
  * state equals a fresh one: if it does, the key is dropped
  * ({@code dropped()}); if not (a reader decided on it in that race), the entry
