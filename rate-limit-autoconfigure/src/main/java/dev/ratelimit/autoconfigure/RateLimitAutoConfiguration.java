@@ -16,7 +16,10 @@ import org.springframework.context.expression.BeanFactoryResolver;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.Limits;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.budget.BudgetPolicy;
@@ -80,8 +83,9 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	KeyExpressions rateLimitKeyExpressions(BeanFactory beanFactory) {
-		return new KeyExpressions(new BeanFactoryResolver(beanFactory));
+	KeyExpressions rateLimitKeyExpressions(BeanFactory beanFactory, ObjectProvider<LimitListener> listeners) {
+		// Listeners are looked up at the first defaulted plan: metrics beans may need this one first.
+		return new KeyExpressions(new BeanFactoryResolver(beanFactory), new LazyLimitListener(listeners));
 	}
 
 	@Bean
@@ -89,14 +93,16 @@ public class RateLimitAutoConfiguration {
 	LimitRegistry rateLimitRegistry(RateLimitProperties properties, KeyExpressions expressions,
 			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
 		// The properties were checked when bound; what is left to check depends on the beans.
-		List<RateLimitPolicy> rateLimits = LimitPropertiesBinder.POLICIES.bindAll(properties.getPolicies(),
+		List<LimitDefinition<RateLimitPolicy>> rateLimits = LimitPropertiesBinder.POLICIES
+			.bindAll(properties.getPolicies(), expressions);
+		List<LimitDefinition<BudgetPolicy>> budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(),
 				expressions);
-		List<BudgetPolicy> budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(), expressions);
-		List<ConcurrencyPolicy> caps = ConcurrencyPropertiesBinder.checkDistributed(
+		List<LimitDefinition<ConcurrencyPolicy>> caps = ConcurrencyPropertiesBinder.checkDistributed(
 				LimitPropertiesBinder.CONCURRENCY.bindAll(properties.getConcurrency(), expressions),
 				distributed.getIfAvailable() != null);
 		try {
-			return new LimitRegistry(rateLimits, budgets, caps);
+			return new LimitRegistry(NamedLimits.of(LimitKind.RATE_LIMIT, rateLimits),
+					NamedLimits.of(LimitKind.BUDGET, budgets), NamedLimits.of(LimitKind.CONCURRENCY, caps));
 		}
 		catch (IllegalArgumentException ex) {
 			throw new RateLimitConfigurationException(ex.getMessage(),
