@@ -157,8 +157,9 @@ public final class KeyExpressions {
 		try {
 			return Boolean.TRUE.equals(expression.getValue(context, Boolean.class));
 		}
-		catch (EvaluationException ex) {
-			// A condition that cannot be evaluated does not hold: the limit applies, never a 500.
+		catch (RuntimeException ex) {
+			// A condition that cannot be evaluated does not hold: the limit applies, never a 500. SpEL
+			// rethrows what a bean method throws as it is, so not only EvaluationException.
 			if (logger.isDebugEnabled()) {
 				logger.debug("Condition '" + expression.getExpressionString() + "' failed; treating it as false", ex);
 			}
@@ -176,7 +177,18 @@ public final class KeyExpressions {
 	 * @return the plan, or {@code null} for the default plan
 	 */
 	public String plan(Expression expression, EvaluationContext context, LimitDefinition<?> definition) {
-		String plan = key(expression, context);
+		String plan;
+		try {
+			plan = key(expression, context);
+		}
+		catch (RuntimeException ex) {
+			// SpEL rethrows what a bean method throws as it is: a plan look-up that fails is the default plan.
+			if (logger.isDebugEnabled()) {
+				logger.debug("Plan expression '" + expression.getExpressionString() + "' failed; deciding with "
+						+ "the default plan", ex);
+			}
+			plan = null;
+		}
 		if (plan == null) {
 			this.listener.planDefaulted(definition.limit(), false);
 			return null;
