@@ -86,6 +86,12 @@ final class LimitPropertiesBinder<S extends LimitProperties, B extends AbstractB
 	 */
 	LimitDefinition<L> bind(String name, S source, KeyExpressions expressions) {
 		String prefix = this.group + "." + name + ".";
+		if (!source.getPlans().isEmpty() && source.getPlan() != null
+				&& !source.getPlans().containsKey(source.getDefaultPlan())) {
+			// Before the limit is built: its numbers may be the default plan's.
+			throw InvalidProperty.of(prefix + "default-plan", source.getDefaultPlan(),
+					"must name one of the plans " + source.getPlans().keySet(), null);
+		}
 		if (source.getDefaultPlan() != null && source.getPlans().containsKey(source.getDefaultPlan())) {
 			// A limit defined by its plans: the default plan's numbers are the limit's own.
 			source.fillFrom(source.getPlans().get(source.getDefaultPlan()));
