@@ -148,7 +148,13 @@ public final class LimitOverrides implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			if (!this.failing) {
+			if (!this.failing && this.applied == null) {
+				// At start-up the connection has already warned that the store is unreachable.
+				this.failing = true;
+				logger.info("Rate limit overrides not read yet, their store does not answer; the configured numbers "
+						+ "apply until it does");
+			}
+			else if (!this.failing) {
 				this.failing = true;
 				logger.warn("Cannot read the rate limit overrides from their store (" + ex
 						+ "); the limits keep the overrides last read, trying again");
