@@ -32,6 +32,9 @@ import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.live.InMemoryOverrideStore;
+import dev.ratelimit.live.LimitOverrides;
+import dev.ratelimit.live.OverrideStore;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 
@@ -46,7 +49,8 @@ import dev.ratelimit.core.RateLimitPolicy;
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAnnotationConfiguration.class,
 		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class,
-		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class })
+		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class,
+		RateLimitRefreshConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	// Static: the binder asks for converters when it first binds, maybe before this class exists.
@@ -110,6 +114,22 @@ public class RateLimitAutoConfiguration {
 							+ "a metric or the ratelimits endpoint must mean one limit.",
 					ex);
 		}
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OverrideStore rateLimitOverrideStore() {
+		// The Redis backend's store, shared by every instance, is defined before this one when it applies.
+		return new InMemoryOverrideStore();
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	LimitOverrides rateLimitOverrides(LimitRegistry registry, OverrideStore store, RateLimitProperties properties) {
+		LimitOverrides overrides = new LimitOverrides(registry, store);
+		// Here, while the application starts: overrides made before a restart apply to its first decisions.
+		overrides.start(properties.getRedis().getOverridesPollInterval());
+		return overrides;
 	}
 
 	@Bean

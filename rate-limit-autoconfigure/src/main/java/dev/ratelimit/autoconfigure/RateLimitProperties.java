@@ -980,6 +980,15 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private Duration connectTimeout = Duration.ofSeconds(2);
 
+		/**
+		 * How often each instance checks Redis for run-time overrides of the limits'
+		 * numbers made on another instance (through the ratelimits endpoint). One
+		 * GET of a version number per check; the overrides themselves are read only
+		 * when it changed. An override applies on every instance within about this
+		 * long.
+		 */
+		private Duration overridesPollInterval = Duration.ofMillis(250);
+
 		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
 		private final DenyCache denyCache = new DenyCache();
@@ -1008,6 +1017,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setConnectTimeout(Duration connectTimeout) {
 			this.connectTimeout = connectTimeout;
+		}
+
+		public Duration getOverridesPollInterval() {
+			return this.overridesPollInterval;
+		}
+
+		public void setOverridesPollInterval(Duration overridesPollInterval) {
+			this.overridesPollInterval = overridesPollInterval;
 		}
 
 		public CircuitBreaker getCircuitBreaker() {
