@@ -31,8 +31,6 @@ public final class LimitRegistry {
 
 	private final NamedLimits<ConcurrencyPolicy> concurrency;
 
-	private final Map<String, Limit> byName = new HashMap<>();
-
 	/**
 	 * Creates a registry.
 	 * @param rateLimits the rate-limit policies, in configuration order
@@ -61,8 +59,9 @@ public final class LimitRegistry {
 		this.rateLimits = rateLimits;
 		this.budgets = budgets;
 		this.concurrency = concurrency;
+		Map<String, Limit> byName = new HashMap<>();
 		for (Limit limit : all()) {
-			Limit other = this.byName.putIfAbsent(limit.name(), limit);
+			Limit other = byName.putIfAbsent(limit.name(), limit);
 			if (other != null) {
 				throw new IllegalArgumentException("The name '" + limit.name() + "' is used by both "
 						+ other.kind().property(limit.name()) + " and " + limit.kind().property(limit.name()));
@@ -86,12 +85,13 @@ public final class LimitRegistry {
 	}
 
 	/**
-	 * Finds a limit of any kind.
+	 * Finds a limit of any kind, as it stands now.
 	 * @param name the name
 	 * @return the limit, if configured
 	 */
 	public Optional<Limit> find(String name) {
-		return Optional.ofNullable(this.byName.get(name));
+		// As it stands now: a refresh or an override may have changed its numbers since start-up.
+		return live(name).map((live) -> live.current().limit());
 	}
 
 	/**
