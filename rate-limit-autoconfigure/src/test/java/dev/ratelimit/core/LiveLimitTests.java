@@ -26,8 +26,7 @@ class LiveLimitTests {
 		.build();
 
 	private static final LimitDefinition<RateLimitPolicy> PLANNED = new LimitDefinition<>(RUNS, "@plans.of(#user)",
-			"free", Map.of("free", quota(5L, "1/1s"), "pro", quota(50L, "10/1s")),
-			Map.of("partner", quota(500L, null)), Exemption.NONE);
+			"free", plans(), Map.of("partner", quota(500L, null)), Exemption.NONE);
 
 	@Test
 	void keyOverrideWinsOverThePlanAndUnknownPlansTakeTheDefault() {
@@ -135,6 +134,14 @@ class LiveLimitTests {
 		assertThat(exemption.covers(null)).isFalse();
 		assertThat(exemption.isNone()).isFalse();
 		assertThat(new Exemption(List.of(), Set.of(), "  ").isNone()).isTrue();
+	}
+
+	/** In configuration order, which messages keep. */
+	private static Map<String, Quota> plans() {
+		Map<String, Quota> plans = new java.util.LinkedHashMap<>();
+		plans.put("free", quota(5L, "1/1s"));
+		plans.put("pro", quota(50L, "10/1s"));
+		return plans;
 	}
 
 	private static Quota quota(Long capacity, String refill) {
