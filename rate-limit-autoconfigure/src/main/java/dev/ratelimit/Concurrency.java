@@ -85,4 +85,12 @@ public @interface Concurrency {
 	 */
 	String visibility() default "";
 
+	/**
+	 * Name of a method of the same bean to call instead of throwing when this
+	 * method's own limits refuse the call (see {@link RateLimited#fallback()},
+	 * which all three annotations share). Empty: the refusal is thrown.
+	 * @return the fallback method's name
+	 */
+	String fallback() default "";
+
 }

@@ -22,6 +22,7 @@ import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.LimitRequest;
+import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
@@ -45,6 +46,11 @@ import dev.ratelimit.key.RequestBinding;
  * result (see {@link Completions}) — the permit is released and the budgets
  * settled, exactly once.</li>
  * </ol>
+ * A refusal in the first three steps ({@link RateLimitException}, of any kind)
+ * leaves nothing taken; when the method names a fallback, it is called on the
+ * target instead of throwing (see {@link FallbackMethod}). Refusals thrown by
+ * the method itself, including those of limited methods it calls, are its own
+ * outcome and are thrown.
  * Each limit is registered with the web request first, so that responses name
  * only the limits the caller may see.
  */
@@ -107,20 +113,19 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
 				invocation.getArguments());
-		decideRateLimits(limits, context);
-		for (BoundBudget budget : limits.budgets()) {
-			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
-					budget.key().getExpressionString(), limits.method());
-		}
-		List<Reservation> reservations = this.budgets.reserve(limits.budgets(), context);
+		List<Reservation> reservations;
 		Permit permit;
 		try {
-			permit = acquirePermit(limits.cap(), limits, context);
+			decideRateLimits(limits, context);
+			reservations = reserveBudgets(limits, context);
+			permit = acquirePermit(limits, reservations, context);
 		}
-		catch (RuntimeException ex) {
-			// Refused by the cap before the work ran: nothing was spent.
-			this.budgets.release(limits.budgets(), reservations);
-			throw ex;
+		catch (RateLimitException refusal) {
+			if (limits.fallback() == null) {
+				throw refusal;
+			}
+			// Nothing is held any more: the fallback runs outside the limits.
+			return limits.fallback().call(invocation.getThis(), invocation.getArguments(), refusal);
 		}
 		Object result;
 		WorkScope.workStarts();
@@ -156,12 +161,30 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private @Nullable Permit acquirePermit(@Nullable BoundCap cap, MethodLimits limits, EvaluationContext context) {
+	private List<Reservation> reserveBudgets(MethodLimits limits, EvaluationContext context) {
+		for (BoundBudget budget : limits.budgets()) {
+			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
+					budget.key().getExpressionString(), limits.method());
+		}
+		return this.budgets.reserve(limits.budgets(), context);
+	}
+
+	private @Nullable Permit acquirePermit(MethodLimits limits, List<Reservation> reservations,
+			EvaluationContext context) {
+		BoundCap cap = limits.cap();
 		if (cap == null) {
 			return null;
 		}
-		this.requests.applying(cap.policy().name(), cap.policy().visibility(), cap.policy().key(), limits.method());
-		return this.concurrency.acquire(cap.policy(), this.expressions.key(cap.key(), context));
+		try {
+			this.requests.applying(cap.policy().name(), cap.policy().visibility(), cap.policy().key(),
+					limits.method());
+			return this.concurrency.acquire(cap.policy(), this.expressions.key(cap.key(), context));
+		}
+		catch (RuntimeException ex) {
+			// Refused by the cap before the work ran: nothing was spent.
+			this.budgets.release(limits.budgets(), reservations);
+			throw ex;
+		}
 	}
 
 	private void finish(MethodLimits limits, List<Reservation> reservations, @Nullable Permit permit,
