@@ -94,6 +94,8 @@ public final class FallbackMethod {
 			throw errors.error("its fallback '" + name + "' does not exist: " + userClass.getName()
 					+ " has no method named '" + name + "'", fits);
 		}
+		// Reflection's order is unspecified: sorted, messages read the same on every run.
+		Arrays.sort(named, Comparator.comparing(FallbackMethod::signature));
 		List<String> misfits = new ArrayList<>();
 		Map<Class<?>, List<Method>> byRefusal = new LinkedHashMap<>();
 		for (Method candidate : named) {
