@@ -57,6 +57,20 @@ public final class FallbackMethod {
 	}
 
 	/**
+	 * Returns whether an overload takes a refusal.
+	 * @param refusal the refusal
+	 * @return whether {@link #call} calls one rather than throwing the refusal
+	 */
+	boolean takes(RateLimitException refusal) {
+		for (Overload overload : this.overloads) {
+			if (overload.takes(refusal)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Calls the fallback that takes a refusal, on the bean's target (not its
 	 * proxy, so the fallback is not limited), or throws the refusal when none
 	 * takes it.

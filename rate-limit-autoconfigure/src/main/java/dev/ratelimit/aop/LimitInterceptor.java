@@ -21,6 +21,7 @@ import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.concurrency.Permit;
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
@@ -68,6 +69,8 @@ public final class LimitInterceptor implements MethodInterceptor {
 
 	private final RequestBinding requests;
 
+	private final LimitListener listener;
+
 	/**
 	 * Creates the interceptor.
 	 * @param annotations resolves annotated methods
@@ -79,12 +82,28 @@ public final class LimitInterceptor implements MethodInterceptor {
 	 */
 	public LimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions, RateLimiter limiter,
 			CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests) {
+		this(annotations, expressions, limiter, budgets, concurrency, requests, LimitListener.NONE);
+	}
+
+	/**
+	 * Creates the interceptor.
+	 * @param annotations resolves annotated methods
+	 * @param expressions evaluates keys, costs and amounts
+	 * @param limiter decides rate limits
+	 * @param budgets reserves and settles budgets
+	 * @param concurrency hands out permits
+	 * @param requests the web request binding, {@link RequestBinding#NONE} outside web applications
+	 * @param listener hears the fallback methods called
+	 */
+	public LimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions, RateLimiter limiter,
+			CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests, LimitListener listener) {
 		this.annotations = annotations;
 		this.expressions = expressions;
 		this.limiter = limiter;
 		this.budgets = new BudgetCharges(expressions, budgets, requests);
 		this.concurrency = concurrency;
 		this.requests = requests;
+		this.listener = listener;
 	}
 
 	/**
@@ -121,11 +140,13 @@ public final class LimitInterceptor implements MethodInterceptor {
 			permit = acquirePermit(limits, reservations, context);
 		}
 		catch (RateLimitException refusal) {
-			if (limits.fallback() == null) {
+			FallbackMethod fallback = limits.fallback();
+			if (fallback == null || !fallback.takes(refusal)) {
 				throw refusal;
 			}
+			this.listener.fallbackCalled(limits.method(), refusal);
 			// Nothing is held any more: the fallback runs outside the limits.
-			return limits.fallback().call(invocation.getThis(), invocation.getArguments(), refusal);
+			return fallback.call(invocation.getThis(), invocation.getArguments(), refusal);
 		}
 		Object result;
 		WorkScope.workStarts();

@@ -5,6 +5,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -30,6 +33,7 @@ import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.metrics.MicrometerLimitListener;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -71,6 +75,9 @@ abstract class FallbackTests {
 	@Autowired
 	LimitRegistry limits;
 
+	@Autowired
+	MeterRegistry meters;
+
 	private final String user = "u-" + UUID.randomUUID();
 
 	@Test
@@ -79,6 +86,15 @@ abstract class FallbackTests {
 		assertThat(fallbacks()).isEmpty();
 		assertThat(this.agent.run(this.user, 2)).isEqualTo("later 2 [runs]");
 		assertThat(fallbacks()).containsExactly("runLater " + this.user);
+	}
+
+	@Test
+	void everyFallbackCalledIsCounted() {
+		double before = fallbackCount("run", "RateLimitExceededException");
+		this.agent.run(this.user, 1);
+		this.agent.run(this.user, 2);
+		this.agent.run(this.user, 3);
+		assertThat(fallbackCount("run", "RateLimitExceededException")).isEqualTo(before + 2);
 	}
 
 	@Test
@@ -170,6 +186,13 @@ abstract class FallbackTests {
 		return this.agent.fallbacks().stream().filter((call) -> call.contains(this.user)).toList();
 	}
 
+	private double fallbackCount(String method, String refusal) {
+		Counter counter = this.meters.find(MicrometerLimitListener.METHOD_FALLBACKS)
+			.tags("class", Agent.class.getName(), "method", method, "refusal", refusal)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
 	private Permit holdTheCap() {
 		return this.concurrency.acquire(this.limits.concurrency().find("single").orElseThrow(), this.user);
 	}
@@ -192,6 +215,11 @@ abstract class FallbackTests {
 		@Bean
 		Agent agent(Inner inner, CostBudgets budgets, LimitRegistry limits) {
 			return new Agent(inner, budgets, limits);
+		}
+
+		@Bean
+		SimpleMeterRegistry meterRegistry() {
+			return new SimpleMeterRegistry();
 		}
 
 		@Bean
