@@ -14,7 +14,8 @@ import org.springframework.core.annotation.AliasFor;
  * ({@code scope = "distributed"}, through Redis). A caller waits up to
  * {@link #maxWait()} for a permit, then is rejected with
  * {@link dev.ratelimit.concurrency.ConcurrencyLimitExceededException} (429, or
- * 503 for a policy protecting a shared downstream). The permit is released when
+ * 503 for a policy protecting a shared downstream), or its {@link #fallback()}
+ * is called. The permit is released when
  * the method returns or throws, or when its asynchronous result
  * ({@link java.util.concurrent.CompletionStage}, {@code Callable},
  * {@code DeferredResult}, {@code WebAsyncTask}) completes. Every attribute

@@ -20,6 +20,7 @@ import org.springframework.core.annotation.AliasFor;
  * <p>
  * A denied call throws {@link dev.ratelimit.core.RateLimitExceededException};
  * in a web request it becomes a {@code 429} response with {@code Retry-After}.
+ * A method naming a {@link #fallback()} gets the fallback's value instead.
  *
  * <pre class="code">
  * &#64;RateLimited("agent-runs")

@@ -150,7 +150,9 @@ public final class FallbackMethod {
 		}
 		int count = annotated.getParameterCount();
 		if (candidate.getParameterCount() != count && candidate.getParameterCount() != count + 1) {
-			return "takes " + candidate.getParameterCount() + " parameters, not " + count + " (the method's) or "
+			return "takes " + candidate.getParameterCount()
+					+ ((candidate.getParameterCount() == 1) ? " parameter" : " parameters") + ", not " + count
+					+ " (the method's) or "
 					+ (count + 1) + " (the method's and the refusal)";
 		}
 		for (int i = 0; i < count; i++) {
