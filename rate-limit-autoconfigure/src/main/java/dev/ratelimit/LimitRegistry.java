@@ -11,6 +11,7 @@ import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.RateLimitPolicy;
 
@@ -19,7 +20,8 @@ import dev.ratelimit.core.RateLimitPolicy;
  * configuration order. A name belongs to one limit of one kind: the same name
  * for a rate-limit policy and a budget, say, is refused here, so that a name in
  * a header field, a metric tag, a log line or an endpoint path always means
- * one limit. Immutable.
+ * one limit. The names are fixed at start-up; each limit's numbers are
+ * {@link LiveLimit live}.
  */
 public final class LimitRegistry {
 
@@ -28,8 +30,6 @@ public final class LimitRegistry {
 	private final NamedLimits<BudgetPolicy> budgets;
 
 	private final NamedLimits<ConcurrencyPolicy> concurrency;
-
-	private final Map<String, Limit> byName = new HashMap<>();
 
 	/**
 	 * Creates a registry.
@@ -41,11 +41,27 @@ public final class LimitRegistry {
 	 */
 	public LimitRegistry(Collection<RateLimitPolicy> rateLimits, Collection<BudgetPolicy> budgets,
 			Collection<ConcurrencyPolicy> concurrency) {
-		this.rateLimits = new NamedLimits<>(LimitKind.RATE_LIMIT, rateLimits);
-		this.budgets = new NamedLimits<>(LimitKind.BUDGET, budgets);
-		this.concurrency = new NamedLimits<>(LimitKind.CONCURRENCY, concurrency);
+		this(new NamedLimits<>(LimitKind.RATE_LIMIT, rateLimits), new NamedLimits<>(LimitKind.BUDGET, budgets),
+				new NamedLimits<>(LimitKind.CONCURRENCY, concurrency));
+	}
+
+	/**
+	 * Creates a registry of limits with their plans, per-key overrides and
+	 * exemptions.
+	 * @param rateLimits the rate-limit policies, in configuration order
+	 * @param budgets the budgets, in configuration order
+	 * @param concurrency the concurrency caps, in configuration order
+	 * @throws IllegalArgumentException if a name is used twice, within a kind or
+	 * across kinds; the message names both places
+	 */
+	public LimitRegistry(NamedLimits<RateLimitPolicy> rateLimits, NamedLimits<BudgetPolicy> budgets,
+			NamedLimits<ConcurrencyPolicy> concurrency) {
+		this.rateLimits = rateLimits;
+		this.budgets = budgets;
+		this.concurrency = concurrency;
+		Map<String, Limit> byName = new HashMap<>();
 		for (Limit limit : all()) {
-			Limit other = this.byName.putIfAbsent(limit.name(), limit);
+			Limit other = byName.putIfAbsent(limit.name(), limit);
 			if (other != null) {
 				throw new IllegalArgumentException("The name '" + limit.name() + "' is used by both "
 						+ other.kind().property(limit.name()) + " and " + limit.kind().property(limit.name()));
@@ -69,12 +85,26 @@ public final class LimitRegistry {
 	}
 
 	/**
-	 * Finds a limit of any kind.
+	 * Finds a limit of any kind, as it stands now.
 	 * @param name the name
 	 * @return the limit, if configured
 	 */
 	public Optional<Limit> find(String name) {
-		return Optional.ofNullable(this.byName.get(name));
+		// As it stands now: a refresh or an override may have changed its numbers since start-up.
+		return live(name).map((live) -> live.current().limit());
+	}
+
+	/**
+	 * Finds a limit's live definition, of any kind.
+	 * @param name the name
+	 * @return the live limit, if configured
+	 */
+	public Optional<LiveLimit<? extends Limit>> live(String name) {
+		Optional<LiveLimit<? extends Limit>> live = this.rateLimits.live(name).map((l) -> l);
+		if (live.isEmpty()) {
+			live = this.budgets.live(name).map((l) -> l);
+		}
+		return live.isPresent() ? live : this.concurrency.live(name).map((l) -> l);
 	}
 
 	/** @return every limit: the rate limits, then the budgets, then the caps, each in configuration order */

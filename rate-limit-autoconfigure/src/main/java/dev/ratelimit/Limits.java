@@ -43,7 +43,8 @@ import dev.ratelimit.core.RateLimiter;
  *
  * Every limit applies with its configured key, failure mode and everything
  * else; the key given here is the caller's value (a user id, a tenant), not
- * an expression. A name that is not configured is a programming error:
+ * an expression. A listed key's override applies; plans and exemptions are
+ * evaluated on requests, so a limit with plans applies its default plan here. A name that is not configured is a programming error:
  * {@link IllegalArgumentException}, naming what is.
  */
 public final class Limits {
@@ -92,7 +93,7 @@ public final class Limits {
 	 * @throws RateLimitExceededException if the policy refuses
 	 */
 	public RateLimitOutcome acquire(String policy, String key, long cost) {
-		return this.limiter.acquireOrThrow(find(this.registry.rateLimits(), policy), key, cost);
+		return this.limiter.acquireOrThrow(find(this.registry.rateLimits(), policy, key), key, cost);
 	}
 
 	/**
@@ -104,7 +105,7 @@ public final class Limits {
 	 * @return the outcome; check {@link RateLimitOutcome#allowed()}
 	 */
 	public RateLimitOutcome tryAcquire(String policy, String key, long cost) {
-		RateLimitPolicy rateLimit = find(this.registry.rateLimits(), policy);
+		RateLimitPolicy rateLimit = find(this.registry.rateLimits(), policy, key);
 		return this.limiter.tryAcquire(List.of(new LimitRequest(rateLimit, key, cost)));
 	}
 
@@ -118,7 +119,7 @@ public final class Limits {
 	 * @throws BudgetExceededException if the estimate does not fit
 	 */
 	public Reservation reserve(String budget, String key, String estimate) {
-		return this.budgets.reserve(find(this.registry.budgets(), budget), key, Amounts.parseMicros(estimate));
+		return this.budgets.reserve(find(this.registry.budgets(), budget, key), key, Amounts.parseMicros(estimate));
 	}
 
 	/**
@@ -128,7 +129,7 @@ public final class Limits {
 	 * @return the state, per window of the budget
 	 */
 	public BudgetDecision remaining(String budget, String key) {
-		BudgetPolicy policy = find(this.registry.budgets(), budget);
+		BudgetPolicy policy = find(this.registry.budgets(), budget, key);
 		return this.budgets.remaining(policy, key);
 	}
 
@@ -140,14 +141,20 @@ public final class Limits {
 	 * @throws ConcurrencyLimitExceededException if no permit freed in time
 	 */
 	public Permit permit(String cap, String key) {
-		ConcurrencyPolicy policy = find(this.registry.concurrency(), cap);
+		ConcurrencyPolicy policy = find(this.registry.concurrency(), cap, key);
 		return this.concurrency.acquire(policy, key);
 	}
 
-	private static <L extends Limit> L find(NamedLimits<L> limits, String name) {
-		return limits.find(name)
+	/**
+	 * Finds a limit as it stands now, with the key's override or else the
+	 * default plan: a call through this API has no request to name a plan from.
+	 */
+	private static <L extends Limit> L find(NamedLimits<L> limits, String name, String key) {
+		return limits.live(name)
 			.orElseThrow(() -> new IllegalArgumentException("No " + limits.kind().label() + " named '" + name
-					+ "' is configured (configured: " + limits.names() + ")"));
+					+ "' is configured (configured: " + limits.names() + ")"))
+			.current()
+			.select(null, key);
 	}
 
 }

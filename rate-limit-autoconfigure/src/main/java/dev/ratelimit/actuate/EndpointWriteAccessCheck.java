@@ -43,7 +43,8 @@ final class EndpointWriteAccessCheck implements SmartInitializingSingleton {
 	@Override
 	public void afterSingletonsInstantiated() {
 		if (writesOpenToAnyone()) {
-			logger.warn("The ratelimits endpoint's reset (DELETE /actuator/ratelimits/{policy}/{key}) is exposed over "
+			logger.warn("The ratelimits endpoint's writes (DELETE /actuator/ratelimits/{policy}/{key}, a reset; POST and "
+					+ "DELETE /actuator/ratelimits/{name}, overrides of a limit's numbers) are exposed over "
 					+ "HTTP with management.endpoint.ratelimits.access=unrestricted, and the application has no "
 					+ "Spring Security filter chain: any client that reaches the management port can reset its own "
 					+ "limits and budgets. Secure the actuator endpoints, move them to a private management port, or "

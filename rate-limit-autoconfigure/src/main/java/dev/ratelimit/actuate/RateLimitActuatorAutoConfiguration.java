@@ -15,6 +15,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
+
+import dev.ratelimit.live.LimitOverrides;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
@@ -64,9 +66,9 @@ public class RateLimitActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		RateLimitEndpoint rateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 				CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
-				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency) {
+				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency, LimitOverrides overrides) {
 			return new RateLimitEndpoint(limits, usages,
-					backend, keys, costBudgets, localConcurrency, distributedConcurrency.getIfAvailable());
+					backend, keys, costBudgets, localConcurrency, distributedConcurrency.getIfAvailable(), overrides);
 		}
 
 		@Bean

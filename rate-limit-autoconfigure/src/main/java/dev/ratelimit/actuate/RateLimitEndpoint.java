@@ -3,8 +3,10 @@ package dev.ratelimit.actuate;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
@@ -15,6 +17,7 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.actuate.PolicyUsages.AnnotatedMethod;
@@ -34,15 +37,30 @@ import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.NamedLimits;
+import dev.ratelimit.core.Exemption;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LiveLimit;
+import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.Quota;
+import dev.ratelimit.live.LimitOverrides;
+import dev.ratelimit.live.QuotaText;
 
 /**
  * The {@code ratelimits} endpoint: every active policy with its effective
  * configuration and where it applies ({@code GET /actuator/ratelimits}), one
  * key's current state ({@code GET /actuator/ratelimits/{policy}/{key}}) and a
- * reset of one key ({@code DELETE} on the same path).
+ * reset of one key ({@code DELETE} on the same path), and the run-time
+ * overrides of a configured limit's numbers: {@code GET}, {@code POST} (a JSON
+ * body of {@code plan}, {@code capacity}, {@code refill}, {@code window},
+ * {@code amount}, {@code permits}) and {@code DELETE} (with an optional
+ * {@code ?plan=}) on {@code /actuator/ratelimits/{name}}. One selector rather
+ * than a literal {@code /overrides} segment: Actuator paths are made of
+ * selectors only, and {@code {name}/overrides} would be the key
+ * {@code overrides} of the existing {@code {policy}/{key}} operations.
  * <p>
  * The endpoint is read-only by default: a reset hands a caller its full quota
- * back, so an endpoint exposed to the callers themselves would let anyone over
+ * back, an override raises a limit for everyone, so an endpoint exposed to the callers themselves would let anyone over
  * a limit reset it. The reset is available once
  * {@code management.endpoint.ratelimits.access=unrestricted}; a start-up
  * warning names the risk when it is then exposed over HTTP without Spring
@@ -59,6 +77,9 @@ public class RateLimitEndpoint {
 
 	/** The endpoint's id. */
 	public static final String ID = "ratelimits";
+
+	/** The target of an override of the limit's own numbers rather than a plan's, in reports. */
+	public static final String OWN = "(limit)";
 
 	/** The access the endpoint has unless configured otherwise: reads only. */
 	public static final Access DEFAULT_ACCESS = Access.READ_ONLY;
@@ -81,6 +102,10 @@ public class RateLimitEndpoint {
 
 	private final @Nullable DistributedConcurrencyLimiter distributedConcurrency;
 
+	private final LimitRegistry limits;
+
+	private final LimitOverrides overrides;
+
 	/**
 	 * Creates the endpoint.
 	 * @param limits the configured policies, budgets and caps
@@ -91,10 +116,13 @@ public class RateLimitEndpoint {
 	 * @param localConcurrency the limiter of local concurrency caps
 	 * @param distributedConcurrency the limiter of distributed caps, or {@code null}
 	 * without the Redis backend
+	 * @param overrides the run-time overrides of the limits' numbers
 	 */
 	RateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 			CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
-			@Nullable DistributedConcurrencyLimiter distributedConcurrency) {
+			@Nullable DistributedConcurrencyLimiter distributedConcurrency, LimitOverrides overrides) {
+		this.limits = limits;
+		this.overrides = overrides;
 		this.rateLimits = limits.rateLimits();
 		this.budgets = limits.budgets();
 		this.concurrency = limits.concurrency();
@@ -114,13 +142,15 @@ public class RateLimitEndpoint {
 	@ReadOperation
 	public PoliciesDescriptor policies() {
 		List<RateLimitDescriptor> rateLimits = new ArrayList<>();
-		this.rateLimits.all().forEach((policy) -> rateLimits.add(describe(policy, false)));
-		this.usages.inlineRateLimits().forEach((policy) -> rateLimits.add(describe(policy, true)));
+		this.rateLimits.lives()
+			.forEach((live) -> rateLimits.add(describe(live.current().limit(), false, definition(live))));
+		this.usages.inlineRateLimits().forEach((policy) -> rateLimits.add(describe(policy, true, null)));
 		List<BudgetDescriptor> budgets = new ArrayList<>();
-		this.budgets.all().forEach((budget) -> budgets.add(describe(budget)));
+		this.budgets.lives().forEach((live) -> budgets.add(describe(live.current().limit(), definition(live))));
 		List<ConcurrencyDescriptor> caps = new ArrayList<>();
-		this.concurrency.all().forEach((cap) -> caps.add(describe(cap, false)));
-		this.usages.inlineConcurrency().forEach((cap) -> caps.add(describe(cap, true)));
+		this.concurrency.lives()
+			.forEach((live) -> caps.add(describe(live.current().limit(), false, definition(live))));
+		this.usages.inlineConcurrency().forEach((cap) -> caps.add(describe(cap, true, null)));
 		return new PoliciesDescriptor(rateLimits, budgets, caps);
 	}
 
@@ -224,29 +254,142 @@ public class RateLimitEndpoint {
 				inUse, Math.max(0, cap.permits() - inUse));
 	}
 
-	private RateLimitDescriptor describe(RateLimitPolicy policy, boolean inline) {
+	/**
+	 * Reports a configured limit's run-time overrides with the numbers they
+	 * change: the configured numbers, each plan's, and the numbers in force.
+	 * @param name the limit's name
+	 * @return the overrides, or {@code null} (404) when no configured limit has that name
+	 */
+	@ReadOperation
+	public @Nullable OverridesDescriptor overrides(@Selector String name) {
+		return this.limits.live(name).map(this::overridesOf).orElse(null);
+	}
+
+	/**
+	 * Overrides a configured limit's numbers at run time, or one plan's: on
+	 * every instance sharing the Redis backend, on this one with the memory
+	 * backend. Numbers not given keep their value. Write access is required.
+	 * @param name the limit's name
+	 * @param plan the plan to override, or {@code null} for the limit itself
+	 * @param capacity a rate limit's capacity
+	 * @param refill a rate limit's refill, such as {@code 10/1s}
+	 * @param window a window algorithm's window, such as {@code 1m}
+	 * @param amount a budget's amount, in units
+	 * @param permits a concurrency cap's permits
+	 * @return the limit's overrides now
+	 * @throws InvalidEndpointRequestException (400) for an unknown limit or plan,
+	 * a number the limit's kind does not have, or a value it refuses
+	 */
+	@WriteOperation
+	public OverridesDescriptor override(@Selector String name, @Nullable String plan, @Nullable String capacity,
+			@Nullable String refill, @Nullable String window, @Nullable String amount, @Nullable String permits) {
+		LiveLimit<? extends Limit> live = configured(name);
+		try {
+			Quota quota = QuotaText.of(capacity, refill, window, amount, permits);
+			this.overrides.set(name, target(plan), quota);
+		}
+		catch (PolicyValidationException ex) {
+			String reason = "Invalid override of " + live.current().limit().kind().label() + " '" + name + "': "
+					+ ex.getMessage();
+			throw new InvalidEndpointRequestException(reason, reason, ex);
+		}
+		return overridesOf(live);
+	}
+
+	/**
+	 * Removes a run-time override of a limit, or of one of its plans: the
+	 * configured numbers apply again. Write access is required.
+	 * @param name the limit's name
+	 * @param plan the plan whose override to remove, or {@code null} for the limit's own
+	 * @return the limit's overrides now
+	 * @throws InvalidEndpointRequestException (400) for an unknown limit, or no such override
+	 */
+	@DeleteOperation
+	public OverridesDescriptor removeOverride(@Selector String name, @Nullable String plan) {
+		LiveLimit<? extends Limit> live = configured(name);
+		if (this.overrides.remove(name, target(plan)) == null) {
+			String reason = "No override of " + live.current().limit().kind().label() + " '" + name + "'"
+					+ ((plan != null) ? " plan '" + plan + "'" : "") + " to remove; active: "
+					+ texts(live.overrides()).keySet();
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+		return overridesOf(live);
+	}
+
+	private LiveLimit<? extends Limit> configured(String name) {
+		Optional<LiveLimit<? extends Limit>> live = this.limits.live(name);
+		if (live.isPresent()) {
+			return live.get();
+		}
+		boolean inline = this.usages.inlineRateLimit(name).isPresent()
+				|| this.usages.inlineConcurrency(name).isPresent();
+		String reason = inline ? "'" + name + "' is defined inline in an annotation; only limits configured under "
+				+ "rate-limit.* can be overridden" : "No configured rate limit, budget or concurrency cap named '"
+						+ name + "'";
+		throw new InvalidEndpointRequestException(reason, reason);
+	}
+
+	private static String target(@Nullable String plan) {
+		return (plan != null) ? plan.strip() : "";
+	}
+
+	private OverridesDescriptor overridesOf(LiveLimit<? extends Limit> live) {
+		LimitDefinition<? extends Limit> configured = live.configured();
+		LimitDefinition<? extends Limit> current = live.current();
+		Map<String, Map<String, Object>> plans = new LinkedHashMap<>();
+		for (String plan : current.planQuotas().keySet()) {
+			plans.put(plan, LimitOverrides.numbers(current.select(plan, null)));
+		}
+		return new OverridesDescriptor(live.name(), current.limit().kind().label(), this.overrides.isShared(),
+				texts(live.overrides()), LimitOverrides.numbers(configured.limit()),
+				LimitOverrides.numbers(current.limit()), plans);
+	}
+
+	private @Nullable DefinitionDescriptor definition(LiveLimit<? extends Limit> live) {
+		LimitDefinition<? extends Limit> definition = live.current();
+		Map<String, Quota> overrides = live.overrides();
+		Exemption exemption = definition.exemption();
+		if (definition.isPlain() && overrides.isEmpty()) {
+			return null;
+		}
+		ExemptDescriptor exempt = exemption.isNone() ? null
+				: new ExemptDescriptor(exemption.cidrs().stream().map(String::valueOf).toList(),
+						exemption.roles().stream().sorted().toList(), exemption.when());
+		return new DefinitionDescriptor(definition.planExpression(), definition.defaultPlan(),
+				texts(definition.planQuotas()), texts(definition.keyQuotas()), exempt, texts(overrides));
+	}
+
+	private static Map<String, Map<String, Object>> texts(Map<String, Quota> quotas) {
+		Map<String, Map<String, Object>> texts = new LinkedHashMap<>();
+		quotas.forEach((target, quota) -> texts.put(target.isEmpty() ? OWN : target, quota.numbers()));
+		return texts;
+	}
+
+	private RateLimitDescriptor describe(RateLimitPolicy policy, boolean inline,
+			@Nullable DefinitionDescriptor definition) {
 		boolean rateBased = policy.algorithm().isRateBased();
 		return new RateLimitDescriptor(policy.name(), inline, label(policy.algorithm()), policy.capacity(),
 				rateBased ? refill(policy.refill()) : null, rateBased ? null : duration(policy.windowMicros()),
 				policy.key(), label(policy.failureMode()), label(policy.missingKey()), policy.shadow(),
 				duration(policy.maxWaitMicros()), policy.localInstances(), policy.prefetch(), label(policy.visibility()),
-				routes(policy.name()), methods(Kind.RATE_LIMIT, policy.name()));
+				routes(policy.name()), methods(Kind.RATE_LIMIT, policy.name()), definition);
 	}
 
-	private BudgetDescriptor describe(BudgetPolicy budget) {
+	private BudgetDescriptor describe(BudgetPolicy budget, @Nullable DefinitionDescriptor definition) {
 		List<BudgetLimitDescriptor> limits = new ArrayList<>();
 		for (BudgetLimit limit : budget.limits()) {
 			limits.add(new BudgetLimitDescriptor(window(limit.window()), decimal(limit.amountMicros())));
 		}
 		return new BudgetDescriptor(budget.name(), budget.unit(), limits, budget.zone().getId(), budget.key(),
 				label(budget.failureMode()), duration(budget.reservationTimeoutMicros()), label(budget.onError()),
-				label(budget.visibility()), methods(Kind.BUDGET, budget.name()));
+				label(budget.visibility()), methods(Kind.BUDGET, budget.name()), definition);
 	}
 
-	private ConcurrencyDescriptor describe(ConcurrencyPolicy cap, boolean inline) {
+	private ConcurrencyDescriptor describe(ConcurrencyPolicy cap, boolean inline,
+			@Nullable DefinitionDescriptor definition) {
 		return new ConcurrencyDescriptor(cap.name(), inline, cap.permits(), label(cap.scope()), cap.key(),
 				duration(cap.maxWaitMicros()), duration(cap.permitTtlMicros()), label(cap.rejection()),
-				label(cap.failureMode()), label(cap.visibility()), methods(Kind.CONCURRENCY, cap.name()));
+				label(cap.failureMode()), label(cap.visibility()), methods(Kind.CONCURRENCY, cap.name()), definition);
 	}
 
 	private List<RouteDescriptor> routes(String policy) {
@@ -329,11 +472,12 @@ public class RateLimitEndpoint {
 	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param routes the route rules applying it
 	 * @param methods the annotated methods applying it
+	 * @param definition its plans, key overrides, exemption and run-time overrides; {@code null} without any
 	 */
 	public record RateLimitDescriptor(String name, boolean inline, String algorithm, long capacity,
 			@Nullable String refill, @Nullable String window, String key, String failureMode, String missingKey,
 			boolean shadow, String maxWait, int localInstances, long prefetch, String visibility,
-			List<RouteDescriptor> routes, List<MethodDescriptor> methods) {
+			List<RouteDescriptor> routes, List<MethodDescriptor> methods, @Nullable DefinitionDescriptor definition) {
 	}
 
 	/**
@@ -349,10 +493,11 @@ public class RateLimitEndpoint {
 	 * @param onError what a failed call is charged: {@code keep} or {@code release}
 	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param methods the annotated methods charging it
+	 * @param definition its plans, key overrides, exemption and run-time overrides; {@code null} without any
 	 */
 	public record BudgetDescriptor(String name, String unit, List<BudgetLimitDescriptor> limits, String zone,
 			String key, String failureMode, String reservationTimeout, String onError, String visibility,
-			List<MethodDescriptor> methods) {
+			List<MethodDescriptor> methods, @Nullable DefinitionDescriptor definition) {
 	}
 
 	/**
@@ -378,10 +523,53 @@ public class RateLimitEndpoint {
 	 * @param failureMode what a distributed cap does when Redis cannot answer
 	 * @param visibility whether callers are told of it: {@code auto}, {@code public} or {@code internal}
 	 * @param methods the annotated methods it caps
+	 * @param definition its plans, key overrides, exemption and run-time overrides; {@code null} without any
 	 */
 	public record ConcurrencyDescriptor(String name, boolean inline, int permits, String scope, String key,
 			String maxWait, String permitTtl, String rejection, String failureMode, String visibility,
-			List<MethodDescriptor> methods) {
+			List<MethodDescriptor> methods, @Nullable DefinitionDescriptor definition) {
+	}
+
+	/**
+	 * What a configured limit adds to its own numbers. Quotas are by target:
+	 * a plan's name, or {@value #OWN} for the limit's own numbers.
+	 *
+	 * @param plan the expression naming a caller's plan, or {@code null}
+	 * @param defaultPlan the plan of callers without a known one, or {@code null}
+	 * @param plans each plan's configured numbers
+	 * @param keyOverrides the configured numbers of listed key values
+	 * @param exempt when the limit does not apply, or {@code null}
+	 * @param overrides the run-time overrides in force
+	 */
+	public record DefinitionDescriptor(@Nullable String plan, @Nullable String defaultPlan,
+			Map<String, Map<String, Object>> plans, Map<String, Map<String, Object>> keyOverrides,
+			@Nullable ExemptDescriptor exempt, Map<String, Map<String, Object>> overrides) {
+	}
+
+	/**
+	 * When a limit does not apply.
+	 *
+	 * @param cidrs the client address ranges exempt
+	 * @param roles the roles exempt
+	 * @param when the expression exempting a call, or {@code null}
+	 */
+	public record ExemptDescriptor(List<String> cidrs, List<String> roles, @Nullable String when) {
+	}
+
+	/**
+	 * A configured limit's run-time overrides.
+	 *
+	 * @param name the limit's name
+	 * @param type {@code rate-limit}, {@code budget} or {@code concurrency}
+	 * @param shared whether the overrides apply on every instance (Redis) or on this one (memory)
+	 * @param overrides the overrides in force by target: a plan, or {@value #OWN} for the limit's own numbers
+	 * @param configured the limit's numbers from the configuration
+	 * @param effective the limit's numbers in force, for callers without a plan
+	 * @param plans each plan's numbers in force
+	 */
+	public record OverridesDescriptor(String name, String type, boolean shared,
+			Map<String, Map<String, Object>> overrides, Map<String, Object> configured, Map<String, Object> effective,
+			Map<String, Map<String, Object>> plans) {
 	}
 
 	/**

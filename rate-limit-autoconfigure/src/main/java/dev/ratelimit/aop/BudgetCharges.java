@@ -52,8 +52,9 @@ final class BudgetCharges {
 	}
 
 	/**
-	 * Reserves every budget's estimate, all or nothing.
-	 * @return the reservations, in the budgets' order
+	 * Reserves every budget's estimate, all or nothing, each against the
+	 * variant (key override or plan) that applies to the call.
+	 * @return the reservations, in the budgets' order; {@code null} for a budget the call is exempt from
 	 */
 	List<Reservation> reserve(List<BoundBudget> bound, EvaluationContext context) {
 		if (bound.isEmpty()) {
@@ -62,16 +63,25 @@ final class BudgetCharges {
 		List<Reservation> reservations = new ArrayList<>(bound.size());
 		try {
 			for (BoundBudget budget : bound) {
+				if (budget.applied().exempt(context)) {
+					// Index for index with the budgets: an exempt call reserves nothing against this one.
+					reservations.add(null);
+					continue;
+				}
 				long estimate = amount(budget, budget.estimate(), context, "estimate");
-				Reservation reservation = this.budgets.reserve(budget.policy(),
-						this.expressions.key(budget.key(), context), estimate);
+				String key = this.expressions.key(budget.key(), context);
+				Reservation reservation = this.budgets.reserve(budget.applied().select(key, context), key, estimate);
 				reservations.add(reservation);
 				record(budget, reservation.decision());
 			}
 		}
 		catch (RuntimeException ex) {
 			// All or nothing: a later budget's refusal returns what earlier ones reserved.
-			reservations.forEach(Reservation::release);
+			for (Reservation reservation : reservations) {
+				if (reservation != null) {
+					reservation.release();
+				}
+			}
 			throw ex;
 		}
 		return reservations;
@@ -82,7 +92,9 @@ final class BudgetCharges {
 	 */
 	void release(List<BoundBudget> bound, List<Reservation> reservations) {
 		for (int i = 0; i < reservations.size(); i++) {
-			record(bound.get(i), reservations.get(i).release());
+			if (reservations.get(i) != null) {
+				record(bound.get(i), reservations.get(i).release());
+			}
 		}
 	}
 
@@ -105,6 +117,9 @@ final class BudgetCharges {
 		for (int i = 0; i < reservations.size(); i++) {
 			BoundBudget budget = bound.get(i);
 			Reservation reservation = reservations.get(i);
+			if (reservation == null) {
+				continue;
+			}
 			Long actual = actual(budget, context, failure);
 			BudgetDecision decision;
 			if (actual != null) {

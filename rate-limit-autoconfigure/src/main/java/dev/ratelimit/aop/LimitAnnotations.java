@@ -29,12 +29,15 @@ import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Visibility;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
 
@@ -163,15 +166,18 @@ public final class LimitAnnotations {
 		String algorithm = attributes.text("algorithm");
 		String maxWait = attributes.text("maxWait");
 		boolean inline = !(capacity.isEmpty() && refill.isEmpty() && window.isEmpty() && algorithm.isEmpty());
-		RateLimitPolicy policy = attributes.valid(() -> {
-			RateLimitPolicy.Builder builder = overridden(inline
-					? inlineRateLimit(attributes.inlineName(name, ""), algorithm, capacity, refill, window, attributes)
-					: named(this.limits.rateLimits(), name, attributes, "capacity and refill").toBuilder(name),
-					attributes.text("key"), attributes);
+		String key = attributes.text("key");
+		LiveLimit<RateLimitPolicy> live = inline ? new LiveLimit<>(LimitDefinition.of(attributes.valid(
+				() -> inlineRateLimit(attributes.inlineName(name, ""), algorithm, capacity, refill, window, attributes)
+					.build())))
+				: named(this.limits.rateLimits(), name, attributes, "capacity and refill");
+		UnaryOperator<RateLimitPolicy> local = (configured) -> {
+			RateLimitPolicy.Builder builder = overridden(configured.toBuilder(configured.name()), key, attributes);
 			return (maxWait.isEmpty() ? builder : builder.maxWaitMicros(Durations.parseMicros("maxWait", maxWait)))
 				.build();
-		});
-		Expression keyExpression = attributes.parse(policy.key(), "key");
+		};
+		AppliedLimit<RateLimitPolicy> applied = attributes.applied(live, local, null);
+		RateLimitPolicy policy = applied.limit();
 		String cost = attributes.text("cost");
 		Long fixedCost = parseFixedCost(cost);
 		if (fixedCost != null && (fixedCost < 0 || fixedCost > policy.capacity())) {
@@ -180,7 +186,7 @@ public final class LimitAnnotations {
 					"Use a cost between 0 and the policy's capacity.", null);
 		}
 		Expression costExpression = (fixedCost != null) ? null : attributes.parse(cost, "cost");
-		return new BoundPolicy(policy, keyExpression, costExpression, (fixedCost != null) ? fixedCost : 0);
+		return new BoundPolicy(applied, costExpression, (fixedCost != null) ? fixedCost : 0);
 	}
 
 	/**
@@ -219,17 +225,18 @@ public final class LimitAnnotations {
 		String key = attributes.text("key");
 		String estimate = attributes.text("estimate");
 		String actual = attributes.text("actual");
-		BudgetPolicy configured = named(this.limits.budgets(), name, attributes, null);
+		LiveLimit<BudgetPolicy> live = named(this.limits.budgets(), name, attributes, null);
 		// The key attribute names whose budget it is per call; the budget's own key stays the configured one.
-		BudgetPolicy budget = attributes.text("visibility").isEmpty() ? configured
-				: attributes.valid(() -> overridden(configured.toBuilder(), "", attributes).build());
+		UnaryOperator<BudgetPolicy> local = attributes.text("visibility").isEmpty() ? UnaryOperator.identity()
+				: (configured) -> overridden(configured.toBuilder(), "", attributes).build();
+		AppliedLimit<BudgetPolicy> budget = attributes.applied(live, local, key.isEmpty() ? null : key);
 		if (estimate.isEmpty()) {
 			throw attributes.error("(\"" + name + "\") has no estimate",
 					"Give the amount to reserve before the call, e.g. estimate = \"#request.maxTokens * 0.000002\".",
 					null);
 		}
-		return new BoundBudget(budget, attributes.parse(key.isEmpty() ? budget.key() : key, "key"),
-				attributes.parse(estimate, "estimate"), actual.isEmpty() ? null : attributes.parse(actual, "actual"));
+		return new BoundBudget(budget, attributes.parse(estimate, "estimate"),
+				actual.isEmpty() ? null : attributes.parse(actual, "actual"));
 	}
 
 	private BoundCap bind(Concurrency annotation, Attributes attributes) {
@@ -237,20 +244,24 @@ public final class LimitAnnotations {
 		String permits = attributes.text("permits");
 		String scope = attributes.text("scope");
 		String maxWait = attributes.text("maxWait");
-		ConcurrencyPolicy policy = attributes.valid(() -> {
-			ConcurrencyPolicy.Builder builder = overridden(permits.isEmpty()
-					? named(this.limits.concurrency(), name, attributes, "permits").toBuilder()
-					: inlineCap(attributes.inlineName(name, ".concurrency"), permits, scope), attributes.text("key"),
-					attributes);
+		String key = attributes.text("key");
+		LiveLimit<ConcurrencyPolicy> live = permits.isEmpty()
+				? named(this.limits.concurrency(), name, attributes, "permits")
+				: new LiveLimit<>(LimitDefinition.of(attributes
+					.valid(() -> inlineCap(attributes.inlineName(name, ".concurrency"), permits, scope).build())));
+		UnaryOperator<ConcurrencyPolicy> local = (configured) -> {
+			ConcurrencyPolicy.Builder builder = overridden(configured.toBuilder(), key, attributes);
 			return (maxWait.isEmpty() ? builder
 					: builder.maxWait(Duration.ofNanos(Durations.parseMicros("maxWait", maxWait) * 1_000L)))
 				.build();
-		});
+		};
+		AppliedLimit<ConcurrencyPolicy> applied = attributes.applied(live, local, null);
+		ConcurrencyPolicy policy = applied.limit();
 		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !this.distributedAvailable) {
 			throw attributes.error("policy '" + policy.name() + "' is distributed but the rate limiter has no Redis "
 					+ "backend", "Set rate-limit.backend=redis, or use scope local.", null);
 		}
-		return new BoundCap(policy, attributes.parse(policy.key(), "key"));
+		return new BoundCap(applied);
 	}
 
 	private static ConcurrencyPolicy.Builder inlineCap(String name, String permits, String scope) {
@@ -273,7 +284,7 @@ public final class LimitAnnotations {
 	 * @param inlineAttributes the attributes that define the limit inline instead,
 	 * or {@code null} when the kind has no inline form
 	 */
-	private <L extends Limit> L named(NamedLimits<L> configured, String name, Attributes attributes,
+	private <L extends Limit> LiveLimit<L> named(NamedLimits<L> configured, String name, Attributes attributes,
 			String inlineAttributes) {
 		LimitKind kind = attributes.kind();
 		if (name.isEmpty()) {
@@ -284,7 +295,7 @@ public final class LimitAnnotations {
 							+ ".",
 					null);
 		}
-		Optional<L> limit = configured.find(name);
+		Optional<LiveLimit<L>> limit = configured.live(name);
 		if (limit.isEmpty()) {
 			throw attributes.error("(\"" + name + "\"), but no " + kind.label() + " named '" + name
 					+ "' is configured (configured: " + configured.names() + ")",
@@ -404,6 +415,17 @@ public final class LimitAnnotations {
 						null);
 			}
 			return inline;
+		}
+
+		/**
+		 * Applies a live limit at this method, checking what the method changes
+		 * and parsing the expressions of the limit as it stands.
+		 */
+		<L extends Limit> AppliedLimit<L> applied(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride) {
+			L here = valid(() -> local.apply(live.current().limit()));
+			// Parsed first here to word a bad expression's error for this method.
+			parse((keyOverride != null) ? keyOverride : here.key(), "key");
+			return valid(() -> new AppliedLimit<>(live, local, keyOverride, LimitAnnotations.this.expressions));
 		}
 
 		<T> T valid(java.util.function.Supplier<T> build) {

@@ -20,6 +20,7 @@ import dev.ratelimit.RateLimits;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitRequest;
@@ -173,7 +174,10 @@ public final class LimitInterceptor implements MethodInterceptor {
 		for (BoundPolicy bound : limits.rateLimits()) {
 			RateLimitPolicy policy = bound.policy();
 			this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
-			calls.add(bound.toRequest(this.expressions, context));
+			LimitRequest call = bound.toRequest(this.expressions, context);
+			if (call != null) {
+				calls.add(call);
+			}
 		}
 		RateLimitOutcome outcome = this.limiter.acquire(calls);
 		this.requests.record(outcome);
@@ -196,10 +200,14 @@ public final class LimitInterceptor implements MethodInterceptor {
 		if (cap == null) {
 			return null;
 		}
+		ConcurrencyPolicy policy = cap.policy();
 		try {
-			this.requests.applying(cap.policy().name(), cap.policy().visibility(), cap.policy().key(),
-					limits.method());
-			return this.concurrency.acquire(cap.policy(), this.expressions.key(cap.key(), context));
+			this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
+			if (cap.applied().exempt(context)) {
+				return null;
+			}
+			String key = this.expressions.key(cap.key(), context);
+			return this.concurrency.acquire(cap.applied().select(key, context), key);
 		}
 		catch (RuntimeException ex) {
 			// Refused by the cap before the work ran: nothing was spent.

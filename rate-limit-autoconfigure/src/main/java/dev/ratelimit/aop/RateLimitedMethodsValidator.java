@@ -18,6 +18,9 @@ import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Durations;
+import dev.ratelimit.core.Exemption;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.BoundPolicy;
@@ -81,7 +84,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			MethodLimits limits = this.annotations.resolve(method, type);
 			for (BoundPolicy bound : limits.rateLimits()) {
 				usages.add("rate", bound.policy().name(), "method " + where);
-				usages.describe("rate", bound.policy().name(), describe(bound.policy()));
+				usages.describe("rate", bound.policy().name(),
+						describe(bound.policy()) + following(bound.applied().definition()));
 			}
 			for (BoundBudget bound : limits.budgets()) {
 				usages.add("budget", bound.policy().name(), "method " + where);
@@ -89,7 +93,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			if (limits.cap() != null) {
 				ConcurrencyPolicy policy = limits.cap().policy();
 				usages.add("concurrency", policy.name(), "method " + where);
-				usages.describe("concurrency", policy.name(), describe(policy));
+				usages.describe("concurrency", policy.name(),
+						describe(policy) + following(limits.cap().applied().definition()));
 			}
 		});
 		report(usages);
@@ -97,14 +102,14 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private void report(Usages usages) {
 		logger.info("Rate limiter backend: " + this.backend);
-		for (RateLimitPolicy policy : this.policies.rateLimits().all()) {
-			usages.describe("rate", policy.name(), describe(policy));
+		for (LiveLimit<RateLimitPolicy> policy : this.policies.rateLimits().lives()) {
+			usages.describe("rate", policy.name(), describe(policy.current().limit()) + following(policy.current()));
 		}
-		for (BudgetPolicy budget : this.policies.budgets().all()) {
-			usages.describe("budget", budget.name(), describe(budget));
+		for (LiveLimit<BudgetPolicy> budget : this.policies.budgets().lives()) {
+			usages.describe("budget", budget.name(), describe(budget.current().limit()) + following(budget.current()));
 		}
-		for (ConcurrencyPolicy cap : this.policies.concurrency().all()) {
-			usages.describe("concurrency", cap.name(), describe(cap));
+		for (LiveLimit<ConcurrencyPolicy> cap : this.policies.concurrency().lives()) {
+			usages.describe("concurrency", cap.name(), describe(cap.current().limit()) + following(cap.current()));
 		}
 		usages.descriptions.forEach((id, description) -> {
 			List<String> places = usages.places.getOrDefault(id, List.of());
@@ -157,6 +162,35 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	private static String describe(ConcurrencyPolicy cap) {
 		return "Concurrency cap '" + cap.name() + "' (" + cap.permits() + " permits, "
 				+ cap.scope().name().toLowerCase() + ", key " + cap.key() + visibility(cap.visibility()) + ")";
+	}
+
+	/**
+	 * Says how a limit follows the caller, when it does: its plans, its key
+	 * overrides and its exemption.
+	 */
+	private static String following(LimitDefinition<?> definition) {
+		StringBuilder text = new StringBuilder();
+		if (definition.planExpression() != null) {
+			text.append(", plans ").append(definition.planQuotas()).append(" named by ")
+				.append(definition.planExpression()).append(" (default ").append(definition.defaultPlan()).append(')');
+		}
+		if (!definition.keyQuotas().isEmpty()) {
+			text.append(", own numbers for ").append(definition.keyQuotas().size()).append(" listed key value(s)");
+		}
+		Exemption exempt = definition.exemption();
+		if (!exempt.isNone()) {
+			text.append(", exempt:");
+			if (!exempt.cidrs().isEmpty()) {
+				text.append(" addresses ").append(exempt.cidrs());
+			}
+			if (!exempt.roles().isEmpty()) {
+				text.append(" roles ").append(exempt.roles());
+			}
+			if (exempt.when() != null) {
+				text.append(" when ").append(exempt.when());
+			}
+		}
+		return text.toString();
 	}
 
 	/** Says so when a limit is told to callers, or hidden from them, by choice rather than by default. */

@@ -3,6 +3,7 @@ package dev.ratelimit.autoconfigure;
 import java.util.List;
 
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
 
@@ -34,8 +35,10 @@ final class ConcurrencyPropertiesBinder {
 	 * @param distributedAvailable whether a distributed limiter exists
 	 * @return the caps
 	 */
-	static List<ConcurrencyPolicy> checkDistributed(List<ConcurrencyPolicy> caps, boolean distributedAvailable) {
-		for (ConcurrencyPolicy cap : caps) {
+	static List<LimitDefinition<ConcurrencyPolicy>> checkDistributed(List<LimitDefinition<ConcurrencyPolicy>> caps,
+			boolean distributedAvailable) {
+		for (LimitDefinition<ConcurrencyPolicy> definition : caps) {
+			ConcurrencyPolicy cap = definition.limit();
 			if (cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && !distributedAvailable) {
 				throw new RateLimitConfigurationException("Property rate-limit.concurrency." + cap.name()
 						+ ".scope is distributed but the rate limiter has no Redis backend",

@@ -1,7 +1,9 @@
 package dev.ratelimit.autoconfigure;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -14,7 +16,11 @@ import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.AbstractLimit.AbstractBuilder;
+import dev.ratelimit.core.CidrRange;
+import dev.ratelimit.core.Exemption;
+import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.Quota;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.KeyExpressions;
 
@@ -63,22 +69,33 @@ final class LimitPropertiesBinder<S extends LimitProperties, B extends AbstractB
 	 * @return the limits
 	 * @throws dev.ratelimit.core.RateLimitConfigurationException naming the first invalid property
 	 */
-	List<L> bindAll(Map<String, S> sources, KeyExpressions expressions) {
-		List<L> limits = new ArrayList<>(sources.size());
+	List<LimitDefinition<L>> bindAll(Map<String, S> sources, KeyExpressions expressions) {
+		List<LimitDefinition<L>> limits = new ArrayList<>(sources.size());
 		sources.forEach((name, source) -> limits.add(bind(name, source, expressions)));
 		return limits;
 	}
 
 	/**
-	 * Builds one limit from its properties.
+	 * Builds one limit from its properties, with its plans, key overrides and
+	 * exemption.
 	 * @param name the limit's name
 	 * @param source its properties
 	 * @param expressions the key expression parser
-	 * @return the limit
+	 * @return the limit's definition
 	 * @throws dev.ratelimit.core.RateLimitConfigurationException naming the first invalid property
 	 */
-	L bind(String name, S source, KeyExpressions expressions) {
+	LimitDefinition<L> bind(String name, S source, KeyExpressions expressions) {
 		String prefix = this.group + "." + name + ".";
+		if (!source.getPlans().isEmpty() && source.getPlan() != null
+				&& !source.getPlans().containsKey(source.getDefaultPlan())) {
+			// Before the limit is built: its numbers may be the default plan's.
+			throw InvalidProperty.of(prefix + "default-plan", source.getDefaultPlan(),
+					"must name one of the plans " + source.getPlans().keySet(), null);
+		}
+		if (source.getDefaultPlan() != null && source.getPlans().containsKey(source.getDefaultPlan())) {
+			// A limit defined by its plans: the default plan's numbers are the limit's own.
+			source.fillFrom(source.getPlans().get(source.getDefaultPlan()));
+		}
 		L limit;
 		try {
 			B started = this.builder.apply(name)
@@ -92,7 +109,47 @@ final class LimitPropertiesBinder<S extends LimitProperties, B extends AbstractB
 			throw InvalidProperty.of(prefix, ex);
 		}
 		InvalidProperty.checkKey(expressions, prefix + "key", limit.key());
-		return limit;
+		LimitDefinition<L> definition;
+		try {
+			definition = new LimitDefinition<>(limit, source.getPlan(), source.getDefaultPlan(),
+					quotas(source.getPlans()), quotas(source.getOverrides()), exemption(prefix, source.getExempt()));
+		}
+		catch (PolicyValidationException ex) {
+			throw InvalidProperty.of(prefix, ex);
+		}
+		if (definition.planExpression() != null) {
+			InvalidProperty.checkKey(expressions, prefix + "plan", definition.planExpression());
+		}
+		if (definition.exemption().when() != null) {
+			InvalidProperty.checkKey(expressions, prefix + "exempt.when", definition.exemption().when());
+		}
+		return definition;
+	}
+
+	private static Map<String, Quota> quotas(Map<String, RateLimitProperties.QuotaProperties> sources) {
+		Map<String, Quota> quotas = new LinkedHashMap<>();
+		sources.forEach((name, source) -> quotas.put(name, source.toQuota()));
+		return quotas;
+	}
+
+	private static Exemption exemption(String prefix, RateLimitProperties.Exempt source) {
+		List<CidrRange> cidrs = new ArrayList<>();
+		for (int i = 0; i < source.getCidrs().size(); i++) {
+			String text = source.getCidrs().get(i);
+			try {
+				cidrs.add(CidrRange.parse(text));
+			}
+			catch (IllegalArgumentException ex) {
+				throw InvalidProperty.of(prefix + "exempt.cidrs[" + i + "]", text,
+						"not an address range; use CIDR notation such as 10.0.0.0/8 or 2001:db8::/32", ex);
+			}
+		}
+		for (String role : source.getRoles()) {
+			if (role == null || role.isBlank()) {
+				throw InvalidProperty.of(prefix + "exempt.roles", source.getRoles(), "a role must not be blank", null);
+			}
+		}
+		return new Exemption(cidrs, Set.copyOf(source.getRoles()), source.getWhen());
 	}
 
 }

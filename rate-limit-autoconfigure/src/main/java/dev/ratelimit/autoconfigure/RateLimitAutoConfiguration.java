@@ -16,7 +16,10 @@ import org.springframework.context.expression.BeanFactoryResolver;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.Limits;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.budget.BudgetPolicy;
@@ -29,6 +32,9 @@ import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.live.InMemoryOverrideStore;
+import dev.ratelimit.live.LimitOverrides;
+import dev.ratelimit.live.OverrideStore;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 
@@ -43,7 +49,8 @@ import dev.ratelimit.core.RateLimitPolicy;
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAnnotationConfiguration.class,
 		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class,
-		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class })
+		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class,
+		RateLimitRefreshConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	// Static: the binder asks for converters when it first binds, maybe before this class exists.
@@ -80,8 +87,9 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	KeyExpressions rateLimitKeyExpressions(BeanFactory beanFactory) {
-		return new KeyExpressions(new BeanFactoryResolver(beanFactory));
+	KeyExpressions rateLimitKeyExpressions(BeanFactory beanFactory, ObjectProvider<LimitListener> listeners) {
+		// Listeners are looked up at the first defaulted plan: metrics beans may need this one first.
+		return new KeyExpressions(new BeanFactoryResolver(beanFactory), new LazyLimitListener(listeners));
 	}
 
 	@Bean
@@ -89,14 +97,16 @@ public class RateLimitAutoConfiguration {
 	LimitRegistry rateLimitRegistry(RateLimitProperties properties, KeyExpressions expressions,
 			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
 		// The properties were checked when bound; what is left to check depends on the beans.
-		List<RateLimitPolicy> rateLimits = LimitPropertiesBinder.POLICIES.bindAll(properties.getPolicies(),
+		List<LimitDefinition<RateLimitPolicy>> rateLimits = LimitPropertiesBinder.POLICIES
+			.bindAll(properties.getPolicies(), expressions);
+		List<LimitDefinition<BudgetPolicy>> budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(),
 				expressions);
-		List<BudgetPolicy> budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(), expressions);
-		List<ConcurrencyPolicy> caps = ConcurrencyPropertiesBinder.checkDistributed(
+		List<LimitDefinition<ConcurrencyPolicy>> caps = ConcurrencyPropertiesBinder.checkDistributed(
 				LimitPropertiesBinder.CONCURRENCY.bindAll(properties.getConcurrency(), expressions),
 				distributed.getIfAvailable() != null);
 		try {
-			return new LimitRegistry(rateLimits, budgets, caps);
+			return new LimitRegistry(NamedLimits.of(LimitKind.RATE_LIMIT, rateLimits),
+					NamedLimits.of(LimitKind.BUDGET, budgets), NamedLimits.of(LimitKind.CONCURRENCY, caps));
 		}
 		catch (IllegalArgumentException ex) {
 			throw new RateLimitConfigurationException(ex.getMessage(),
@@ -104,6 +114,22 @@ public class RateLimitAutoConfiguration {
 							+ "a metric or the ratelimits endpoint must mean one limit.",
 					ex);
 		}
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OverrideStore rateLimitOverrideStore() {
+		// The Redis backend's store, shared by every instance, is defined before this one when it applies.
+		return new InMemoryOverrideStore();
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	LimitOverrides rateLimitOverrides(LimitRegistry registry, OverrideStore store, RateLimitProperties properties) {
+		LimitOverrides overrides = new LimitOverrides(registry, store);
+		// Here, while the application starts: overrides made before a restart apply to its first decisions.
+		overrides.start(properties.getRedis().getOverridesPollInterval());
+		return overrides;
 	}
 
 	@Bean

@@ -21,6 +21,7 @@ import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.ForwardedHeader;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.MissingKeyAction;
+import dev.ratelimit.core.Quota;
 import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.web.HeaderMode;
@@ -350,6 +351,42 @@ public class RateLimitProperties implements InitializingBean {
 		private Visibility visibility = Visibility.AUTO;
 
 		/**
+		 * Expression naming the caller's plan (tier), evaluated per call like a key:
+		 * header('X-Plan') only behind a gateway that sets it, better a bean that
+		 * looks it up, such as @plans.of(#tenant) or @plans.of(header('X-User-Id')).
+		 * Requires plans and default-plan.
+		 */
+		private String plan;
+
+		/**
+		 * The plan of callers whose plan expression yields nothing, fails or names
+		 * a plan that is not configured; such calls are counted in the
+		 * rate.limit.plan.defaulted metric.
+		 */
+		private String defaultPlan;
+
+		/**
+		 * Plans (tiers) by name, each with the numbers it changes: capacity, refill
+		 * and window for a rate-limit policy, amount for a budget, permits for a
+		 * concurrency cap. Every plan shares the limit's name, key and storage, so a
+		 * caller that changes plan keeps its state under the new plan's numbers.
+		 */
+		private Map<String, QuotaProperties> plans = new LinkedHashMap<>();
+
+		/**
+		 * Fixed numbers for listed key values (a partner's API key, an internal
+		 * tenant), winning over any plan; map keys are the key values, in brackets
+		 * when they hold characters other than letters, digits and '-', e.g.
+		 * "[partner.key-1]". Numbers not set come from the limit itself.
+		 */
+		private Map<String, QuotaProperties> overrides = new LinkedHashMap<>();
+
+		/**
+		 * Calls the limit does not apply to.
+		 */
+		private final Exempt exempt = new Exempt();
+
+		/**
 		 * Creates the properties of a limit of one kind.
 		 * @param defaultFailureMode the kind's failure mode when none is set
 		 */
@@ -379,6 +416,183 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setVisibility(Visibility visibility) {
 			this.visibility = visibility;
+		}
+
+		public String getPlan() {
+			return this.plan;
+		}
+
+		public void setPlan(String plan) {
+			this.plan = plan;
+		}
+
+		public String getDefaultPlan() {
+			return this.defaultPlan;
+		}
+
+		public void setDefaultPlan(String defaultPlan) {
+			this.defaultPlan = defaultPlan;
+		}
+
+		public Map<String, QuotaProperties> getPlans() {
+			return this.plans;
+		}
+
+		public void setPlans(Map<String, QuotaProperties> plans) {
+			this.plans = plans;
+		}
+
+		public Map<String, QuotaProperties> getOverrides() {
+			return this.overrides;
+		}
+
+		public void setOverrides(Map<String, QuotaProperties> overrides) {
+			this.overrides = overrides;
+		}
+
+		public Exempt getExempt() {
+			return this.exempt;
+		}
+
+		/**
+		 * Sets the kind's numbers that are not set from a quota: the default plan's,
+		 * so that a limit defined only by its plans needs no numbers of its own.
+		 * @param quota the quota
+		 */
+		protected abstract void fillFrom(QuotaProperties quota);
+
+	}
+
+	/**
+	 * The numbers a plan or a key override changes; each kind takes its own and
+	 * refuses the others.
+	 */
+	public static class QuotaProperties {
+
+		/**
+		 * A rate-limit policy's capacity.
+		 */
+		private Long capacity;
+
+		/**
+		 * A rate-limit policy's refill, as tokens/period, e.g. 10/1s.
+		 */
+		private Refill refill;
+
+		/**
+		 * A rate-limit policy's window (window algorithms).
+		 */
+		private Duration window;
+
+		/**
+		 * A budget's amount per window (budgets with one window).
+		 */
+		private Amount amount;
+
+		/**
+		 * A concurrency cap's permits.
+		 */
+		private Integer permits;
+
+		public Long getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(Long capacity) {
+			this.capacity = capacity;
+		}
+
+		public Refill getRefill() {
+			return this.refill;
+		}
+
+		public void setRefill(Refill refill) {
+			this.refill = refill;
+		}
+
+		public Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(Duration window) {
+			this.window = window;
+		}
+
+		public Amount getAmount() {
+			return this.amount;
+		}
+
+		public void setAmount(Amount amount) {
+			this.amount = amount;
+		}
+
+		public Integer getPermits() {
+			return this.permits;
+		}
+
+		public void setPermits(Integer permits) {
+			this.permits = permits;
+		}
+
+		/**
+		 * Returns the quota these properties describe.
+		 * @return the quota
+		 */
+		public Quota toQuota() {
+			return new Quota(this.capacity, this.refill,
+					(this.window != null) ? this.window.toNanos() / 1_000L : null,
+					(this.amount != null) ? this.amount.micros() : null, this.permits);
+		}
+
+	}
+
+	/**
+	 * When a limit does not apply: any one condition suffices.
+	 */
+	public static class Exempt {
+
+		/**
+		 * Client address ranges (CIDR, e.g. 10.0.0.0/8 or 2001:db8::/32) exempt from
+		 * the limit, matched against the client address the ip key is made from
+		 * (trusted proxies honoured), before masking.
+		 */
+		private List<String> cidrs = new ArrayList<>();
+
+		/**
+		 * Roles exempt from the limit, as the servlet request's isUserInRole reads
+		 * them (Spring Security: an authority ROLE_ADMIN is the role ADMIN).
+		 */
+		private List<String> roles = new ArrayList<>();
+
+		/**
+		 * A condition (SpEL, over the same values as a key expression) under which
+		 * the limit does not apply, e.g. header('X-Internal') == 'true' behind a
+		 * gateway that strips it. A condition that fails to evaluate is false.
+		 */
+		private String when;
+
+		public List<String> getCidrs() {
+			return this.cidrs;
+		}
+
+		public void setCidrs(List<String> cidrs) {
+			this.cidrs = cidrs;
+		}
+
+		public List<String> getRoles() {
+			return this.roles;
+		}
+
+		public void setRoles(List<String> roles) {
+			this.roles = roles;
+		}
+
+		public String getWhen() {
+			return this.when;
+		}
+
+		public void setWhen(String when) {
+			this.when = when;
 		}
 
 	}
@@ -461,6 +675,17 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setAlgorithm(Algorithm algorithm) {
 			this.algorithm = algorithm;
+		}
+
+		@Override
+		protected void fillFrom(QuotaProperties quota) {
+			if (this.capacity == null) {
+				this.capacity = quota.getCapacity();
+			}
+			if (this.refill == null && this.window == null) {
+				this.refill = quota.getRefill();
+				this.window = quota.getWindow();
+			}
 		}
 
 		public Duration getWindow() {
@@ -755,6 +980,15 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private Duration connectTimeout = Duration.ofSeconds(2);
 
+		/**
+		 * How often each instance checks Redis for run-time overrides of the limits'
+		 * numbers made on another instance (through the ratelimits endpoint). One
+		 * GET of a version number per check; the overrides themselves are read only
+		 * when it changed. An override applies on every instance within about this
+		 * long.
+		 */
+		private Duration overridesPollInterval = Duration.ofMillis(250);
+
 		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
 		private final DenyCache denyCache = new DenyCache();
@@ -783,6 +1017,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setConnectTimeout(Duration connectTimeout) {
 			this.connectTimeout = connectTimeout;
+		}
+
+		public Duration getOverridesPollInterval() {
+			return this.overridesPollInterval;
+		}
+
+		public void setOverridesPollInterval(Duration overridesPollInterval) {
+			this.overridesPollInterval = overridesPollInterval;
 		}
 
 		public CircuitBreaker getCircuitBreaker() {
@@ -1007,6 +1249,13 @@ public class RateLimitProperties implements InitializingBean {
 			this.zone = zone;
 		}
 
+		@Override
+		protected void fillFrom(QuotaProperties quota) {
+			if (this.amount == null && this.limits.isEmpty()) {
+				this.amount = quota.getAmount();
+			}
+		}
+
 		public Amount getAmount() {
 			return this.amount;
 		}
@@ -1123,6 +1372,13 @@ public class RateLimitProperties implements InitializingBean {
 
 		public ConcurrencyCap() {
 			super(FailureMode.OPEN);
+		}
+
+		@Override
+		protected void fillFrom(QuotaProperties quota) {
+			if (this.permits == null) {
+				this.permits = quota.getPermits();
+			}
 		}
 
 		public Integer getPermits() {

@@ -97,6 +97,7 @@ final class RateLimitPropertiesValidator {
 	private void redis(RateLimitProperties.Redis redis) {
 		positive("rate-limit.redis.timeout", redis.getTimeout());
 		positive("rate-limit.redis.connect-timeout", redis.getConnectTimeout());
+		positive("rate-limit.redis.overrides-poll-interval", redis.getOverridesPollInterval());
 		positive("rate-limit.redis.deny-cache.max-keys", redis.getDenyCache().getMaxKeys());
 		positive("rate-limit.redis.prefetch.max-keys", redis.getPrefetch().getMaxKeys());
 		RateLimitProperties.CircuitBreaker breaker = redis.getCircuitBreaker();

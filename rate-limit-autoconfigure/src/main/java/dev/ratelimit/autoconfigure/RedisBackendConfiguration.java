@@ -24,6 +24,8 @@ import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.prefetch.PrefetchingBackend;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
+import dev.ratelimit.redis.RedisOverrideStore;
+import dev.ratelimit.live.OverrideStore;
 import dev.ratelimit.redis.RedisPermitStore;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.CircuitBreakingBackend;
@@ -85,6 +87,13 @@ class RedisBackendConfiguration {
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	BudgetStore rateLimitBudgetStore(RedisLimiterConnection connection) {
 		return new RedisBudgetStore(connection.connectionFactory());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RedisLimiterConnection.class)
+	OverrideStore rateLimitOverrideStore(RedisLimiterConnection connection, RateLimitProperties properties) {
+		return new RedisOverrideStore(connection.connectionFactory(), properties.getKeyPrefix());
 	}
 
 	@Bean(destroyMethod = "close")

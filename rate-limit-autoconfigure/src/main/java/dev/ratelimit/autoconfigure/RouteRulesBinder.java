@@ -14,6 +14,7 @@ import org.springframework.web.util.pattern.PatternParseException;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.web.RouteRule;
@@ -60,8 +61,7 @@ final class RouteRulesBinder {
 		Set<String> methods = methods(prefix, route);
 		List<BoundPolicy> bound = new ArrayList<>();
 		for (String name : policyNames(prefix, route, policies.names())) {
-			RateLimitPolicy policy = policies.find(name).orElseThrow();
-			bound.add(new BoundPolicy(policy, expressions.parse(policy.key()), null, 1));
+			bound.add(new BoundPolicy(AppliedLimit.of(policies.live(name).orElseThrow(), expressions), null, 1));
 		}
 		return new RouteRule(pattern, Set.copyOf(methods), List.copyOf(bound));
 	}

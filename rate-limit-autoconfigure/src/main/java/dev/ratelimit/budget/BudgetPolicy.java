@@ -9,6 +9,7 @@ import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.Quota;
 
 /**
  * A named spending cap: one or more amounts, each per window (for example
@@ -80,6 +81,22 @@ public final class BudgetPolicy extends AbstractLimit {
 	/** @return what a failed call is charged when its actual cost is unknown */
 	public OnError onError() {
 		return this.onError;
+	}
+
+	@Override
+	public BudgetPolicy withQuota(Quota quota) {
+		quota.checkKind(LimitKind.BUDGET);
+		if (quota.isEmpty()) {
+			return this;
+		}
+		if (this.limits.size() != 1) {
+			throw new PolicyValidationException("amount", Amounts.format(quota.amountMicros()), "budget '" + name()
+					+ "' has " + this.limits.size() + " windows; an amount replaces the amount of a budget with one");
+		}
+		Builder builder = toBuilder();
+		BudgetWindow window = builder.limits.get(0).window();
+		builder.limits.clear();
+		return builder.limit(window, quota.amountMicros()).build();
 	}
 
 	/**

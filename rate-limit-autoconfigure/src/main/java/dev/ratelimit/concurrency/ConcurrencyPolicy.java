@@ -7,6 +7,7 @@ import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.Quota;
 
 /**
  * A cap on calls in flight: at most {@link #permits()} calls per key at once,
@@ -118,6 +119,12 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		/** 503 Service Unavailable: a shared downstream is saturated (shared caps). */
 		SERVICE_UNAVAILABLE
 
+	}
+
+	@Override
+	public ConcurrencyPolicy withQuota(Quota quota) {
+		quota.checkKind(LimitKind.CONCURRENCY);
+		return quota.isEmpty() ? this : toBuilder().permits(quota.permits()).build();
 	}
 
 	/**

@@ -74,7 +74,14 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		boolean permitted = false;
 		try {
 			// Outside the key's lock: a caller may wait here for up to the policy's max-wait.
-			permitted = entry.state().bulkhead.tryAcquirePermission();
+			Bulkhead bulkhead = entry.state().bulkhead;
+			permitted = bulkhead.tryAcquirePermission();
+			if (permitted && inUse(bulkhead) > policy.permits()) {
+				// The key's bulkhead is larger than this call's permits (another plan, or an override that
+				// lowered them): the calls in flight, this one counted, must fit this call's permits.
+				bulkhead.onComplete();
+				permitted = false;
+			}
 		}
 		finally {
 			if (!permitted) {
@@ -105,7 +112,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 			return 0;
 		}
 		try {
-			return policy.permits() - entry.state().bulkhead.getMetrics().getAvailableConcurrentCalls();
+			return inUse(entry.state().bulkhead);
 		}
 		finally {
 			entry.unlock();
@@ -120,6 +127,11 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		return this.slots.size(this.time.currentTimeMicros());
 	}
 
+	private static int inUse(Bulkhead bulkhead) {
+		return bulkhead.getBulkheadConfig().getMaxConcurrentCalls()
+				- bulkhead.getMetrics().getAvailableConcurrentCalls();
+	}
+
 	private static String id(ConcurrencyPolicy policy, String key) {
 		return policy.name() + '\u0000' + ((key != null) ? key : "");
 	}
@@ -132,6 +144,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		KeyedStates.Entry<Slot> entry = this.slots.lock(policy, id, this.time.currentTimeMicros());
 		try {
 			entry.state().users++;
+			entry.state().fit(policy);
 			entry.freshAt(Long.MAX_VALUE);
 			return entry;
 		}
@@ -167,11 +180,33 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		int users;
 
 		Slot(ConcurrencyPolicy policy, long nowMicros) {
-			this.bulkhead = Bulkhead.of(policy.name(), BulkheadConfig.custom()
-				.maxConcurrentCalls(policy.permits())
+			this.bulkhead = Bulkhead.of(policy.name(), config(policy));
+		}
+
+		/**
+		 * Grows the bulkhead when a call's policy allows more permits than it has
+		 * (a larger plan, a raised override). It never shrinks: shrinking a
+		 * bulkhead blocks until enough calls end, so a smaller policy is enforced
+		 * by counting the calls in flight instead. Called under the key's lock.
+		 */
+		void fit(ConcurrencyPolicy policy) {
+			BulkheadConfig current = this.bulkhead.getBulkheadConfig();
+			if (policy.permits() > current.getMaxConcurrentCalls()
+					|| policy.maxWaitMicros() * 1_000L != current.getMaxWaitDuration().toNanos()) {
+				this.bulkhead.changeConfig(config(policy, Math.max(policy.permits(), current.getMaxConcurrentCalls())));
+			}
+		}
+
+		private static BulkheadConfig config(ConcurrencyPolicy policy) {
+			return config(policy, policy.permits());
+		}
+
+		private static BulkheadConfig config(ConcurrencyPolicy policy, int permits) {
+			return BulkheadConfig.custom()
+				.maxConcurrentCalls(permits)
 				.maxWaitDuration(Duration.ofNanos(policy.maxWaitMicros() * 1_000L))
 				.fairCallHandlingStrategyEnabled(true)
-				.build());
+				.build();
 		}
 
 	}

@@ -74,7 +74,7 @@ public final class CidrRange {
 	 * @param address the address, 4 or 16 bytes
 	 * @return whether it is inside this range
 	 */
-	boolean contains(byte[] address) {
+	public boolean contains(byte[] address) {
 		if (address.length != this.network.length) {
 			return false;
 		}

@@ -83,19 +83,38 @@ public final class ClientIpResolver {
 	 * peer address is not an IP address
 	 */
 	public String resolve(String remoteAddress, List<String> headerValues) {
-		byte[] peer = (remoteAddress != null) ? IpAddresses.parseNode(remoteAddress, 0, remoteAddress.length())
-				: null;
+		byte[] peer = peer(remoteAddress);
 		if (peer == null) {
 			return null;
 		}
-		byte[] client = (readsHeader() && !headerValues.isEmpty() && isTrusted(peer)) ? walk(peer, headerValues)
-				: peer;
+		byte[] client = client(peer, headerValues);
 		if (client == peer && peer.length == 4 && this.ipv4PrefixLength == 32 && remoteAddress.indexOf(':') < 0) {
 			// A dotted quad the strict parser accepted is canonical already: no copy.
 			return remoteAddress;
 		}
 		IpAddresses.mask(client, (client.length == 4) ? this.ipv4PrefixLength : this.ipv6PrefixLength);
 		return IpAddresses.format(client);
+	}
+
+	/**
+	 * Resolves a request's client address, unmasked: the direct peer, or the
+	 * address the forwarded header names when trusted proxies sent it. What
+	 * exemption ranges are matched against.
+	 * @param remoteAddress the address of the direct peer
+	 * @param headerValues the values of every {@link #header()} line, in order
+	 * @return the address, 4 or 16 bytes, or {@code null} when the peer address is not an IP address
+	 */
+	public byte[] resolveAddress(String remoteAddress, List<String> headerValues) {
+		byte[] peer = peer(remoteAddress);
+		return (peer != null) ? client(peer, headerValues) : null;
+	}
+
+	private static byte[] peer(String remoteAddress) {
+		return (remoteAddress != null) ? IpAddresses.parseNode(remoteAddress, 0, remoteAddress.length()) : null;
+	}
+
+	private byte[] client(byte[] peer, List<String> headerValues) {
+		return (readsHeader() && !headerValues.isEmpty() && isTrusted(peer)) ? walk(peer, headerValues) : peer;
 	}
 
 	private byte[] walk(byte[] peer, List<String> lines) {

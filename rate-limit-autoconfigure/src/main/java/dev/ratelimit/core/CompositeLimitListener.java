@@ -45,6 +45,13 @@ final class CompositeLimitListener implements LimitListener {
 	}
 
 	@Override
+	public void planDefaulted(Limit limit, boolean unknown) {
+		for (LimitListener listener : this.listeners) {
+			listener.planDefaulted(limit, unknown);
+		}
+	}
+
+	@Override
 	public void charged(Limit budget, long amountMicros) {
 		for (LimitListener listener : this.listeners) {
 			listener.charged(budget, amountMicros);

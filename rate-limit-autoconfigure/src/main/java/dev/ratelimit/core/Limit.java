@@ -48,5 +48,15 @@ public interface Limit {
 	/** @return whether the limit is told to callers */
 	Visibility visibility();
 
+	/**
+	 * Returns this limit with some of its numbers replaced: a plan's quota, a
+	 * per-key override or a run-time override. Every other value stays.
+	 * @param quota the numbers to replace; {@link Quota#NONE} returns this limit
+	 * @return the limit with the quota's numbers
+	 * @throws PolicyValidationException if the quota sets a number the kind does
+	 * not have, or a value the kind refuses
+	 */
+	Limit withQuota(Quota quota);
+
 }
 

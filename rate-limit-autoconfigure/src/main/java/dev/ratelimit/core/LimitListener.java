@@ -63,6 +63,16 @@ public interface LimitListener {
 	}
 
 	/**
+	 * A call was decided by its limit's default plan because its plan expression
+	 * named no plan: it yielded nothing or failed ({@code unknown} false), or it
+	 * named a plan the limit does not have ({@code unknown} true).
+	 * @param limit the limit
+	 * @param unknown whether a plan was named but is not one of the limit's
+	 */
+	default void planDefaulted(Limit limit, boolean unknown) {
+	}
+
+	/**
 	 * A budget was charged a call's cost, when the call was settled.
 	 * @param budget the budget
 	 * @param amountMicros the cost charged, in micro-units of the budget's unit

@@ -173,6 +173,33 @@ public final class RateLimitPolicy extends AbstractLimit {
 		return (this.algorithm == Algorithm.SLIDING_WINDOW_COUNTER) ? 2 * this.windowMicros : windowMicros();
 	}
 
+	@Override
+	public RateLimitPolicy withQuota(Quota quota) {
+		quota.checkKind(LimitKind.RATE_LIMIT);
+		if (quota.isEmpty()) {
+			return this;
+		}
+		String kind = this.algorithm.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+		Builder builder = toBuilder(name());
+		if (quota.capacity() != null) {
+			builder.capacity(quota.capacity());
+		}
+		if (quota.refill() != null) {
+			if (!this.algorithm.isRateBased()) {
+				throw new PolicyValidationException("refill", quota.refill(), kind + " has a window, not a refill");
+			}
+			builder.refill(quota.refill());
+		}
+		if (quota.windowMicros() != null) {
+			if (this.algorithm.isRateBased()) {
+				throw new PolicyValidationException("window", Durations.format(quota.windowMicros()),
+						kind + " has a refill, not a window");
+			}
+			builder.windowMicros(quota.windowMicros());
+		}
+		return builder.build();
+	}
+
 	/**
 	 * Returns a builder initialised with this policy's values.
 	 * @param newName the name of the copy

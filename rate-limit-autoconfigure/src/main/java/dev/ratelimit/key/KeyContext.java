@@ -44,6 +44,14 @@ public final class KeyContext {
 	}
 
 	/**
+	 * Returns the current request, for what exemptions read.
+	 * @return the request, or {@code null} outside a web request
+	 */
+	KeyRequest request() {
+		return this.request;
+	}
+
+	/**
 	 * Returns the authenticated principal's name ({@code principal} in expressions).
 	 * @return the name, or {@code null} when anonymous or outside a web request
 	 */

@@ -19,6 +19,8 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 import dev.ratelimit.core.InvalidCostException;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LimitListener;
 
 /**
  * Parses and evaluates the SpEL expressions of keys and costs. Each distinct
@@ -39,12 +41,24 @@ public final class KeyExpressions {
 
 	private final Map<Method, Boolean> requestParameters = new ConcurrentHashMap<>();
 
+	private final LimitListener listener;
+
 	/**
-	 * Creates an evaluator.
+	 * Creates an evaluator that reports to no listener.
 	 * @param beanResolver resolves {@code @beanName} references, may be {@code null}
 	 */
 	public KeyExpressions(BeanResolver beanResolver) {
+		this(beanResolver, LimitListener.NONE);
+	}
+
+	/**
+	 * Creates an evaluator.
+	 * @param beanResolver resolves {@code @beanName} references, may be {@code null}
+	 * @param listener hears of callers decided by the default plan because theirs is missing or unknown
+	 */
+	public KeyExpressions(BeanResolver beanResolver, LimitListener listener) {
 		this.beanResolver = beanResolver;
+		this.listener = listener;
 	}
 
 	/**
@@ -131,6 +145,59 @@ public final class KeyExpressions {
 
 	private static String nonEmpty(String key) {
 		return (key == null || key.isEmpty()) ? null : key;
+	}
+
+	/**
+	 * Evaluates a condition, such as an exemption's.
+	 * @param expression the expression
+	 * @param context the context
+	 * @return whether it is {@code true}; {@code false} when it fails or is not a boolean
+	 */
+	public boolean condition(Expression expression, EvaluationContext context) {
+		try {
+			return Boolean.TRUE.equals(expression.getValue(context, Boolean.class));
+		}
+		catch (RuntimeException ex) {
+			// A condition that cannot be evaluated does not hold: the limit applies, never a 500. SpEL
+			// rethrows what a bean method throws as it is, so not only EvaluationException.
+			if (logger.isDebugEnabled()) {
+				logger.debug("Condition '" + expression.getExpressionString() + "' failed; treating it as false", ex);
+			}
+			return false;
+		}
+	}
+
+	/**
+	 * Evaluates a plan expression: the caller's plan, or {@code null} (the
+	 * default plan) when the expression fails, yields nothing or names no plan of
+	 * the limit, which the listener hears of.
+	 * @param expression the plan expression
+	 * @param context the context
+	 * @param definition the limit's definition, with its plans
+	 * @return the plan, or {@code null} for the default plan
+	 */
+	public String plan(Expression expression, EvaluationContext context, LimitDefinition<?> definition) {
+		String plan;
+		try {
+			plan = key(expression, context);
+		}
+		catch (RuntimeException ex) {
+			// SpEL rethrows what a bean method throws as it is: a plan look-up that fails is the default plan.
+			if (logger.isDebugEnabled()) {
+				logger.debug("Plan expression '" + expression.getExpressionString() + "' failed; deciding with "
+						+ "the default plan", ex);
+			}
+			plan = null;
+		}
+		if (plan == null) {
+			this.listener.planDefaulted(definition.limit(), false);
+			return null;
+		}
+		if (!definition.hasPlan(plan)) {
+			this.listener.planDefaulted(definition.limit(), true);
+			return null;
+		}
+		return plan;
 	}
 
 	/**

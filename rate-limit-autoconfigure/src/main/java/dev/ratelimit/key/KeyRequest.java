@@ -23,6 +23,22 @@ public interface KeyRequest {
 	String clientIp();
 
 	/**
+	 * Returns the client's full address, unmasked, resolved as for
+	 * {@link #clientIp()}: what exemption ranges are matched against.
+	 * @return the address, 4 or 16 bytes, or {@code null} when the peer address is not an IP address
+	 */
+	byte[] clientAddress();
+
+	/**
+	 * Returns whether the authenticated caller has a role, as the servlet
+	 * request's {@code isUserInRole} says (Spring Security answers it for its
+	 * authorities, with or without the {@code ROLE_} prefix).
+	 * @param role the role
+	 * @return whether the caller has it; {@code false} for anonymous requests
+	 */
+	boolean isUserInRole(String role);
+
+	/**
 	 * Returns the authenticated principal's name.
 	 * @return the name, or {@code null} for anonymous requests
 	 */

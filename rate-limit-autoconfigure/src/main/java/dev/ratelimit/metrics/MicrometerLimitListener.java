@@ -33,6 +33,10 @@ import dev.ratelimit.core.RateLimitException;
  * call to a store;</li>
  * <li>{@code rate.limit.budget.spent} ({@code budget}): costs charged, in the
  * budget's unit;</li>
+ * <li>{@code rate.limit.plan.defaulted} ({@code kind}, {@code policy},
+ * {@code reason}): calls decided by the default plan because their plan
+ * expression named {@code none} or an {@code unknown} plan (the plan named is
+ * not a tag: callers choose it);</li>
  * <li>{@code rate.limit.method.fallbacks} ({@code class}, {@code method},
  * {@code refusal}): refused calls that a limited method's fallback method
  * answered.</li>
@@ -49,6 +53,9 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	/** Name of the store latency timer. */
 	public static final String STORE_LATENCY = "rate.limit.store.latency";
+
+	/** Name of the counter of calls decided by a default plan. */
+	public static final String PLAN_DEFAULTED = "rate.limit.plan.defaulted";
 
 	/** Name of the budget spend counter, in the budget's unit. */
 	public static final String BUDGET_SPENT = "rate.limit.budget.spent";
@@ -111,6 +118,11 @@ public final class MicrometerLimitListener implements LimitListener {
 	}
 
 	@Override
+	public void planDefaulted(Limit limit, boolean unknown) {
+		count(PLAN_DEFAULTED, limit, "reason", unknown ? "unknown" : "none");
+	}
+
+	@Override
 	public void charged(Limit budget, long amountMicros) {
 		Counter counter = counter(BUDGET_SPENT, "budget:" + budget.name(), () -> Counter.builder(BUDGET_SPENT)
 			.description("Costs charged to a budget, in its unit")
@@ -138,8 +150,11 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	private void count(String name, Limit limit, String tag, String value) {
 		Counter counter = counter(name, limit.name() + '\u0000' + value, () -> Counter.builder(name)
-			.description(DECISIONS.equals(name) ? "Decisions of limits by kind, name and outcome"
-					: "Calls decided by a failure mode while a store could not decide them")
+			.description(switch (name) {
+				case DECISIONS -> "Decisions of limits by kind, name and outcome";
+				case PLAN_DEFAULTED -> "Calls decided by the default plan: their plan was missing or unknown";
+				default -> "Calls decided by a failure mode while a store could not decide them";
+			})
 			.tag("kind", limit.kind().label())
 			.tag("policy", limit.name())
 			.tag(tag, value));

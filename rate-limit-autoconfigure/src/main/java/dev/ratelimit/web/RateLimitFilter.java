@@ -93,7 +93,10 @@ public class RateLimitFilter extends OncePerRequestFilter {
 				if (bound.policy().visibility().disclosed(bound.policy().key(), true)) {
 					Disclosures.add(request, bound.policy().name());
 				}
-				calls.add(bound.toRequest(this.expressions, context));
+				LimitRequest call = bound.toRequest(this.expressions, context);
+				if (call != null) {
+					calls.add(call);
+				}
 			}
 			outcome = this.limiter.acquire(calls);
 		}

@@ -45,6 +45,18 @@ final class ServletKeyRequest implements KeyRequest {
 	}
 
 	@Override
+	public byte[] clientAddress() {
+		List<String> forwarded = this.ipResolver.readsHeader()
+				? Collections.list(this.request.getHeaders(this.ipResolver.header().headerName())) : List.of();
+		return this.ipResolver.resolveAddress(this.request.getRemoteAddr(), forwarded);
+	}
+
+	@Override
+	public boolean isUserInRole(String role) {
+		return this.request.isUserInRole(role);
+	}
+
+	@Override
 	public String principalName() {
 		Principal principal = this.request.getUserPrincipal();
 		return (principal != null) ? principal.getName() : null;

@@ -46,9 +46,24 @@ final class HttpTestClient {
 	 * @return the response
 	 */
 	Response send(String method, String path, String... headers) {
+		return sendBody(method, path, null, headers);
+	}
+
+	/**
+	 * Sends a JSON body with POST.
+	 * @param path the path on the test server
+	 * @param json the body
+	 * @return the response
+	 */
+	Response postJson(String path, String json) {
+		return sendBody("POST", path, json, "Content-Type", "application/json");
+	}
+
+	private Response sendBody(String method, String path, String body, String... headers) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
 			.timeout(Duration.ofSeconds(10))
-			.method(method, HttpRequest.BodyPublishers.noBody());
+			.method(method, (body != null) ? HttpRequest.BodyPublishers.ofString(body)
+					: HttpRequest.BodyPublishers.noBody());
 		for (int i = 0; i < headers.length; i += 2) {
 			request.header(headers[i], headers[i + 1]);
 		}

@@ -50,6 +50,17 @@ class RateLimitEndpointDefaultAccessTests {
 	}
 
 	@Test
+	void aCallerCannotRaiseItsLimitThroughAnOverride() {
+		HttpTestClient.Response override = this.http.postJson("/actuator/ratelimits/per-user",
+				"{\"capacity\": 1000}");
+
+		assertThat(override.status()).isEqualTo(405);
+		assertThat(this.http.delete("/actuator/ratelimits/per-user").status()).isEqualTo(405);
+		assertThat(this.http.get("/actuator/ratelimits/per-user").json().at("/effective/capacity").asLong())
+			.isEqualTo(3);
+	}
+
+	@Test
 	void readingStillWorks() {
 		assertThat(this.http.get("/actuator/ratelimits").status()).isEqualTo(200);
 		assertThat(this.http.get("/actuator/ratelimits/per-user/nobody").json().get("remaining").asLong())

@@ -10,8 +10,10 @@ import org.springframework.web.bind.annotation.RestController;
 import dev.ratelimit.RateLimited;
 
 /**
- * Starts agent runs: expensive work, so each user gets a token bucket of 5 runs
- * refilled at one per second (policy {@code agent-runs} in application.yml).
+ * Starts agent runs: expensive work, so each user gets a token bucket sized by
+ * their plan (policy {@code agent-runs} in application.yml): free users 5 runs
+ * at once refilled at one per second, pro users ({@link UserPlans}) 50 at once
+ * refilled at ten per second.
  */
 @RestController
 class AgentController {

@@ -132,6 +132,27 @@ class SampleApplicationHttpTests {
 	}
 
 	@Test
+	void proUserGetsTheProPlanFiftyAtOnceThenTenPerSecond() throws Exception {
+		for (int remaining = 49; remaining >= 0; remaining--) {
+			HttpResponse<String> response = this.http.post("/agent/run", "X-User-Id", "pro-frank");
+			assertAllowed(response, "\"agent-runs\";q=50;w=5",
+					"\"agent-runs\";r=" + remaining + ";t=" + ((50 - remaining + 9) / 10));
+		}
+		HttpResponse<String> denied = this.http.post("/agent/run", "X-User-Id", "pro-frank");
+		assertTooManyRequests(denied, "1", List.of("agent-runs"), "/agent/run");
+		this.clock.advance(Duration.ofMillis(300));
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.http.post("/agent/run", "X-User-Id", "pro-frank").statusCode()).isEqualTo(200);
+		}
+		assertThat(this.http.post("/agent/run", "X-User-Id", "pro-frank").statusCode()).isEqualTo(429);
+		// A header naming a plan chooses nothing: the plan is the application's to say.
+		for (int i = 0; i < 5; i++) {
+			this.http.post("/agent/run", "X-User-Id", "grace", "X-Plan", "pro");
+		}
+		assertThat(this.http.post("/agent/run", "X-User-Id", "grace", "X-Plan", "pro").statusCode()).isEqualTo(429);
+	}
+
+	@Test
 	void agentRunCarriesNoRouteHeadersAndHelloNoAnnotationHeaders() throws Exception {
 		assertThat(this.http.post("/agent/run", "X-User-Id", "erin").headers().firstValue("RateLimit-Policy"))
 			.hasValue("\"agent-runs\";q=5;w=5");

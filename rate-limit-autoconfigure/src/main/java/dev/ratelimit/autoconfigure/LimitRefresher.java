@@ -1,0 +1,203 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.core.env.ConfigurableEnvironment;
+
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LiveLimit;
+import dev.ratelimit.core.NamedLimits;
+import dev.ratelimit.core.Quota;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.live.LimitOverrides;
+
+/**
+ * Rebuilds the configured limits from the environment when the configuration
+ * is refreshed, and applies them to the {@link LiveLimit live limits}: the
+ * next decision uses the new numbers, plans, key overrides and exemptions.
+ * <p>
+ * All or nothing: the {@code rate-limit.*} properties are bound and checked as
+ * at start-up, and one invalid value refuses the whole refresh (logged with
+ * the property and its value), so that limits never run with half of a
+ * change. What a running application cannot change is logged as needing a
+ * restart and left as it is: limits added or removed, a limit that changed
+ * kind, and every other {@code rate-limit.*} property (routes, backend, Redis
+ * settings, headers).
+ */
+final class LimitRefresher {
+
+	private static final Log logger = LogFactory.getLog(LimitRefresher.class);
+
+	private static final List<String> LIVE_GROUPS = List.of("rate-limit.policies.", "rate-limit.budgets.",
+			"rate-limit.concurrency.");
+
+	private final ConfigurableEnvironment environment;
+
+	private final LimitRegistry registry;
+
+	private final KeyExpressions expressions;
+
+	private final LimitOverrides overrides;
+
+	private final boolean distributedCaps;
+
+	LimitRefresher(ConfigurableEnvironment environment, LimitRegistry registry, KeyExpressions expressions,
+			LimitOverrides overrides, boolean distributedCaps) {
+		this.environment = environment;
+		this.registry = registry;
+		this.expressions = expressions;
+		this.overrides = overrides;
+		this.distributedCaps = distributedCaps;
+	}
+
+	/**
+	 * Rebuilds the limits from the environment as it is now.
+	 * @param changedKeys the properties that changed, as the refresh names them
+	 * @return whether the limits were rebuilt; {@code false} when a value was refused
+	 */
+	synchronized boolean refresh(Set<String> changedKeys) {
+		warnRestartOnly(changedKeys);
+		RateLimitProperties properties;
+		List<LimitDefinition<RateLimitPolicy>> policies;
+		List<LimitDefinition<BudgetPolicy>> budgets;
+		List<LimitDefinition<ConcurrencyPolicy>> caps;
+		try {
+			properties = bind();
+			RateLimitPropertiesValidator.validate(properties);
+			policies = LimitPropertiesBinder.POLICIES.bindAll(properties.getPolicies(), this.expressions);
+			budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(), this.expressions);
+			caps = ConcurrencyPropertiesBinder.checkDistributed(
+					LimitPropertiesBinder.CONCURRENCY.bindAll(properties.getConcurrency(), this.expressions),
+					this.distributedCaps);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Refused the refreshed rate-limit configuration, every limit keeps its numbers: "
+					+ describe(ex));
+			return false;
+		}
+		Set<String> configured = new LinkedHashSet<>();
+		reconfigure(this.registry.rateLimits(), policies, configured);
+		reconfigure(this.registry.budgets(), budgets, configured);
+		reconfigure(this.registry.concurrency(), caps, configured);
+		for (Limit limit : this.registry.all()) {
+			if (!configured.contains(limit.name())) {
+				logger.warn("The refreshed configuration no longer has " + limit.kind().property(limit.name())
+						+ "; removing a limit needs a restart, it keeps applying until then");
+			}
+		}
+		// An override the old definition refused (a plan added since) may fit the new one.
+		this.overrides.reapply();
+		return true;
+	}
+
+	private RateLimitProperties bind() {
+		ApplicationConversionService conversion = new ApplicationConversionService();
+		// The converters RateLimitAutoConfiguration registers for binding at start-up.
+		conversion.addConverter(new StringToRefillConverter());
+		conversion.addConverter(new StringToBudgetWindowConverter());
+		conversion.addConverter(new StringToAmountConverter());
+		conversion.addConverter(new NumberToAmountConverter());
+		Binder binder = new Binder(ConfigurationPropertySources.get(this.environment),
+				new PropertySourcesPlaceholdersResolver(this.environment), conversion);
+		return binder.bind("rate-limit", Bindable.of(RateLimitProperties.class)).orElseGet(RateLimitProperties::new);
+	}
+
+	private <L extends Limit> void reconfigure(NamedLimits<L> limits, List<LimitDefinition<L>> definitions,
+			Set<String> configured) {
+		for (LimitDefinition<L> definition : definitions) {
+			String name = definition.limit().name();
+			configured.add(name);
+			Optional<LiveLimit<L>> live = limits.live(name);
+			if (live.isEmpty()) {
+				Optional<Limit> other = this.registry.find(name);
+				logger.warn("The refreshed configuration " + (other.isPresent() ? "turns "
+						+ other.get().kind().property(name) + " into " : "adds ")
+						+ definition.limit().kind().property(name) + "; that needs a restart, the limits stay as "
+						+ "they were started until then");
+				continue;
+			}
+			LimitDefinition<L> before = live.get().configured();
+			if (same(before, definition)) {
+				continue;
+			}
+			Map<String, Quota> dropped = live.get().reconfigure(definition);
+			logger.info("Refreshed " + definition.limit().kind().property(name) + ": " + summary(before) + " -> "
+					+ summary(definition));
+			dropped.forEach((target, quota) -> logger.warn("The override " + quota + " of "
+					+ definition.limit().kind().property(name) + (target.isEmpty() ? "" : " plan '" + target + "'")
+					+ " no longer fits it and is no longer applied"));
+		}
+	}
+
+	private static boolean same(LimitDefinition<?> a, LimitDefinition<?> b) {
+		return a.limit().equals(b.limit()) && equal(a.planExpression(), b.planExpression())
+				&& equal(a.defaultPlan(), b.defaultPlan()) && a.planQuotas().equals(b.planQuotas())
+				&& a.keyQuotas().equals(b.keyQuotas()) && a.exemption().equals(b.exemption());
+	}
+
+	private static boolean equal(Object a, Object b) {
+		return (a == null) ? b == null : a.equals(b);
+	}
+
+	private static String summary(LimitDefinition<?> definition) {
+		StringBuilder summary = new StringBuilder(LimitOverrides.numbers(definition.limit()).toString());
+		if (!definition.planQuotas().isEmpty()) {
+			summary.append(" plans ").append(definition.planQuotas());
+		}
+		if (!definition.keyQuotas().isEmpty()) {
+			summary.append(" key overrides ").append(definition.keyQuotas());
+		}
+		return summary.toString();
+	}
+
+	private void warnRestartOnly(Set<String> changedKeys) {
+		List<String> restartOnly = new ArrayList<>();
+		for (String key : changedKeys) {
+			String name = key.toLowerCase(Locale.ROOT).replace('_', '-');
+			boolean ours = name.startsWith("rate-limit.") || name.startsWith("rate-limit-");
+			boolean live = LIVE_GROUPS.stream().anyMatch(name::startsWith)
+					|| LIVE_GROUPS.stream().map((group) -> group.replace('.', '-')).anyMatch(name::startsWith);
+			if (ours && !live) {
+				restartOnly.add(key);
+			}
+		}
+		if (!restartOnly.isEmpty()) {
+			logger.warn("Changed properties " + restartOnly + " apply at the next restart: a refresh applies only "
+					+ "rate-limit.policies, rate-limit.budgets and rate-limit.concurrency (routes, backend, Redis "
+					+ "and header settings are read at start-up)");
+		}
+	}
+
+	private static String describe(Throwable ex) {
+		Throwable cause = ex;
+		// A binding failure says which property; its cause says what is wrong with the value.
+		StringBuilder text = new StringBuilder(String.valueOf(ex.getMessage()));
+		while (cause.getCause() != null && cause.getCause() != cause) {
+			cause = cause.getCause();
+			if (cause.getMessage() != null && !text.toString().contains(cause.getMessage())) {
+				text.append(": ").append(cause.getMessage());
+			}
+		}
+		return text.toString();
+	}
+
+}

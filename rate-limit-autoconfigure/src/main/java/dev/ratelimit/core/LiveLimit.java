@@ -1,0 +1,125 @@
+package dev.ratelimit.core;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One configured limit as it stands now: its definition from the configuration
+ * with the run-time overrides laid over it. Every place that applies the limit
+ * (an annotated method, a route, the programmatic API) reads {@link #current()}
+ * per call, so that a refreshed configuration or an override takes effect for
+ * the next decision, without a restart.
+ * <p>
+ * Changes are serialised; reads are one volatile read. A change that the
+ * limit's kind refuses throws and changes nothing: the limit keeps deciding
+ * with what it had.
+ *
+ * @param <L> the kind of limit
+ */
+public final class LiveLimit<L extends Limit> {
+
+	private LimitDefinition<L> configured;
+
+	private Map<String, Quota> overrides = Map.of();
+
+	private volatile LimitDefinition<L> current;
+
+	/**
+	 * Creates a live limit.
+	 * @param configured the definition from the configuration
+	 */
+	public LiveLimit(LimitDefinition<L> configured) {
+		this.configured = Objects.requireNonNull(configured, "configured");
+		this.current = configured;
+	}
+
+	/** @return the limit's name */
+	public String name() {
+		return this.current.limit().name();
+	}
+
+	/** @return the definition in force: the configuration's with the overrides laid over it */
+	public LimitDefinition<L> current() {
+		return this.current;
+	}
+
+	/** @return the definition from the configuration, without overrides */
+	public synchronized LimitDefinition<L> configured() {
+		return this.configured;
+	}
+
+	/** @return the run-time overrides by target ({@code ""} for the limit itself, else a plan) */
+	public synchronized Map<String, Quota> overrides() {
+		return this.overrides;
+	}
+
+	/**
+	 * Replaces the definition from the configuration, keeping the overrides that
+	 * still fit it (an override of a plan that is gone, or one the new definition
+	 * refuses, is dropped).
+	 * @param definition the new definition, of the same name
+	 * @return the overrides dropped, by target
+	 */
+	public synchronized Map<String, Quota> reconfigure(LimitDefinition<L> definition) {
+		if (!definition.limit().name().equals(name())) {
+			throw new IllegalArgumentException("Cannot replace limit '" + name() + "' with '"
+					+ definition.limit().name() + "'");
+		}
+		Map<String, Quota> kept = new LinkedHashMap<>();
+		Map<String, Quota> dropped = new LinkedHashMap<>();
+		for (Map.Entry<String, Quota> override : this.overrides.entrySet()) {
+			try {
+				definition.overriddenBy(Map.of(override.getKey(), override.getValue()));
+				kept.put(override.getKey(), override.getValue());
+			}
+			catch (PolicyValidationException ex) {
+				dropped.put(override.getKey(), override.getValue());
+			}
+		}
+		this.current = definition.overriddenBy(kept);
+		this.configured = definition;
+		this.overrides = Collections.unmodifiableMap(kept);
+		return dropped;
+	}
+
+	/**
+	 * Replaces every run-time override at once (from a shared store, say).
+	 * @param overrides the overrides by target
+	 * @throws PolicyValidationException if one does not fit; nothing changes then
+	 */
+	public synchronized void override(Map<String, Quota> overrides) {
+		Map<String, Quota> copy = Collections.unmodifiableMap(new LinkedHashMap<>(overrides));
+		this.current = this.configured.overriddenBy(copy);
+		this.overrides = copy;
+	}
+
+	/**
+	 * Sets or replaces one run-time override.
+	 * @param target {@code ""} for the limit itself, else a plan's name
+	 * @param quota the numbers
+	 * @throws PolicyValidationException if it does not fit; nothing changes then
+	 */
+	public synchronized void override(String target, Quota quota) {
+		Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
+		next.put(target, quota);
+		override(next);
+	}
+
+	/**
+	 * Removes one run-time override.
+	 * @param target {@code ""} for the limit itself, else a plan's name
+	 * @return whether there was one
+	 */
+	public synchronized boolean removeOverride(String target) {
+		if (!this.overrides.containsKey(target)) {
+			return false;
+		}
+		Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
+		next.remove(target);
+		override(next);
+		return true;
+	}
+
+}

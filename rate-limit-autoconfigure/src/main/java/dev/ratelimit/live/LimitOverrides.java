@@ -1,0 +1,302 @@
+package dev.ratelimit.live;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.budget.BudgetLimit;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.Durations;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LiveLimit;
+import dev.ratelimit.core.PolicyValidationException;
+import dev.ratelimit.core.Quota;
+import dev.ratelimit.core.RateLimitPolicy;
+
+/**
+ * The run-time overrides of the configured limits' numbers: sets and removes
+ * them (checked against the limit first, kept in the {@link OverrideStore},
+ * then applied to the {@link LiveLimit}), and, with a shared store, polls it
+ * on a daemon thread so that an override made on another instance applies
+ * here too, and those made before a restart apply again after it.
+ * <p>
+ * The poll reads one version number and reads the overrides only when it
+ * changed. A store that cannot answer changes nothing: the limits keep the
+ * last overrides read, and the next poll tries again. An override that does
+ * not fit its limit here (a plan this instance does not have, an entry
+ * written by hand) is logged and left out; the others apply.
+ */
+public final class LimitOverrides implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(LimitOverrides.class);
+
+	private final LimitRegistry registry;
+
+	private final OverrideStore store;
+
+	private ScheduledExecutorService poller;
+
+	/** Guarded by this: the store's version last applied, or {@code null} before the first read. */
+	private Long applied;
+
+	/** Guarded by this: whether the last read failed, so that an outage is logged once. */
+	private boolean failing;
+
+	/**
+	 * Creates the overrides of a registry's limits.
+	 * @param registry the configured limits
+	 * @param store where overrides are kept
+	 */
+	public LimitOverrides(LimitRegistry registry, OverrideStore store) {
+		this.registry = registry;
+		this.store = store;
+	}
+
+	/** @return whether other instances share the overrides */
+	public boolean isShared() {
+		return this.store.isShared();
+	}
+
+	/**
+	 * Returns the active overrides of every limit that has some.
+	 * @return quotas by limit name, then by target
+	 */
+	public Map<String, Map<String, Quota>> active() {
+		Map<String, Map<String, Quota>> active = new LinkedHashMap<>();
+		for (LiveLimit<? extends Limit> live : lives()) {
+			Map<String, Quota> overrides = live.overrides();
+			if (!overrides.isEmpty()) {
+				active.put(live.name(), overrides);
+			}
+		}
+		return active;
+	}
+
+	/**
+	 * Sets or replaces an override of a limit's numbers, here and in the store.
+	 * @param limit the limit's name
+	 * @param target {@code ""} for the limit itself, else a plan's name
+	 * @param quota the numbers
+	 * @return the override it replaced, or {@code null}
+	 * @throws IllegalArgumentException if no configured limit has the name
+	 * @throws PolicyValidationException if the plan or a number does not fit the limit; nothing changes then
+	 */
+	public synchronized Quota set(String limit, String target, Quota quota) {
+		LiveLimit<? extends Limit> live = find(limit);
+		Map<String, Quota> next = new LinkedHashMap<>(live.overrides());
+		Quota previous = next.put(target, quota);
+		// Checked before the store has it: a refused override never reaches the other instances.
+		live.configured().overriddenBy(next);
+		String before = describe(live.current(), target);
+		this.store.put(limit, target, quota);
+		live.override(next);
+		logger.info("Override of " + label(live, target) + " set to " + quota + ": " + before + " -> "
+				+ describe(live.current(), target) + (this.store.isShared() ? " (shared with every instance)" : ""));
+		return previous;
+	}
+
+	/**
+	 * Removes an override, here and in the store: the limit's configured numbers apply again.
+	 * @param limit the limit's name
+	 * @param target {@code ""} for the limit itself, else a plan's name
+	 * @return the override removed, or {@code null} if there was none
+	 * @throws IllegalArgumentException if no configured limit has the name
+	 */
+	public synchronized Quota remove(String limit, String target) {
+		LiveLimit<? extends Limit> live = find(limit);
+		Quota previous = live.overrides().get(target);
+		if (previous == null) {
+			return null;
+		}
+		String before = describe(live.current(), target);
+		this.store.remove(limit, target);
+		live.removeOverride(target);
+		logger.info("Override " + previous + " of " + label(live, target) + " removed: " + before + " -> "
+				+ describe(live.current(), target));
+		return previous;
+	}
+
+	/**
+	 * Reads the store if it changed since the last read and applies what it
+	 * holds. Never throws: a store that cannot answer is logged and the limits
+	 * keep their overrides.
+	 */
+	public synchronized void poll() {
+		try {
+			long version = this.store.version();
+			if (this.applied == null || this.applied != version) {
+				apply(this.store.load());
+				this.applied = version;
+			}
+			if (this.failing) {
+				this.failing = false;
+				logger.info("Rate limit overrides are read from their store again");
+			}
+		}
+		catch (RuntimeException ex) {
+			if (!this.failing && this.applied == null) {
+				// At start-up the connection has already warned that the store is unreachable.
+				this.failing = true;
+				logger.info("Rate limit overrides not read yet, their store does not answer; the configured numbers "
+						+ "apply until it does");
+			}
+			else if (!this.failing) {
+				this.failing = true;
+				logger.warn("Cannot read the rate limit overrides from their store (" + ex
+						+ "); the limits keep the overrides last read, trying again");
+			}
+			else if (logger.isDebugEnabled()) {
+				logger.debug("Still cannot read the rate limit overrides", ex);
+			}
+		}
+	}
+
+	/**
+	 * Applies the store's overrides again at the next poll, whether or not it
+	 * changed: after a refresh of the configuration, an override the old
+	 * definition did not fit (a plan added since, say) may fit the new one.
+	 */
+	public synchronized void reapply() {
+		this.applied = null;
+		poll();
+	}
+
+	/**
+	 * Reads the store now and, when it is shared, polls it on a daemon thread.
+	 * @param interval the pause between two polls
+	 */
+	public synchronized void start(Duration interval) {
+		poll();
+		if (this.store.isShared() && this.poller == null) {
+			this.poller = Executors.newSingleThreadScheduledExecutor((task) -> {
+				Thread thread = new Thread(task, "rate-limit-overrides");
+				thread.setDaemon(true);
+				return thread;
+			});
+			this.poller.scheduleWithFixedDelay(this::poll, interval.toNanos(), interval.toNanos(),
+					TimeUnit.NANOSECONDS);
+		}
+	}
+
+	/** Stops polling. */
+	@Override
+	public synchronized void close() {
+		if (this.poller != null) {
+			this.poller.shutdownNow();
+		}
+	}
+
+	private void apply(Map<String, Map<String, Quota>> stored) {
+		Set<String> unknown = new LinkedHashSet<>(stored.keySet());
+		for (LiveLimit<? extends Limit> live : lives()) {
+			unknown.remove(live.name());
+			Map<String, Quota> wanted = fitting(live, stored.getOrDefault(live.name(), Map.of()));
+			Map<String, Quota> had = live.overrides();
+			if (wanted.equals(had)) {
+				continue;
+			}
+			LimitDefinition<? extends Limit> before = live.current();
+			live.override(wanted);
+			Set<String> targets = new LinkedHashSet<>(had.keySet());
+			targets.addAll(wanted.keySet());
+			for (String target : targets) {
+				if (!Objects.equals(had.get(target), wanted.get(target))) {
+					logger.info("Override of " + label(live, target) + " "
+							+ ((wanted.get(target) != null) ? "set to " + wanted.get(target) : "removed")
+							+ " by another instance: " + describe(before, target) + " -> "
+							+ describe(live.current(), target));
+				}
+			}
+		}
+		for (String name : unknown) {
+			logger.warn("Ignoring the stored overrides of '" + name + "': no rate limit, budget or concurrency cap "
+					+ "of this instance has that name");
+		}
+	}
+
+	private static Map<String, Quota> fitting(LiveLimit<? extends Limit> live, Map<String, Quota> stored) {
+		Map<String, Quota> fitting = new LinkedHashMap<>();
+		for (Map.Entry<String, Quota> override : stored.entrySet()) {
+			fitting.put(override.getKey(), override.getValue());
+			try {
+				live.configured().overriddenBy(fitting);
+			}
+			catch (PolicyValidationException ex) {
+				fitting.remove(override.getKey());
+				logger.warn("Ignoring the stored override " + override.getValue() + " of "
+						+ label(live, override.getKey()) + ": " + ex.getMessage());
+			}
+		}
+		return fitting;
+	}
+
+	private LiveLimit<? extends Limit> find(String name) {
+		return this.registry.live(name)
+			.orElseThrow(() -> new IllegalArgumentException(
+					"No configured rate limit, budget or concurrency cap is named '" + name + "'"));
+	}
+
+	private List<LiveLimit<? extends Limit>> lives() {
+		List<LiveLimit<? extends Limit>> lives = new ArrayList<>(this.registry.rateLimits().lives());
+		lives.addAll(this.registry.budgets().lives());
+		lives.addAll(this.registry.concurrency().lives());
+		return lives;
+	}
+
+	private static String label(LiveLimit<? extends Limit> live, String target) {
+		Limit limit = live.current().limit();
+		return limit.kind().label() + " '" + limit.name() + "'" + (target.isEmpty() ? "" : " plan '" + target + "'");
+	}
+
+	private static String describe(LimitDefinition<? extends Limit> definition, String target) {
+		Limit limit = (target.isEmpty() || !definition.hasPlan(target)) ? definition.limit()
+				: definition.select(target, null);
+		return numbers(limit).toString();
+	}
+
+	/**
+	 * Returns the numbers of a limit that a quota may change, by property name,
+	 * for reports and logs: a rate limit's capacity and refill or window, a
+	 * budget's amounts, a cap's permits.
+	 * @param limit the limit
+	 * @return the numbers, in a fixed order
+	 */
+	public static Map<String, Object> numbers(Limit limit) {
+		Map<String, Object> numbers = new LinkedHashMap<>();
+		if (limit instanceof RateLimitPolicy policy) {
+			numbers.put("capacity", policy.capacity());
+			if (policy.algorithm().isRateBased()) {
+				numbers.put("refill", policy.refill().toString());
+			}
+			else {
+				numbers.put("window", Durations.format(policy.windowMicros()));
+			}
+		}
+		else if (limit instanceof BudgetPolicy budget) {
+			List<String> amounts = new ArrayList<>();
+			for (BudgetLimit window : budget.limits()) {
+				amounts.add(java.math.BigDecimal.valueOf(window.amountMicros(), 6).stripTrailingZeros().toPlainString());
+			}
+			numbers.put("amount", (amounts.size() == 1) ? amounts.get(0) : amounts);
+		}
+		else if (limit instanceof ConcurrencyPolicy cap) {
+			numbers.put("permits", cap.permits());
+		}
+		return numbers;
+	}
+
+}

@@ -1,0 +1,105 @@
+package dev.ratelimit.redis;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import dev.ratelimit.core.Quota;
+import dev.ratelimit.live.OverrideStore;
+import dev.ratelimit.live.QuotaText;
+
+/**
+ * Overrides shared by every instance of a Redis: one hash,
+ * {@code prefix:{%overrides}}, with a field {@code limit:target} per override
+ * (the target empty for the limit itself) whose value is the quota as
+ * {@link QuotaText} writes it ({@code capacity=50;refill=10/1s}), and a
+ * version counter, {@code prefix:{%overrides}:version}, raised by every change
+ * in the same script. No storage key of a limit takes this form (a limit's
+ * name is never empty). Both keys share a hash tag, so a Cluster keeps them in
+ * one slot. They have no TTL: an override lasts until it is removed.
+ * <p>
+ * A field or value that does not read (written by hand) is logged and left
+ * out of {@link #load()}.
+ */
+public final class RedisOverrideStore implements OverrideStore {
+
+	private static final Log logger = LogFactory.getLog(RedisOverrideStore.class);
+
+	private static final RedisScript<Long> PUT = RedisScript.of(
+			"redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return redis.call('INCR', KEYS[2])", Long.class);
+
+	private static final RedisScript<Long> REMOVE = RedisScript.of(
+			"if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then return redis.call('INCR', KEYS[2]) end return 0",
+			Long.class);
+
+	private final StringRedisTemplate redis;
+
+	private final String hash;
+
+	private final String version;
+
+	/**
+	 * Creates the store.
+	 * @param connectionFactory the limiter's connection factory
+	 * @param keyPrefix the prefix of the limiter's keys
+	 */
+	public RedisOverrideStore(RedisConnectionFactory connectionFactory, String keyPrefix) {
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.hash = keyPrefix + ":{%overrides}";
+		this.version = this.hash + ":version";
+	}
+
+	@Override
+	public long version() {
+		String value = this.redis.opsForValue().get(this.version);
+		return (value != null) ? Long.parseLong(value) : 0;
+	}
+
+	@Override
+	public Map<String, Map<String, Quota>> load() {
+		Map<String, Map<String, Quota>> overrides = new LinkedHashMap<>();
+		Map<Object, Object> entries = this.redis.opsForHash().entries(this.hash);
+		entries.forEach((field, value) -> {
+			String name = String.valueOf(field);
+			int colon = name.indexOf(':');
+			if (colon <= 0) {
+				logger.warn("Ignoring the override field '" + name + "' of " + this.hash
+						+ ": expected limit:plan, or limit: for the limit itself");
+				return;
+			}
+			try {
+				Quota quota = QuotaText.parse(String.valueOf(value));
+				overrides.computeIfAbsent(name.substring(0, colon), (limit) -> new LinkedHashMap<>())
+					.put(name.substring(colon + 1), quota);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Ignoring the override '" + name + "' = '" + value + "' of " + this.hash + ": "
+						+ ex.getMessage());
+			}
+		});
+		return overrides;
+	}
+
+	@Override
+	public void put(String limit, String target, Quota quota) {
+		this.redis.execute(PUT, List.of(this.hash, this.version), limit + ":" + target, QuotaText.format(quota));
+	}
+
+	@Override
+	public void remove(String limit, String target) {
+		this.redis.execute(REMOVE, List.of(this.hash, this.version), limit + ":" + target);
+	}
+
+	@Override
+	public boolean isShared() {
+		return true;
+	}
+
+}

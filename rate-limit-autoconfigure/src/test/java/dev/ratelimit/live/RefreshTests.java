@@ -1,0 +1,147 @@
+package dev.ratelimit.live;
+
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.MapPropertySource;
+
+import dev.ratelimit.Limits;
+import dev.ratelimit.support.RedisServerFixture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A refreshed configuration (Spring Cloud's {@link EnvironmentChangeEvent},
+ * with Spring Cloud's own refresh beans in the context) on both backends: a
+ * new capacity applies to the next decision, and a bad value is refused with a
+ * log line while the old numbers stay.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class RefreshTests {
+
+	private static final RedisServerFixture redis = RedisServerFixture.start();
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@Test
+	void aNewCapacityAppliesToTheNextDecisionOnMemory(CapturedOutput output) {
+		newCapacityAppliesToTheNextDecision(Map.of(), output);
+	}
+
+	@Test
+	void aNewCapacityAppliesToTheNextDecisionOnRedis(CapturedOutput output) {
+		newCapacityAppliesToTheNextDecision(redisProperties(), output);
+	}
+
+	@Test
+	void aBadValueIsRefusedAndTheOldNumbersStayOnMemory(CapturedOutput output) {
+		badValueIsRefused(Map.of(), output);
+	}
+
+	@Test
+	void aBadValueIsRefusedAndTheOldNumbersStayOnRedis(CapturedOutput output) {
+		badValueIsRefused(redisProperties(), output);
+	}
+
+	@Test
+	void addedLimitsAndRouteChangesAreLoggedAsNeedingARestart(CapturedOutput output) {
+		try (ConfigurableApplicationContext context = start(Map.of())) {
+			refresh(context, Map.of("rate-limit.policies.added.capacity", "1", "rate-limit.policies.added.refill",
+					"1/1s", "rate-limit.routes[0].pattern", "/x/**", "rate-limit.routes[0].policies", "burst"));
+
+			assertThat(output).contains("adds rate-limit.policies.added; that needs a restart");
+			assertThat(output).containsPattern("Changed properties \\[.*rate-limit.routes\\[0\\].pattern.*\\] apply at "
+					+ "the next restart");
+		}
+	}
+
+	private void newCapacityAppliesToTheNextDecision(Map<String, String> backend, CapturedOutput output) {
+		try (ConfigurableApplicationContext context = start(backend)) {
+			Limits limits = context.getBean(Limits.class);
+			assertThat(burst(limits, "before")).isEqualTo(2);
+
+			refresh(context, Map.of("rate-limit.policies.burst.capacity", "5"));
+
+			assertThat(burst(limits, "after")).isEqualTo(5);
+			assertThat(output).contains("Refreshed rate-limit.policies.burst: {capacity=2, refill=1/1h} -> "
+					+ "{capacity=5, refill=1/1h}");
+		}
+	}
+
+	private void badValueIsRefused(Map<String, String> backend, CapturedOutput output) {
+		try (ConfigurableApplicationContext context = start(backend)) {
+			Limits limits = context.getBean(Limits.class);
+
+			refresh(context, Map.of("rate-limit.policies.burst.capacity", "-3", "rate-limit.policies.other.capacity",
+					"9"));
+
+			assertThat(output).contains("Refused the refreshed rate-limit configuration")
+				.contains("rate-limit.policies.burst.capacity with value '-3'");
+			assertThat(burst(limits, "k")).isEqualTo(2);
+			// All or nothing: the valid change of the same refresh is not applied either.
+			assertThat(burstOf(limits, "other", "k")).isEqualTo(1);
+
+			refresh(context, Map.of("rate-limit.policies.burst.refill", "fast"));
+			assertThat(output).contains("rate-limit.policies.burst.refill").contains("fast");
+			assertThat(burst(limits, "k2")).isEqualTo(2);
+		}
+	}
+
+	private static int burst(Limits limits, String key) {
+		return burstOf(limits, "burst", key);
+	}
+
+	private static int burstOf(Limits limits, String policy, String key) {
+		int allowed = 0;
+		while (allowed < 20 && limits.tryAcquire(policy, key, 1).allowed()) {
+			allowed++;
+		}
+		return allowed;
+	}
+
+	private static void refresh(ConfigurableApplicationContext context, Map<String, Object> changed) {
+		// What Spring Cloud's ContextRefresher does: new property values, then the event naming them.
+		context.getEnvironment()
+			.getPropertySources()
+			.addFirst(new MapPropertySource("refreshed-" + System.nanoTime(), changed));
+		context.publishEvent(new EnvironmentChangeEvent(context, Set.copyOf(changed.keySet())));
+	}
+
+	private static Map<String, String> redisProperties() {
+		redis.flushAll();
+		return Map.of("rate-limit.backend", "redis", "spring.data.redis.host", "127.0.0.1", "spring.data.redis.port",
+				Integer.toString(redis.port()));
+	}
+
+	private static ConfigurableApplicationContext start(Map<String, String> backend) {
+		SpringApplicationBuilder builder = new SpringApplicationBuilder(RefreshApplication.class)
+			.web(WebApplicationType.NONE)
+			.properties("rate-limit.policies.burst.capacity=2", "rate-limit.policies.burst.refill=1/1h",
+					"rate-limit.policies.burst.key=global", "rate-limit.policies.other.capacity=1",
+					"rate-limit.policies.other.refill=1/1h", "rate-limit.policies.other.key=global");
+		backend.forEach((name, value) -> builder.properties(name + "=" + value));
+		return builder.run();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class RefreshApplication {
+
+	}
+
+}
