@@ -14,7 +14,8 @@ import org.springframework.core.annotation.AliasFor;
  * ({@code scope = "distributed"}, through Redis). A caller waits up to
  * {@link #maxWait()} for a permit, then is rejected with
  * {@link dev.ratelimit.concurrency.ConcurrencyLimitExceededException} (429, or
- * 503 for a policy protecting a shared downstream). The permit is released when
+ * 503 for a policy protecting a shared downstream), or its {@link #fallback()}
+ * is called. The permit is released when
  * the method returns or throws, or when its asynchronous result
  * ({@link java.util.concurrent.CompletionStage}, {@code Callable},
  * {@code DeferredResult}, {@code WebAsyncTask}) completes. Every attribute
@@ -84,5 +85,13 @@ public @interface Concurrency {
 	 * @return the visibility
 	 */
 	String visibility() default "";
+
+	/**
+	 * Name of a method of the same bean to call instead of throwing when this
+	 * method's own limits refuse the call (see {@link RateLimited#fallback()},
+	 * which all three annotations share). Empty: the refusal is thrown.
+	 * @return the fallback method's name
+	 */
+	String fallback() default "";
 
 }

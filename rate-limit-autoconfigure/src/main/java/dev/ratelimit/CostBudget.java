@@ -15,7 +15,7 @@ import org.springframework.core.annotation.AliasFor;
  * reserved, atomically; if what is spent and reserved plus the estimate would
  * exceed the budget, the method does not run and
  * {@link dev.ratelimit.budget.BudgetExceededException} is thrown (429 in a web
- * request). After the call the reservation is settled to the {@link #actual()}
+ * request), or its {@link #fallback()} is called. After the call the reservation is settled to the {@link #actual()}
  * cost, refunding or charging the difference. Every attribute accepts
  * {@code ${...}} placeholders.
  *
@@ -82,6 +82,14 @@ public @interface CostBudget {
 	 * @return the visibility
 	 */
 	String visibility() default "";
+
+	/**
+	 * Name of a method of the same bean to call instead of throwing when this
+	 * method's own limits refuse the call (see {@link RateLimited#fallback()},
+	 * which all three annotations share). Empty: the refusal is thrown.
+	 * @return the fallback method's name
+	 */
+	String fallback() default "";
 
 	/**
 	 * Container of repeated {@link CostBudget} annotations.

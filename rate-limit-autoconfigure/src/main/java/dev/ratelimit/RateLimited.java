@@ -20,6 +20,7 @@ import org.springframework.core.annotation.AliasFor;
  * <p>
  * A denied call throws {@link dev.ratelimit.core.RateLimitExceededException};
  * in a web request it becomes a {@code 429} response with {@code Retry-After}.
+ * A method naming a {@link #fallback()} gets the fallback's value instead.
  *
  * <pre class="code">
  * &#64;RateLimited("agent-runs")
@@ -116,5 +117,26 @@ public @interface RateLimited {
 	 * @return the visibility
 	 */
 	String visibility() default "";
+
+	/**
+	 * Name of a method of the same bean to call, with the same arguments, instead
+	 * of throwing when this method's own limits refuse the call: a refusal of any
+	 * of its rate limits, budgets or concurrency cap before the method runs
+	 * (exceeded, the store unavailable for a fail-closed limit, a missing key, an
+	 * invalid cost). A refusal thrown by the method itself, or by a limited
+	 * method it calls, is not one and is thrown as usual. The fallback is not
+	 * limited or charged; a call refused this way reserved nothing.
+	 * <p>
+	 * It may have any visibility and must take the method's parameters (each of
+	 * the same type or a supertype), optionally followed by one parameter
+	 * receiving the refusal, a {@link dev.ratelimit.core.RateLimitException} or a
+	 * subtype (a refusal it cannot take is thrown), and return a type the method
+	 * may return. Among overloads, the one with the most specific refusal
+	 * parameter that takes the refusal is called. Several annotations on one
+	 * method naming a fallback must name the same one; one is enough. Checked at
+	 * start-up.
+	 * @return the fallback method's name, empty to throw the refusal
+	 */
+	String fallback() default "";
 
 }

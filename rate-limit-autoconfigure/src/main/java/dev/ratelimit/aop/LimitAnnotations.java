@@ -112,19 +112,50 @@ public final class LimitAnnotations {
 
 	private MethodLimits doResolve(Method method, Class<?> targetClass) {
 		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		Attributes fallback = null;
 		List<BoundPolicy> rateLimits = new ArrayList<>();
 		for (RateLimited annotation : AnnotatedElementUtils.findMergedRepeatableAnnotations(specific,
 				RateLimited.class, RateLimits.class)) {
-			rateLimits.add(bind(annotation, new Attributes(specific, annotation)));
+			Attributes attributes = new Attributes(specific, annotation);
+			rateLimits.add(bind(annotation, attributes));
+			fallback = namingFallback(fallback, attributes);
 		}
 		List<BoundBudget> budgets = new ArrayList<>();
 		for (CostBudget annotation : AnnotatedElementUtils.findMergedRepeatableAnnotations(specific,
 				CostBudget.class, CostBudget.List.class)) {
-			budgets.add(bind(annotation, new Attributes(specific, annotation)));
+			Attributes attributes = new Attributes(specific, annotation);
+			budgets.add(bind(annotation, attributes));
+			fallback = namingFallback(fallback, attributes);
 		}
 		Concurrency cap = AnnotatedElementUtils.findMergedAnnotation(specific, Concurrency.class);
-		BoundCap boundCap = (cap != null) ? bind(cap, new Attributes(specific, cap)) : null;
-		return new MethodLimits(specific, List.copyOf(rateLimits), List.copyOf(budgets), boundCap);
+		BoundCap boundCap = null;
+		if (cap != null) {
+			Attributes attributes = new Attributes(specific, cap);
+			boundCap = bind(cap, attributes);
+			fallback = namingFallback(fallback, attributes);
+		}
+		return new MethodLimits(specific, List.copyOf(rateLimits), List.copyOf(budgets), boundCap,
+				(fallback != null) ? fallback.fallback(targetClass) : null);
+	}
+
+	/**
+	 * Returns the annotation naming the method's fallback, so far: a method has
+	 * one fallback for the refusals of all its limits, which any of its
+	 * annotations may name, and two naming different ones are an error.
+	 * @param named the annotation that named it before, or {@code null}
+	 * @param attributes the next annotation
+	 */
+	private static Attributes namingFallback(Attributes named, Attributes attributes) {
+		String name = attributes.text("fallback");
+		if (name.isEmpty()) {
+			return named;
+		}
+		if (named == null || named.text("fallback").equals(name)) {
+			return (named != null) ? named : attributes;
+		}
+		throw attributes.error("it names fallback '" + name + "', but " + named.annotation + " names fallback '"
+				+ named.text("fallback") + "': a method has one fallback, for the refusals of all its limits",
+				"Name the same fallback on each annotation of the method, or on one of them only.", null);
 	}
 
 	private BoundPolicy bind(RateLimited annotation, Attributes attributes) {
@@ -405,6 +436,14 @@ public final class LimitAnnotations {
 				throw error(ex.getAttribute() + " '" + ex.getValue() + "' is invalid: " + ex.getReason(),
 						"Correct the annotation attribute '" + ex.getAttribute() + "'.", ex);
 			}
+		}
+
+		/**
+		 * Resolves the fallback this annotation names, on the bean's class.
+		 */
+		FallbackMethod fallback(Class<?> beanClass) {
+			return FallbackMethod.resolve(this.method, beanClass, text("fallback"),
+					(problem, action) -> error(problem, action, null));
 		}
 
 		RateLimitConfigurationException error(String problem, String action, Throwable cause) {

@@ -22,7 +22,9 @@ import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.Permit;
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitRequest;
+import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
@@ -46,6 +48,11 @@ import dev.ratelimit.key.RequestBinding;
  * result (see {@link Completions}) — the permit is released and the budgets
  * settled, exactly once.</li>
  * </ol>
+ * A refusal in the first three steps ({@link RateLimitException}, of any kind)
+ * leaves nothing taken; when the method names a fallback, it is called on the
+ * target instead of throwing (see {@link FallbackMethod}). Refusals thrown by
+ * the method itself, including those of limited methods it calls, are its own
+ * outcome and are thrown.
  * Each limit is registered with the web request first, so that responses name
  * only the limits the caller may see.
  */
@@ -63,6 +70,8 @@ public final class LimitInterceptor implements MethodInterceptor {
 
 	private final RequestBinding requests;
 
+	private final LimitListener listener;
+
 	/**
 	 * Creates the interceptor.
 	 * @param annotations resolves annotated methods
@@ -74,12 +83,28 @@ public final class LimitInterceptor implements MethodInterceptor {
 	 */
 	public LimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions, RateLimiter limiter,
 			CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests) {
+		this(annotations, expressions, limiter, budgets, concurrency, requests, LimitListener.NONE);
+	}
+
+	/**
+	 * Creates the interceptor.
+	 * @param annotations resolves annotated methods
+	 * @param expressions evaluates keys, costs and amounts
+	 * @param limiter decides rate limits
+	 * @param budgets reserves and settles budgets
+	 * @param concurrency hands out permits
+	 * @param requests the web request binding, {@link RequestBinding#NONE} outside web applications
+	 * @param listener hears the fallback methods called
+	 */
+	public LimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions, RateLimiter limiter,
+			CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests, LimitListener listener) {
 		this.annotations = annotations;
 		this.expressions = expressions;
 		this.limiter = limiter;
 		this.budgets = new BudgetCharges(expressions, budgets, requests);
 		this.concurrency = concurrency;
 		this.requests = requests;
+		this.listener = listener;
 	}
 
 	/**
@@ -108,20 +133,21 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
 				invocation.getArguments());
-		decideRateLimits(limits, context);
-		for (BoundBudget budget : limits.budgets()) {
-			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
-					budget.key().getExpressionString(), limits.method());
-		}
-		List<Reservation> reservations = this.budgets.reserve(limits.budgets(), context);
+		List<Reservation> reservations;
 		Permit permit;
 		try {
-			permit = acquirePermit(limits.cap(), limits, context);
+			decideRateLimits(limits, context);
+			reservations = reserveBudgets(limits, context);
+			permit = acquirePermit(limits, reservations, context);
 		}
-		catch (RuntimeException ex) {
-			// Refused by the cap before the work ran: nothing was spent.
-			this.budgets.release(limits.budgets(), reservations);
-			throw ex;
+		catch (RateLimitException refusal) {
+			FallbackMethod fallback = limits.fallback();
+			if (fallback == null || !fallback.takes(refusal)) {
+				throw refusal;
+			}
+			this.listener.fallbackCalled(limits.method(), refusal);
+			// Nothing is held any more: the fallback runs outside the limits.
+			return fallback.call(invocation.getThis(), invocation.getArguments(), refusal);
 		}
 		Object result;
 		WorkScope.workStarts();
@@ -160,17 +186,34 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private @Nullable Permit acquirePermit(@Nullable BoundCap cap, MethodLimits limits, EvaluationContext context) {
+	private List<Reservation> reserveBudgets(MethodLimits limits, EvaluationContext context) {
+		for (BoundBudget budget : limits.budgets()) {
+			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
+					budget.key().getExpressionString(), limits.method());
+		}
+		return this.budgets.reserve(limits.budgets(), context);
+	}
+
+	private @Nullable Permit acquirePermit(MethodLimits limits, List<Reservation> reservations,
+			EvaluationContext context) {
+		BoundCap cap = limits.cap();
 		if (cap == null) {
 			return null;
 		}
 		ConcurrencyPolicy policy = cap.policy();
-		this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
-		if (cap.applied().exempt(context)) {
-			return null;
+		try {
+			this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
+			if (cap.applied().exempt(context)) {
+				return null;
+			}
+			String key = this.expressions.key(cap.key(), context);
+			return this.concurrency.acquire(cap.applied().select(key, context), key);
 		}
-		String key = this.expressions.key(cap.key(), context);
-		return this.concurrency.acquire(cap.applied().select(key, context), key);
+		catch (RuntimeException ex) {
+			// Refused by the cap before the work ran: nothing was spent.
+			this.budgets.release(limits.budgets(), reservations);
+			throw ex;
+		}
 	}
 
 	private void finish(MethodLimits limits, List<Reservation> reservations, @Nullable Permit permit,

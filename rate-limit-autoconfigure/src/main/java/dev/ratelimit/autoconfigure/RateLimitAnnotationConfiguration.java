@@ -24,6 +24,7 @@ import dev.ratelimit.aop.LimitInterceptor;
 import dev.ratelimit.aop.RateLimitedMethodsValidator;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
@@ -49,9 +50,10 @@ class RateLimitAnnotationConfiguration {
 	@ConditionalOnMissingBean
 	LimitInterceptor rateLimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions,
 			RateLimiter limiter, CostBudgets budgets, ConcurrencyLimiters concurrency,
-			ObjectProvider<RequestBinding> requestBinding) {
+			ObjectProvider<RequestBinding> requestBinding, ObjectProvider<LimitListener> listeners) {
 		return new LimitInterceptor(annotations, expressions, limiter, budgets, concurrency,
-				requestBinding.getIfAvailable(() -> RequestBinding.NONE));
+				requestBinding.getIfAvailable(() -> RequestBinding.NONE),
+				LimitListener.of(listeners.orderedStream().toList()));
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import java.lang.reflect.Method;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
@@ -54,6 +55,13 @@ final class CompositeLimitListener implements LimitListener {
 	public void charged(Limit budget, long amountMicros) {
 		for (LimitListener listener : this.listeners) {
 			listener.charged(budget, amountMicros);
+		}
+	}
+
+	@Override
+	public void fallbackCalled(Method method, RateLimitException refusal) {
+		for (LimitListener listener : this.listeners) {
+			listener.fallbackCalled(method, refusal);
 		}
 	}
 

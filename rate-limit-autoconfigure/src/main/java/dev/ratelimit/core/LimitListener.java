@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import java.lang.reflect.Method;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
@@ -77,6 +78,15 @@ public interface LimitListener {
 	 * @param amountMicros the cost charged, in micro-units of the budget's unit
 	 */
 	default void charged(Limit budget, long amountMicros) {
+	}
+
+	/**
+	 * A limited method's own limits refused a call, and the fallback method it
+	 * names was called instead of throwing the refusal.
+	 * @param method the limited method
+	 * @param refusal the refusal the fallback took
+	 */
+	default void fallbackCalled(Method method, RateLimitException refusal) {
 	}
 
 	/**

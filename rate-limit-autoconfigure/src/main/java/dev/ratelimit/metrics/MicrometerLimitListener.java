@@ -1,5 +1,6 @@
 package dev.ratelimit.metrics;
 
+import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +16,7 @@ import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.RateLimitException;
 
 /**
  * Measures every kind of limit in Micrometer, with bounded tags: the kind, the
@@ -34,7 +36,10 @@ import dev.ratelimit.core.LimitListener;
  * <li>{@code rate.limit.plan.defaulted} ({@code kind}, {@code policy},
  * {@code reason}): calls decided by the default plan because their plan
  * expression named {@code none} or an {@code unknown} plan (the plan named is
- * not a tag: callers choose it).</li>
+ * not a tag: callers choose it);</li>
+ * <li>{@code rate.limit.method.fallbacks} ({@code class}, {@code method},
+ * {@code refusal}): refused calls that a limited method's fallback method
+ * answered.</li>
  * </ul>
  * Meters are created once per name and tags; counting is a lock-free increment.
  */
@@ -54,6 +59,9 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	/** Name of the budget spend counter, in the budget's unit. */
 	public static final String BUDGET_SPENT = "rate.limit.budget.spent";
+
+	/** Name of the counter of fallback methods called instead of throwing a refusal. */
+	public static final String METHOD_FALLBACKS = "rate.limit.method.fallbacks";
 
 	private final Supplier<MeterRegistry> registry;
 
@@ -122,6 +130,21 @@ public final class MicrometerLimitListener implements LimitListener {
 			.tag("budget", budget.name()));
 		if (counter != null) {
 			counter.increment(amountMicros / (double) Amounts.MICROS_PER_UNIT);
+		}
+	}
+
+	@Override
+	public void fallbackCalled(Method method, RateLimitException refusal) {
+		String type = method.getDeclaringClass().getName();
+		String refused = refusal.getClass().getSimpleName();
+		Counter counter = counter(METHOD_FALLBACKS, type + '#' + method.getName() + '\u0000' + refused,
+				() -> Counter.builder(METHOD_FALLBACKS)
+					.description("Refused calls answered by the limited method's fallback method")
+					.tag("class", type)
+					.tag("method", method.getName())
+					.tag("refusal", refused));
+		if (counter != null) {
+			counter.increment();
 		}
 	}
 
