@@ -50,4 +50,11 @@ final class LeakyBucket extends LimitState {
 				LongMath.ceilDiv(poured, unitsPerMicro), 0, delay);
 	}
 
+	/** Lowers the level by the cost, never below empty: what has drained since is not poured out twice. */
+	@Override
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		decide(policy, 0, nowMicros, false);
+		this.scaledLevel = Math.max(this.scaledLevel - cost * policy.refill().periodMicros(), 0);
+	}
+
 }

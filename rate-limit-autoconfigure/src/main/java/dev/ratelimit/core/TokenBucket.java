@@ -57,4 +57,16 @@ final class TokenBucket extends LimitState {
 				LongMath.ceilDiv(full - after, unitsPerMicro), 0, delay);
 	}
 
+	/**
+	 * Tokens are interchangeable: they go back whoever took some since, capped at
+	 * a full bucket, so that a late give-back adds nothing the refill has not
+	 * already restored.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		decide(policy, 0, nowMicros, false);
+		long full = policy.capacity() * policy.refill().periodMicros();
+		this.scaledTokens = Math.min(this.scaledTokens + cost * policy.refill().periodMicros(), full);
+	}
+
 }

@@ -16,6 +16,7 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitState;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.TooManyKeysException;
 
@@ -134,7 +135,47 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			Acquisition only = acquisitions.get(0);
 			return List.of(tryConsume(only.policy(), only.key(), only.cost()));
 		}
+		return decideAll(acquisitions, this.time.currentTimeMicros());
+	}
+
+	/**
+	 * Decides like {@link #tryConsumeAll}; the receipt of what an allowed
+	 * acquisition took is the decision's time, which names the window (or log
+	 * entry) its units were counted in.
+	 */
+	@Override
+	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
 		long now = this.time.currentTimeMicros();
+		List<Decision> decisions = decideAll(acquisitions, now);
+		Take[] takes = new Take[decisions.size()];
+		for (int i = 0; i < takes.length; i++) {
+			Decision decision = decisions.get(i);
+			boolean took = decision.allowed() && acquisitions.get(i).cost() > 0;
+			takes[i] = new Take(decision, took ? Long.toString(now) : null);
+		}
+		return List.of(takes);
+	}
+
+	/**
+	 * Gives back to the key's state, if it still has one: a key is only forgotten
+	 * once nothing it counted matters, so then there is nothing to give back.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
+		long takenAt = Long.parseLong(receipt);
+		Entry<LimitState> entry = this.states.lockIfPresent(key);
+		if (entry == null) {
+			return;
+		}
+		try {
+			entry.state().giveBack(policy, cost, takenAt, this.time.currentTimeMicros());
+		}
+		finally {
+			entry.unlock();
+		}
+	}
+
+	private List<Decision> decideAll(List<Acquisition> acquisitions, long now) {
 		while (true) {
 			@SuppressWarnings("unchecked")
 			Entry<LimitState>[] byIndex = new Entry[acquisitions.size()];

@@ -30,7 +30,10 @@ import dev.ratelimit.core.LimitListener;
  * <li>{@code rate.limit.store.latency} ({@code kind}, {@code outcome}): each
  * call to a store;</li>
  * <li>{@code rate.limit.budget.spent} ({@code budget}): costs charged, in the
- * budget's unit.</li>
+ * budget's unit;</li>
+ * <li>{@code rate.limit.give.backs} ({@code kind}, {@code policy},
+ * {@code outcome}): units of calls counted by outcome that were
+ * {@code given} back, or {@code failed} to be (they stay counted).</li>
  * </ul>
  * Meters are created once per name and tags; counting is a lock-free increment.
  */
@@ -44,6 +47,9 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	/** Name of the store latency timer. */
 	public static final String STORE_LATENCY = "rate.limit.store.latency";
+
+	/** Name of the counter of give-backs of calls counted by outcome. */
+	public static final String GIVE_BACKS = "rate.limit.give.backs";
 
 	/** Name of the budget spend counter, in the budget's unit. */
 	public static final String BUDGET_SPENT = "rate.limit.budget.spent";
@@ -85,6 +91,11 @@ public final class MicrometerLimitListener implements LimitListener {
 	}
 
 	@Override
+	public void gaveBack(Limit limit, boolean succeeded) {
+		count(GIVE_BACKS, limit, "outcome", succeeded ? "given" : "failed");
+	}
+
+	@Override
 	public void storeCalled(LimitKind kind, long nanos, boolean succeeded) {
 		String outcome = succeeded ? "success" : "failure";
 		Timer timer = this.timers.get(kind.label() + outcome);
@@ -115,8 +126,11 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	private void count(String name, Limit limit, String tag, String value) {
 		Counter counter = counter(name, limit.name() + '\u0000' + value, () -> Counter.builder(name)
-			.description(DECISIONS.equals(name) ? "Decisions of limits by kind, name and outcome"
-					: "Calls decided by a failure mode while a store could not decide them")
+			.description(switch (name) {
+				case DECISIONS -> "Decisions of limits by kind, name and outcome";
+				case GIVE_BACKS -> "Give-backs of calls whose outcome did not count, given or failed";
+				default -> "Calls decided by a failure mode while a store could not decide them";
+			})
 			.tag("kind", limit.kind().label())
 			.tag("policy", limit.name())
 			.tag(tag, value));
