@@ -22,12 +22,14 @@ import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.LimitRequest;
+import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.OutcomeSettlement;
 import dev.ratelimit.key.RequestBinding;
 
 /**
@@ -49,6 +51,8 @@ import dev.ratelimit.key.RequestBinding;
  * only the limits the caller may see.
  */
 public final class LimitInterceptor implements MethodInterceptor {
+
+	private static final RateLimitOutcome NOTHING_DECIDED = new RateLimitOutcome(List.of());
 
 	private final LimitAnnotations annotations;
 
@@ -107,19 +111,27 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
 				invocation.getArguments());
-		decideRateLimits(limits, context);
-		for (BoundBudget budget : limits.budgets()) {
-			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
-					budget.key().getExpressionString(), limits.method());
-		}
-		List<Reservation> reservations = this.budgets.reserve(limits.budgets(), context);
+		RateLimitOutcome decided = decideRateLimits(limits, context);
+		List<Reservation> reservations;
 		Permit permit;
 		try {
-			permit = acquirePermit(limits.cap(), limits, context);
+			for (BoundBudget budget : limits.budgets()) {
+				this.requests.applying(budget.policy().name(), budget.policy().visibility(),
+						budget.key().getExpressionString(), limits.method());
+			}
+			reservations = this.budgets.reserve(limits.budgets(), context);
+			try {
+				permit = acquirePermit(limits.cap(), limits, context);
+			}
+			catch (RuntimeException ex) {
+				// Refused by the cap before the work ran: nothing was spent.
+				this.budgets.release(limits.budgets(), reservations);
+				throw ex;
+			}
 		}
 		catch (RuntimeException ex) {
-			// Refused by the cap before the work ran: nothing was spent.
-			this.budgets.release(limits.budgets(), reservations);
+			// Refused before the work ran: no outcome to count.
+			OutcomeSettlement.giveBackAll(decided);
 			throw ex;
 		}
 		Object result;
@@ -130,18 +142,18 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		catch (Throwable ex) {
 			closeScope(scope);
-			finish(limits, reservations, permit, context, null, ex, scope == null || scope.workRan());
+			finish(limits, decided, reservations, permit, context, null, ex, scope == null || scope.workRan());
 			throw ex;
 		}
 		closeScope(scope);
 		boolean workRan = scope == null || scope.workRan();
-		return Completions.whenDone(result, (value, failure, later) -> finish(limits, reservations, permit, context,
-				value, failure, later || workRan), this.requests.isHandler(limits.method()));
+		return Completions.whenDone(result, (value, failure, later) -> finish(limits, decided, reservations, permit,
+				context, value, failure, later || workRan), this.requests.isHandler(limits.method()));
 	}
 
-	private void decideRateLimits(MethodLimits limits, EvaluationContext context) {
+	private RateLimitOutcome decideRateLimits(MethodLimits limits, EvaluationContext context) {
 		if (limits.rateLimits().isEmpty()) {
-			return;
+			return NOTHING_DECIDED;
 		}
 		List<LimitRequest> calls = new ArrayList<>(limits.rateLimits().size());
 		for (BoundPolicy bound : limits.rateLimits()) {
@@ -154,6 +166,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 		if (!outcome.allowed()) {
 			throw new RateLimitExceededException(outcome);
 		}
+		return outcome;
 	}
 
 	private @Nullable Permit acquirePermit(@Nullable BoundCap cap, MethodLimits limits, EvaluationContext context) {
@@ -164,16 +177,36 @@ public final class LimitInterceptor implements MethodInterceptor {
 		return this.concurrency.acquire(cap.policy(), this.expressions.key(cap.key(), context));
 	}
 
-	private void finish(MethodLimits limits, List<Reservation> reservations, @Nullable Permit permit,
-			EvaluationContext context, @Nullable Object value, @Nullable Throwable failure, boolean workRan) {
+	private void finish(MethodLimits limits, RateLimitOutcome decided, List<Reservation> reservations,
+			@Nullable Permit permit, EvaluationContext context, @Nullable Object value, @Nullable Throwable failure,
+			boolean workRan) {
 		try {
 			if (permit != null) {
 				permit.release();
 			}
 		}
 		finally {
-			this.budgets.settle(limits.budgets(), reservations, context, value, failure, workRan);
+			try {
+				this.budgets.settle(limits.budgets(), reservations, context, value, failure, workRan);
+			}
+			finally {
+				settleRateLimits(limits, decided, context, value, failure, workRan);
+			}
 		}
+	}
+
+	/**
+	 * Settles the rate limits counted by outcome, by the rule budgets follow: a
+	 * call ended by one of our own refusals before any limited work ran in it has
+	 * no outcome to count, so its units are given back.
+	 */
+	private static void settleRateLimits(MethodLimits limits, RateLimitOutcome decided, EvaluationContext context,
+			@Nullable Object value, @Nullable Throwable failure, boolean workRan) {
+		if (failure instanceof RateLimitException && !workRan) {
+			OutcomeSettlement.giveBackAll(decided);
+			return;
+		}
+		OutcomeSettlement.settle(limits.rateLimits(), decided, context, value, failure, null);
 	}
 
 	private static void closeScope(@Nullable WorkScope scope) {
