@@ -135,23 +135,22 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			Acquisition only = acquisitions.get(0);
 			return List.of(tryConsume(only.policy(), only.key(), only.cost()));
 		}
-		return decideAll(acquisitions, this.time.currentTimeMicros());
+		return decideAll(acquisitions, this.time.currentTimeMicros(), null);
 	}
 
 	/**
 	 * Decides like {@link #tryConsumeAll}; the receipt of what an allowed
-	 * acquisition took is the decision's time, which names the window (or log
-	 * entry) its units were counted in.
+	 * acquisition took is {@link LimitState#receipt}, taken under the key's lock.
 	 */
 	@Override
 	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
-		long now = this.time.currentTimeMicros();
-		List<Decision> decisions = decideAll(acquisitions, now);
+		long[] receipts = new long[acquisitions.size()];
+		List<Decision> decisions = decideAll(acquisitions, this.time.currentTimeMicros(), receipts);
 		Take[] takes = new Take[decisions.size()];
 		for (int i = 0; i < takes.length; i++) {
 			Decision decision = decisions.get(i);
 			boolean took = decision.allowed() && acquisitions.get(i).cost() > 0;
-			takes[i] = new Take(decision, took ? Long.toString(now) : null);
+			takes[i] = new Take(decision, took ? Long.toString(receipts[i]) : null);
 		}
 		return List.of(takes);
 	}
@@ -175,7 +174,12 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	private List<Decision> decideAll(List<Acquisition> acquisitions, long now) {
+	/**
+	 * Decides several policies all or nothing.
+	 * @param receipts where to put each acquisition's receipt when all allow, or
+	 * {@code null}
+	 */
+	private List<Decision> decideAll(List<Acquisition> acquisitions, long now, long[] receipts) {
 		while (true) {
 			@SuppressWarnings("unchecked")
 			Entry<LimitState>[] byIndex = new Entry[acquisitions.size()];
@@ -196,7 +200,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 					allLive &= lockOrder[locked].isLive();
 				}
 				if (allLive) {
-					return decideLocked(byIndex, acquisitions, now);
+					return decideLocked(byIndex, acquisitions, now, receipts);
 				}
 				// An entry was removed between the look-up and its lock: look all up again.
 			}
@@ -214,7 +218,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * Decides all or nothing, with every entry's lock held.
 	 */
 	private static List<Decision> decideLocked(Entry<LimitState>[] byIndex, List<Acquisition> acquisitions,
-			long now) {
+			long now, long[] receipts) {
 		Decision[] decisions = new Decision[byIndex.length];
 		boolean allAllowed = true;
 		for (int i = 0; i < decisions.length; i++) {
@@ -227,6 +231,9 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			Acquisition acquisition = acquisitions.get(i);
 			if (allAllowed) {
 				decisions[i] = byIndex[i].state().decide(acquisition.policy(), acquisition.cost(), now, true);
+				if (receipts != null) {
+					receipts[i] = byIndex[i].state().receipt(acquisition.policy(), acquisition.cost(), now);
+				}
 			}
 			else if (decisions[i].allowed()) {
 				// Nothing is taken when another policy denies: report the state as it stays.
