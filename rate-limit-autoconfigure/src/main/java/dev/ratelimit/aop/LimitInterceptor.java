@@ -44,8 +44,9 @@ import dev.ratelimit.key.RequestBinding;
  * refusal releases the reservations;</li>
  * <li>the method runs;</li>
  * <li>when its work ends — at once, or later for an asynchronous or streaming
- * result (see {@link Completions}) — the permit is released and the budgets
- * settled, exactly once.</li>
+ * result (see {@link Completions}) — the permit is released, the budgets
+ * settled and the rate limits counted by outcome ({@code countWhen}) settled,
+ * exactly once; a call refused before it ran gives back what it took.</li>
  * </ol>
  * Each limit is registered with the web request first, so that responses name
  * only the limits the caller may see.
