@@ -109,6 +109,25 @@ public @interface RateLimited {
 	String cost() default "1";
 
 	/**
+	 * Counting by outcome: a SpEL expression, evaluated once the call has ended
+	 * (for an asynchronous result, when it completes), that yields {@code true}
+	 * when the call counts against the policy. It sees {@code #result} (the return
+	 * value, {@code null} after an exception), {@code #exception} (what the method
+	 * threw, {@code null} after a return) and the method's arguments. The units
+	 * are taken before the call, so that a caller over the limit is refused before
+	 * the method runs, and given back after it when the expression yields
+	 * {@code false}. Brute-force protection counts only failed logins:
+	 * {@code countWhen = "#exception != null"} or {@code "!#result.ok"}.
+	 * <p>
+	 * Empty (the default) counts every call. An expression that cannot be
+	 * evaluated counts the call. Policies that cannot give units back exactly
+	 * (the shaping leaky bucket, wait mode, prefetch, shadow) are refused at
+	 * start-up.
+	 * @return the expression
+	 */
+	String countWhen() default "";
+
+	/**
 	 * Whether the policy is told to callers in the RateLimit header fields and
 	 * named in refusals: {@code auto} (when keyed by the caller and on the
 	 * request's handler method), {@code public} or {@code internal}. Overrides the

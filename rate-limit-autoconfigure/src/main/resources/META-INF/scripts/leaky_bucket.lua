@@ -7,7 +7,9 @@
 --          A missing key is an empty bucket; an empty bucket is deleted.
 -- ARGV     code 'lb', capacity, drains n units, per P µs (n/P reduced), cost, max wait µs
 -- TTL      until the bucket would be empty again
--- Receipt  none: a refund takes the cost out again, never below empty.
+-- Receipt  the earliest time (µs) the bucket could have been empty without the
+--          cost (LeakyBucket#receipt): a refund takes the cost out again, less
+--          the drain that may have been lost since, never below empty.
 
 -- Every method has its slot from the start (see ALGORITHMS in lib.lua).
 local LeakyBucket = { rateBased = true, load = false, decide = false, store = false, refund = false }
@@ -17,9 +19,9 @@ function LeakyBucket.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 'l', 'ts')
 	local scaledLevel, lastMicros = tonumber(stored[1]), tonumber(stored[2])
 	if scaledLevel == nil or lastMicros == nil then
-		return { key = key, scaledLevel = 0, lastMicros = nowMicros }
+		return { key = key, scaledLevel = 0, lastMicros = nowMicros, taken = false }
 	end
-	return { key = key, scaledLevel = scaledLevel, lastMicros = lastMicros }
+	return { key = key, scaledLevel = scaledLevel, lastMicros = lastMicros, taken = false }
 end
 
 function LeakyBucket.decide(self, policy, cost, nowMicros, commit)
@@ -46,6 +48,7 @@ function LeakyBucket.decide(self, policy, cost, nowMicros, commit)
 	end
 	if commit then
 		self.scaledLevel = poured
+		self.taken = cost * perToken
 	end
 	local delay = 0
 	if poured > full then
@@ -55,6 +58,10 @@ function LeakyBucket.decide(self, policy, cost, nowMicros, commit)
 end
 
 function LeakyBucket.store(self, policy, resetAfterMicros)
+	local receipt = ''
+	if self.taken then
+		receipt = int(self.lastMicros + floorDiv(self.scaledLevel - self.taken, policy.tokens))
+	end
 	if resetAfterMicros == 0 then
 		-- An empty bucket is the same as no bucket.
 		redis.call('DEL', self.key)
@@ -62,10 +69,11 @@ function LeakyBucket.store(self, policy, resetAfterMicros)
 		redis.call('HSET', self.key, 'l', int(self.scaledLevel), 'ts', int(self.lastMicros))
 		expireAfter(self.key, resetAfterMicros)
 	end
-	return ''
+	return receipt
 end
 
 function LeakyBucket.refund(self, policy, cost, receipt, nowMicros)
 	-- The level is interchangeable like tokens: whoever poured since, taking this cost out is right.
-	self.scaledLevel = math.max(self.scaledLevel - cost * policy.periodMicros, 0)
+	local back = lessLostSince(cost * policy.periodMicros, tonumber(receipt), nowMicros, policy.tokens)
+	self.scaledLevel = math.max(self.scaledLevel - back, 0)
 end

@@ -23,6 +23,19 @@ local function ceilDiv(a, b)
 	return -floorDiv(-a, b)
 end
 
+-- LongMath.lessLostSince: the scaled units a bucket can still give back, all of
+-- them up to the deadline, then perMicro fewer for each µs past it, never below 0.
+local function lessLostSince(units, deadline, nowMicros, perMicro)
+	if nowMicros <= deadline then
+		return units
+	end
+	local late = nowMicros - deadline
+	if late >= ceilDiv(units, perMicro) then
+		return 0
+	end
+	return units - late * perMicro
+end
+
 -- Java's % on a non-negative dividend and a positive divisor.
 local function floorMod(a, b)
 	return a - floorDiv(a, b) * b

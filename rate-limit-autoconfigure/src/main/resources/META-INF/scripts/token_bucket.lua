@@ -8,7 +8,9 @@
 -- ARGV     code 'tb', capacity, n tokens, per P µs (n/P reduced), cost, max wait µs
 --          (wait mode: the tokens may go negative by what refills within it)
 -- TTL      until the bucket would be full again
--- Receipt  none: a refund adds the cost back, capped at a full bucket.
+-- Receipt  the earliest time (µs) the bucket could have been full without the
+--          cost (TokenBucket#receipt): a refund adds the cost back, less the
+--          refill that may have been lost to the capacity since, capped at full.
 
 -- Every method has its slot from the start (see ALGORITHMS in lib.lua).
 local TokenBucket = { rateBased = true, load = false, decide = false, store = false, refund = false }
@@ -18,9 +20,9 @@ function TokenBucket.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 't', 'ts')
 	local scaledTokens, lastMicros = tonumber(stored[1]), tonumber(stored[2])
 	if scaledTokens == nil or lastMicros == nil then
-		return { key = key, scaledTokens = policy.capacity * policy.periodMicros, lastMicros = nowMicros }
+		return { key = key, scaledTokens = policy.capacity * policy.periodMicros, lastMicros = nowMicros, taken = false }
 	end
-	return { key = key, scaledTokens = scaledTokens, lastMicros = lastMicros }
+	return { key = key, scaledTokens = scaledTokens, lastMicros = lastMicros, taken = false }
 end
 
 function TokenBucket.decide(self, policy, cost, nowMicros, commit)
@@ -49,6 +51,7 @@ function TokenBucket.decide(self, policy, cost, nowMicros, commit)
 	local after = self.scaledTokens - needed
 	if commit then
 		self.scaledTokens = after
+		self.taken = needed
 	end
 	local delay = 0
 	if after < 0 then
@@ -58,6 +61,11 @@ function TokenBucket.decide(self, policy, cost, nowMicros, commit)
 end
 
 function TokenBucket.store(self, policy, resetAfterMicros)
+	local receipt = ''
+	if self.taken then
+		receipt = int(self.lastMicros + floorDiv(policy.capacity * policy.periodMicros - self.scaledTokens - self.taken,
+			policy.tokens))
+	end
 	if resetAfterMicros == 0 then
 		-- A full bucket is the same as no bucket: keep no state for it.
 		redis.call('DEL', self.key)
@@ -65,10 +73,11 @@ function TokenBucket.store(self, policy, resetAfterMicros)
 		redis.call('HSET', self.key, 't', int(self.scaledTokens), 'ts', int(self.lastMicros))
 		expireAfter(self.key, resetAfterMicros)
 	end
-	return ''
+	return receipt
 end
 
 function TokenBucket.refund(self, policy, cost, receipt, nowMicros)
 	-- Tokens are interchangeable: giving them back is right whoever took some since.
-	self.scaledTokens = math.min(self.scaledTokens + cost * policy.periodMicros, policy.capacity * policy.periodMicros)
+	local back = lessLostSince(cost * policy.periodMicros, tonumber(receipt), nowMicros, policy.tokens)
+	self.scaledTokens = math.min(self.scaledTokens + back, policy.capacity * policy.periodMicros)
 end

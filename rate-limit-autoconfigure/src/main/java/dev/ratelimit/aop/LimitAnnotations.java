@@ -40,6 +40,7 @@ import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.OutcomeRule;
 
 /**
  * Resolves the {@link RateLimited}, {@link CostBudget} and {@link Concurrency}
@@ -186,7 +187,27 @@ public final class LimitAnnotations {
 					"Use a cost between 0 and the policy's capacity.", null);
 		}
 		Expression costExpression = (fixedCost != null) ? null : attributes.parse(cost, "cost");
-		return new BoundPolicy(applied, costExpression, (fixedCost != null) ? fixedCost : 0);
+		return new BoundPolicy(applied, costExpression, (fixedCost != null) ? fixedCost : 0,
+				countWhen(policy, attributes));
+	}
+
+	/**
+	 * Parses {@code countWhen}, refusing a policy that cannot give units back
+	 * exactly.
+	 */
+	private OutcomeRule countWhen(RateLimitPolicy policy, Attributes attributes) {
+		String countWhen = attributes.text("countWhen");
+		if (countWhen.isEmpty()) {
+			return null;
+		}
+		String problem = policy.outcomeCountingProblem();
+		if (problem != null) {
+			throw attributes.error("countWhen counts calls by outcome, which policy '" + policy.name()
+					+ "' cannot: " + problem, "Change the policy, or remove countWhen to count every call.", null);
+		}
+		return OutcomeRule.expression(attributes.parse(countWhen, "countWhen",
+				"Correct the SpEL expression; it sees #result, #exception and the arguments, e.g. "
+						+ "\"#exception != null\" or \"!#result.ok\"."));
 	}
 
 	/**
@@ -387,13 +408,16 @@ public final class LimitAnnotations {
 		}
 
 		Expression parse(String text, String attribute) {
+			return parse(text, attribute, "Correct the SpEL expression, e.g. header('X-User-Id'), ip, principal, "
+					+ "global or #argumentName.");
+		}
+
+		Expression parse(String text, String attribute, String action) {
 			try {
 				return LimitAnnotations.this.expressions.parse(text);
 			}
 			catch (ParseException ex) {
-				throw error(attribute + " expression '" + text + "' cannot be parsed: " + ex.getMessage(),
-						"Correct the SpEL expression, e.g. header('X-User-Id'), ip, principal, global or "
-								+ "#argumentName.",
+				throw error(attribute + " expression '" + text + "' cannot be parsed: " + ex.getMessage(), action,
 						ex);
 			}
 		}

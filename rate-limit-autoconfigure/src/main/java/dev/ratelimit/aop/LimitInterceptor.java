@@ -31,6 +31,7 @@ import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.OutcomeSettlement;
 import dev.ratelimit.key.RequestBinding;
 
 /**
@@ -45,8 +46,9 @@ import dev.ratelimit.key.RequestBinding;
  * refusal releases the reservations;</li>
  * <li>the method runs;</li>
  * <li>when its work ends — at once, or later for an asynchronous or streaming
- * result (see {@link Completions}) — the permit is released and the budgets
- * settled, exactly once.</li>
+ * result (see {@link Completions}) — the permit is released, the budgets
+ * settled and the rate limits counted by outcome ({@code countWhen}) settled,
+ * exactly once; a call refused before it ran gives back what it took.</li>
  * </ol>
  * A refusal in the first three steps ({@link RateLimitException}, of any kind)
  * leaves nothing taken; when the method names a fallback, it is called on the
@@ -57,6 +59,8 @@ import dev.ratelimit.key.RequestBinding;
  * only the limits the caller may see.
  */
 public final class LimitInterceptor implements MethodInterceptor {
+
+	private static final RateLimitOutcome NOTHING_DECIDED = new RateLimitOutcome(List.of());
 
 	private final LimitAnnotations annotations;
 
@@ -133,22 +137,28 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
 				invocation.getArguments());
+		RateLimitOutcome taken = null;
 		List<Reservation> reservations;
 		Permit permit;
 		try {
-			decideRateLimits(limits, context);
+			taken = decideRateLimits(limits, context);
 			reservations = reserveBudgets(limits, context);
 			permit = acquirePermit(limits, reservations, context);
 		}
-		catch (RateLimitException refusal) {
+		catch (RuntimeException ex) {
+			if (taken != null) {
+				// Refused before the work ran: no outcome to count.
+				OutcomeSettlement.giveBackAll(taken);
+			}
 			FallbackMethod fallback = limits.fallback();
-			if (fallback == null || !fallback.takes(refusal)) {
-				throw refusal;
+			if (!(ex instanceof RateLimitException refusal) || fallback == null || !fallback.takes(refusal)) {
+				throw ex;
 			}
 			this.listener.fallbackCalled(limits.method(), refusal);
 			// Nothing is held any more: the fallback runs outside the limits.
 			return fallback.call(invocation.getThis(), invocation.getArguments(), refusal);
 		}
+		RateLimitOutcome decided = taken;
 		Object result;
 		WorkScope.workStarts();
 		WorkScope scope = reservations.isEmpty() ? null : WorkScope.open();
@@ -157,18 +167,18 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		catch (Throwable ex) {
 			closeScope(scope);
-			finish(limits, reservations, permit, context, null, ex, scope == null || scope.workRan());
+			finish(limits, decided, reservations, permit, context, null, ex, scope == null || scope.workRan());
 			throw ex;
 		}
 		closeScope(scope);
 		boolean workRan = scope == null || scope.workRan();
-		return Completions.whenDone(result, (value, failure, later) -> finish(limits, reservations, permit, context,
-				value, failure, later || workRan), this.requests.isHandler(limits.method()));
+		return Completions.whenDone(result, (value, failure, later) -> finish(limits, decided, reservations, permit,
+				context, value, failure, later || workRan), this.requests.isHandler(limits.method()));
 	}
 
-	private void decideRateLimits(MethodLimits limits, EvaluationContext context) {
+	private RateLimitOutcome decideRateLimits(MethodLimits limits, EvaluationContext context) {
 		if (limits.rateLimits().isEmpty()) {
-			return;
+			return NOTHING_DECIDED;
 		}
 		List<LimitRequest> calls = new ArrayList<>(limits.rateLimits().size());
 		for (BoundPolicy bound : limits.rateLimits()) {
@@ -184,6 +194,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 		if (!outcome.allowed()) {
 			throw new RateLimitExceededException(outcome);
 		}
+		return outcome;
 	}
 
 	private List<Reservation> reserveBudgets(MethodLimits limits, EvaluationContext context) {
@@ -216,16 +227,36 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private void finish(MethodLimits limits, List<Reservation> reservations, @Nullable Permit permit,
-			EvaluationContext context, @Nullable Object value, @Nullable Throwable failure, boolean workRan) {
+	private void finish(MethodLimits limits, RateLimitOutcome decided, List<Reservation> reservations,
+			@Nullable Permit permit, EvaluationContext context, @Nullable Object value, @Nullable Throwable failure,
+			boolean workRan) {
 		try {
 			if (permit != null) {
 				permit.release();
 			}
 		}
 		finally {
-			this.budgets.settle(limits.budgets(), reservations, context, value, failure, workRan);
+			try {
+				this.budgets.settle(limits.budgets(), reservations, context, value, failure, workRan);
+			}
+			finally {
+				settleRateLimits(limits, decided, context, value, failure, workRan);
+			}
 		}
+	}
+
+	/**
+	 * Settles the rate limits counted by outcome, by the rule budgets follow: a
+	 * call ended by one of our own refusals before any limited work ran in it has
+	 * no outcome to count, so its units are given back.
+	 */
+	private static void settleRateLimits(MethodLimits limits, RateLimitOutcome decided, EvaluationContext context,
+			@Nullable Object value, @Nullable Throwable failure, boolean workRan) {
+		if (failure instanceof RateLimitException && !workRan) {
+			OutcomeSettlement.giveBackAll(decided);
+			return;
+		}
+		OutcomeSettlement.settle(limits.rateLimits(), decided, context, value, failure, null);
 	}
 
 	private static void closeScope(@Nullable WorkScope scope) {

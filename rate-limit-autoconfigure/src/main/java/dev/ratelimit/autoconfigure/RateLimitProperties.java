@@ -775,6 +775,15 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private List<String> policies = new ArrayList<>();
 
+		/**
+		 * Response statuses that count against the rule's policies (counting by
+		 * outcome), for example [401, 403] for failed logins. Each request takes its
+		 * units before it runs and gets them back once the response is complete if
+		 * its status is not listed; an exception from the application counts as 500.
+		 * Empty means every request counts.
+		 */
+		private List<Integer> countOn = new ArrayList<>();
+
 		public String getPattern() {
 			return this.pattern;
 		}
@@ -797,6 +806,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setPolicies(List<String> policies) {
 			this.policies = policies;
+		}
+
+		public List<Integer> getCountOn() {
+			return this.countOn;
+		}
+
+		public void setCountOn(List<Integer> countOn) {
+			this.countOn = countOn;
 		}
 
 	}

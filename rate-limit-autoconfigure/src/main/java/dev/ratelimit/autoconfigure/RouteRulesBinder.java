@@ -17,6 +17,7 @@ import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.OutcomeRule;
 import dev.ratelimit.web.RouteRule;
 
 /**
@@ -53,15 +54,24 @@ final class RouteRulesBinder {
 		pattern(prefix, route);
 		methods(prefix, route);
 		policyNames(prefix, route, policyNames);
+		countOn(prefix, route);
 	}
 
 	private static RouteRule bind(String prefix, RateLimitProperties.Route route,
 			NamedLimits<RateLimitPolicy> policies, KeyExpressions expressions) {
 		PathPattern pattern = pattern(prefix, route);
 		Set<String> methods = methods(prefix, route);
+		Set<Integer> countOn = countOn(prefix, route);
+		OutcomeRule countWhen = countOn.isEmpty() ? null : OutcomeRule.statuses(countOn);
 		List<BoundPolicy> bound = new ArrayList<>();
 		for (String name : policyNames(prefix, route, policies.names())) {
-			bound.add(new BoundPolicy(AppliedLimit.of(policies.live(name).orElseThrow(), expressions), null, 1));
+			RateLimitPolicy policy = policies.find(name).orElseThrow();
+			if (countWhen != null && policy.outcomeCountingProblem() != null) {
+				throw invalid(prefix + "count-on", route.getCountOn(), "counts requests by outcome, which policy '"
+						+ name + "' cannot: " + policy.outcomeCountingProblem());
+			}
+			bound.add(new BoundPolicy(AppliedLimit.of(policies.live(name).orElseThrow(), expressions), null, 1,
+					countWhen));
 		}
 		return new RouteRule(pattern, Set.copyOf(methods), List.copyOf(bound));
 	}
@@ -92,6 +102,17 @@ final class RouteRulesBinder {
 			methods.add(upper);
 		}
 		return methods;
+	}
+
+	private static Set<Integer> countOn(String prefix, RateLimitProperties.Route route) {
+		Set<Integer> statuses = new LinkedHashSet<>();
+		for (Integer status : route.getCountOn()) {
+			if (status == null || status < 100 || status > 599) {
+				throw invalid(prefix + "count-on", status, "not an HTTP status; use statuses from 100 to 599");
+			}
+			statuses.add(status);
+		}
+		return statuses;
 	}
 
 	private static List<String> policyNames(String prefix, RateLimitProperties.Route route,

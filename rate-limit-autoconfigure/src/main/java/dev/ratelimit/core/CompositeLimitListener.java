@@ -65,4 +65,11 @@ final class CompositeLimitListener implements LimitListener {
 		}
 	}
 
+	@Override
+	public void gaveBack(Limit limit, boolean succeeded) {
+		for (LimitListener listener : this.listeners) {
+			listener.gaveBack(limit, succeeded);
+		}
+	}
+
 }

@@ -34,4 +34,13 @@ final class FixedWindow extends LimitState {
 		return new Decision(true, policy.capacity() - counted, policy.capacity(), (counted > 0) ? untilNext : 0, 0);
 	}
 
+	/** Uncounts the cost only in the window it was counted in; once that window has passed it counts no more. */
+	@Override
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		decide(policy, 0, nowMicros, false);
+		if (this.window == Math.floorDiv(takenMicros, policy.windowMicros())) {
+			this.count = Math.max(this.count - cost, 0);
+		}
+	}
+
 }

@@ -50,4 +50,25 @@ final class LeakyBucket extends LimitState {
 				LongMath.ceilDiv(poured, unitsPerMicro), 0, delay);
 	}
 
+	/** The earliest time the bucket could have been empty had the cost not been poured in. */
+	@Override
+	public long receipt(RateLimitPolicy policy, long cost, long nowMicros) {
+		return nowMicros + Math.floorDiv(this.scaledLevel - cost * policy.refill().periodMicros(),
+				policy.refill().tokens());
+	}
+
+	/**
+	 * Lowers the level by the cost, never below empty; past the receipt's time
+	 * the bucket without the cost may have run empty, losing drain, so each
+	 * microsecond past it lowers the level by one microsecond of drain less
+	 * (as {@link TokenBucket} does).
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		decide(policy, 0, nowMicros, false);
+		long back = LongMath.lessLostSince(cost * policy.refill().periodMicros(), takenMicros, nowMicros,
+				policy.refill().tokens());
+		this.scaledLevel = Math.max(this.scaledLevel - back, 0);
+	}
+
 }

@@ -90,6 +90,16 @@ public interface LimitListener {
 	}
 
 	/**
+	 * A rate limit that counts calls by their outcome gave back the units of a
+	 * call whose outcome did not count, or failed to (the units then stay
+	 * counted until the policy restores them).
+	 * @param limit the rate limit
+	 * @param succeeded whether the units were given back
+	 */
+	default void gaveBack(Limit limit, boolean succeeded) {
+	}
+
+	/**
 	 * Returns a listener passing every event to several, in order.
 	 * @param listeners the listeners
 	 * @return one listener for all of them

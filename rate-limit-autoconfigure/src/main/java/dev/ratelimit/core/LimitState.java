@@ -43,4 +43,35 @@ public abstract class LimitState {
 	 */
 	public abstract Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit);
 
+	/**
+	 * Gives back units an allowed decision took, as far as they still count: the
+	 * state becomes at most what it would be had they never been taken, so a
+	 * give-back never makes room the policy would not have had. Units that no
+	 * longer count (a window that has passed, an entry that has left the log)
+	 * are not given back. Mirrored by each script's {@code refund}.
+	 * @param policy the policy this state belongs to
+	 * @param cost the units the decision took
+	 * @param takenMicros the {@link #receipt} of that decision, which names the
+	 * window, entry or bucket level the units were counted in
+	 * @param nowMicros the current time
+	 * @throws UnsupportedOperationException for an algorithm that cannot give
+	 * back exactly (see {@link RateLimitPolicy#outcomeCountingProblem()})
+	 */
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		throw new UnsupportedOperationException(policy.algorithm() + " cannot give units back");
+	}
+
+	/**
+	 * Returns what names the units a decision just took, for {@link #giveBack}:
+	 * the decision's time, which names the window or log entry they were counted
+	 * in. Called right after the decision that took them, under the same lock.
+	 * @param policy the policy this state belongs to
+	 * @param cost the units taken
+	 * @param nowMicros the time of the decision
+	 * @return the receipt, a time in microseconds
+	 */
+	public long receipt(RateLimitPolicy policy, long cost, long nowMicros) {
+		return nowMicros;
+	}
+
 }

@@ -15,4 +15,18 @@ final class LongMath {
 		return -Math.floorDiv(-dividend, divisor);
 	}
 
+	/**
+	 * Returns the scaled units a bucket can still give back: all of them up to
+	 * {@code deadline}, then {@code perMicro} fewer for each microsecond past it,
+	 * never below 0. Mirrored by {@code lessLostSince} in {@code lib.lua}.
+	 */
+	static long lessLostSince(long units, long deadline, long nowMicros, long perMicro) {
+		if (nowMicros <= deadline) {
+			return units;
+		}
+		long late = nowMicros - deadline;
+		// Compare times rather than multiply, so that a long delay cannot overflow.
+		return (late >= ceilDiv(units, perMicro)) ? 0 : units - late * perMicro;
+	}
+
 }

@@ -34,6 +34,35 @@ public interface RateLimitBackend {
 	}
 
 	/**
+	 * Decides like {@link #tryConsumeAll} and says what each allowed acquisition
+	 * took, so that the caller can give it back with {@link #giveBack} once the
+	 * call's outcome shows it does not count (counting by outcome). Only calls
+	 * that count by outcome come here; every other decision stays on
+	 * {@link #tryConsumeAll}.
+	 * @param acquisitions the policies with their keys and costs; keys are distinct
+	 * @return one take per acquisition, in the same order
+	 * @throws UnsupportedOperationException if this backend cannot give units back
+	 */
+	default List<Take> tryTakeAll(List<Acquisition> acquisitions) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot give units back");
+	}
+
+	/**
+	 * Gives back units that {@link #tryTakeAll} took, as far as they still count
+	 * (see {@link LimitState#giveBack}): never more than was taken, never into a
+	 * window after the one they were taken in. A failure leaves them counted,
+	 * which never exceeds the limit.
+	 * @param policy the policy that took them
+	 * @param key the storage key
+	 * @param cost the units taken
+	 * @param receipt the take's {@link Take#receipt()}
+	 * @throws UnsupportedOperationException if this backend cannot give units back
+	 */
+	default void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot give units back");
+	}
+
+	/**
 	 * Reports one key's state without taking anything and without starting to
 	 * track the key: an operator's read (the {@code ratelimits} endpoint), which
 	 * must neither fill a bounded store nor be refused by one.

@@ -12,8 +12,12 @@ import java.util.List;
  * failed-open backend) has none
  * @param shadowDecisions the decisions of shadow policies, reported but never
  * enforced
+ * @param provisional the units taken for policies that count the call by its
+ * outcome, to settle once the outcome is known; {@link ProvisionalTakes#NONE}
+ * when none were
  */
-public record RateLimitOutcome(List<PolicyDecision> decisions, List<PolicyDecision> shadowDecisions) {
+public record RateLimitOutcome(List<PolicyDecision> decisions, List<PolicyDecision> shadowDecisions,
+		ProvisionalTakes provisional) {
 
 	/**
 	 * Creates an outcome.
@@ -21,6 +25,16 @@ public record RateLimitOutcome(List<PolicyDecision> decisions, List<PolicyDecisi
 	public RateLimitOutcome {
 		decisions = List.copyOf(decisions);
 		shadowDecisions = List.copyOf(shadowDecisions);
+		provisional = (provisional != null) ? provisional : ProvisionalTakes.NONE;
+	}
+
+	/**
+	 * Creates an outcome with nothing taken provisionally.
+	 * @param decisions the decisions
+	 * @param shadowDecisions the decisions of shadow policies
+	 */
+	public RateLimitOutcome(List<PolicyDecision> decisions, List<PolicyDecision> shadowDecisions) {
+		this(decisions, shadowDecisions, ProvisionalTakes.NONE);
 	}
 
 	/**

@@ -126,6 +126,32 @@ public final class RateLimitPolicy extends AbstractLimit {
 	}
 
 	/**
+	 * Returns why calls of this policy cannot be counted by their outcome (taken
+	 * before the call, given back after it when the outcome does not count), for
+	 * the start-up checks of {@code countWhen} and {@code count-on}.
+	 * @return the reason, or {@code null} when the policy gives back exactly
+	 */
+	public String outcomeCountingProblem() {
+		if (this.algorithm == Algorithm.LEAKY_BUCKET_SHAPING) {
+			return "the shaping leaky bucket has already told the callers queued behind a call when to go, "
+					+ "so a turn given back could not be handed on; use leaky-bucket, token-bucket or a window";
+		}
+		if (this.maxWaitMicros > 0) {
+			return "in wait mode (max-wait) later callers were already told when to go, counting on the "
+					+ "tokens taken before them; remove max-wait";
+		}
+		if (this.prefetch > 0) {
+			return "prefetched tokens are spent in this instance, so a unit given back cannot reach the shared "
+					+ "state exactly; remove prefetch";
+		}
+		if (this.shadow) {
+			return "a shadow policy is decided apart from the call and never refuses it; count it by outcome "
+					+ "once it is enforced";
+		}
+		return null;
+	}
+
+	/**
 	 * Returns the number of application instances that share this policy while
 	 * the backend is unavailable and the policy falls back to a local limiter
 	 * ({@link FailureMode#LOCAL}): each instance then enforces its share.

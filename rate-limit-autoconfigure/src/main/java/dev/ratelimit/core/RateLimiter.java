@@ -1,10 +1,14 @@
 package dev.ratelimit.core;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.ratelimit.core.LimitListener.DecisionSource;
@@ -28,6 +32,11 @@ import dev.ratelimit.core.LimitListener.DecisionSource;
  * decided after the enforced ones and never reject.
  */
 public final class RateLimiter {
+
+	private static final Logger logger = System.getLogger(RateLimiter.class.getName());
+
+	/** Policies whose failed give-back was logged at warning level: once each. */
+	private final Set<String> giveBackFailuresLogged = ConcurrentHashMap.newKeySet();
 
 	private final RateLimitBackend backend;
 
@@ -117,6 +126,7 @@ public final class RateLimiter {
 		// Several policies on one storage key (the same policy twice) become one, costs added.
 		Map<String, Acquisition> enforced = new LinkedHashMap<>();
 		Map<String, Acquisition> shadow = null;
+		Set<String> byOutcome = null;
 		for (LimitRequest request : requests) {
 			Acquisition acquisition = toAcquisition(request);
 			if (acquisition == null) {
@@ -128,12 +138,69 @@ public final class RateLimiter {
 				shadow = (shadow != null) ? shadow : new LinkedHashMap<>();
 				into = shadow;
 			}
+			else if (request.byOutcome() && !enforced.containsKey(acquisition.key())) {
+				// Only calls counted by outcome pay for the set.
+				byOutcome = (byOutcome != null) ? byOutcome : new HashSet<>();
+				byOutcome.add(acquisition.key());
+			}
+			else if (!request.byOutcome() && byOutcome != null) {
+				// Merged with units that always count: the merged units always count.
+				byOutcome.remove(acquisition.key());
+			}
 			into.merge(acquisition.key(), acquisition,
 					(a, b) -> new Acquisition(a.policy(), a.key(), checkCost(a.policy(), a.cost() + b.cost())));
 		}
-		List<PolicyDecision> decisions = enforced.isEmpty() ? List.of() : decide(List.copyOf(enforced.values()));
+		Decided decided = enforced.isEmpty() ? null : decide(List.copyOf(enforced.values()), byOutcome);
+		List<PolicyDecision> decisions = (decided != null) ? decided.decisions : List.of();
 		List<PolicyDecision> shadowDecisions = (shadow == null) ? List.of() : decideShadow(shadow.values());
-		return new RateLimitOutcome(decisions, shadowDecisions);
+		ProvisionalTakes provisional = (decided != null && byOutcome != null)
+				? provisional(decided, byOutcome, decisions) : ProvisionalTakes.NONE;
+		return new RateLimitOutcome(decisions, shadowDecisions, provisional);
+	}
+
+	/**
+	 * Collects what an allowed call took for its policies counted by outcome;
+	 * nothing when the call was denied, since then nothing was taken.
+	 */
+	private ProvisionalTakes provisional(Decided decided, Set<String> byOutcome, List<PolicyDecision> decisions) {
+		if (decided.takes == null || decisions.stream().anyMatch((pd) -> !pd.decision().allowed())) {
+			return ProvisionalTakes.NONE;
+		}
+		List<ProvisionalTakes.Taken> taken = new ArrayList<>();
+		for (int i = 0; i < decided.acquisitions.size(); i++) {
+			Acquisition acquisition = decided.acquisitions.get(i);
+			Take take = decided.takes.get(i);
+			if (byOutcome.contains(acquisition.key()) && take.tookUnits()) {
+				taken.add(new ProvisionalTakes.Taken(acquisition.policy(), acquisition.key(), acquisition.cost(),
+						take.receipt(), decided.local));
+			}
+		}
+		return taken.isEmpty() ? ProvisionalTakes.NONE : new ProvisionalTakes(this, taken);
+	}
+
+	/**
+	 * Gives back what a call took provisionally, to the store that took it (the
+	 * backend, or the local fallback with the policy's local share). A failure
+	 * leaves the units counted, which never exceeds the limit: it is reported to
+	 * the listener, and logged once per policy at warning level, then at debug.
+	 */
+	void giveBack(ProvisionalTakes.Taken taken) {
+		RateLimitBackend on = taken.local() ? this.localFallback : this.backend;
+		try {
+			on.giveBack(taken.policy(), taken.key(), taken.cost(), taken.receipt());
+			this.listener.gaveBack(taken.policy(), true);
+		}
+		catch (RuntimeException ex) {
+			this.listener.gaveBack(taken.policy(), false);
+			String message = "Could not give back " + taken.cost() + " unit(s) to policy '" + taken.policy().name()
+					+ "'; they stay counted until the policy restores them: " + ex;
+			if (this.giveBackFailuresLogged.add(taken.policy().name())) {
+				logger.log(Level.WARNING, message + " (further failures of this policy are logged at debug level)");
+			}
+			else {
+				logger.log(Level.DEBUG, message);
+			}
+		}
 	}
 
 	/**
@@ -170,11 +237,16 @@ public final class RateLimiter {
 		return new Acquisition(policy, this.keys.build(policy.name(), value), cost);
 	}
 
-	private List<PolicyDecision> decide(List<Acquisition> acquisitions) {
+	/**
+	 * Decides the enforced policies.
+	 * @param byOutcome the storage keys counted by outcome, or {@code null} when
+	 * none is: only then does the backend say what it took
+	 */
+	private Decided decide(List<Acquisition> acquisitions, Set<String> byOutcome) {
 		Decided decided;
 		long start = System.nanoTime();
 		try {
-			decided = consumeTracked(this.backend, acquisitions);
+			decided = consumeTracked(this.backend, acquisitions, byOutcome != null, false);
 		}
 		catch (RateLimitBackendUnavailableException ex) {
 			// A fail-closed policy whose store will not track one more key: the store did answer.
@@ -184,7 +256,7 @@ public final class RateLimiter {
 		catch (RuntimeException ex) {
 			this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, false);
 			this.health.failed(ex);
-			return failOver(acquisitions, ex);
+			return failOver(acquisitions, byOutcome, ex);
 		}
 		this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, true);
 		this.health.answered();
@@ -198,11 +270,19 @@ public final class RateLimiter {
 	 * without it: closed refuses the call, open and local skip the policy
 	 * (local has no other in-memory store to turn to).
 	 */
-	private Decided consumeTracked(RateLimitBackend on, List<Acquisition> acquisitions) {
+	private Decided consumeTracked(RateLimitBackend on, List<Acquisition> acquisitions, boolean take,
+			boolean local) {
 		List<Acquisition> pending = acquisitions;
 		while (true) {
 			try {
-				return new Decided(pending, pending.isEmpty() ? List.of() : on.tryConsumeAll(pending));
+				if (pending.isEmpty()) {
+					return new Decided(pending, List.of(), null, local);
+				}
+				if (take) {
+					List<Take> takes = on.tryTakeAll(pending);
+					return new Decided(pending, takes.stream().map(Take::decision).toList(), takes, local);
+				}
+				return new Decided(pending, on.tryConsumeAll(pending), null, local);
 			}
 			catch (TooManyKeysException ex) {
 				List<Acquisition> rest = new ArrayList<>(pending.size());
@@ -227,7 +307,7 @@ public final class RateLimiter {
 	 * Applies the failure modes: closed rejects the whole call, local policies are
 	 * decided in memory (all or nothing among themselves), open ones pass.
 	 */
-	private List<PolicyDecision> failOver(List<Acquisition> acquisitions, RuntimeException cause) {
+	private Decided failOver(List<Acquisition> acquisitions, Set<String> byOutcome, RuntimeException cause) {
 		for (Acquisition acquisition : acquisitions) {
 			if (acquisition.policy().failureMode() == FailureMode.CLOSED) {
 				// Before any other policy falls back: a call with a closed policy is refused as a whole.
@@ -245,9 +325,10 @@ public final class RateLimiter {
 			}
 		}
 		if (local.isEmpty()) {
-			return List.of();
+			return new Decided(List.of(), List.of(), null, true);
 		}
-		return consumeTracked(this.localFallback, local).report(this.listener, DecisionSource.LOCAL_FALLBACK);
+		return consumeTracked(this.localFallback, local, byOutcome != null, true).report(this.listener,
+				DecisionSource.LOCAL_FALLBACK);
 	}
 
 	/**
@@ -274,18 +355,39 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * The acquisitions a backend decided and its decisions, in the same order.
+	 * The acquisitions a backend decided, its decisions in the same order (as
+	 * policy decisions once reported), what it took when asked to say, and
+	 * whether it was the local fallback.
 	 */
-	private record Decided(List<Acquisition> acquisitions, List<Decision> decisions) {
+	private static final class Decided {
 
-		List<PolicyDecision> report(LimitListener listener, DecisionSource source) {
-			List<PolicyDecision> result = new ArrayList<>(this.decisions.size());
-			for (int i = 0; i < this.decisions.size(); i++) {
+		final List<Acquisition> acquisitions;
+
+		List<PolicyDecision> decisions;
+
+		private final List<Decision> raw;
+
+		final List<Take> takes;
+
+		final boolean local;
+
+		Decided(List<Acquisition> acquisitions, List<Decision> raw, List<Take> takes, boolean local) {
+			this.acquisitions = acquisitions;
+			this.raw = raw;
+			this.decisions = List.of();
+			this.takes = takes;
+			this.local = local;
+		}
+
+		Decided report(LimitListener listener, DecisionSource source) {
+			List<PolicyDecision> result = new ArrayList<>(this.raw.size());
+			for (int i = 0; i < this.raw.size(); i++) {
 				RateLimitPolicy policy = this.acquisitions.get(i).policy();
-				result.add(new PolicyDecision(policy, this.decisions.get(i)));
-				listener.decided(policy, this.decisions.get(i).allowed(), source);
+				result.add(new PolicyDecision(policy, this.raw.get(i)));
+				listener.decided(policy, this.raw.get(i).allowed(), source);
 			}
-			return result;
+			this.decisions = result;
+			return this;
 		}
 
 	}

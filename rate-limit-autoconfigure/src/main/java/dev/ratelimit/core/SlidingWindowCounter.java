@@ -51,6 +51,23 @@ final class SlidingWindowCounter extends LimitState {
 		return new Decision(true, remaining, capacity, reset(counted, start, size, nowMicros), 0);
 	}
 
+	/**
+	 * Uncounts the cost from the window it was counted in, whether that is still
+	 * the current window or has become the previous one (where it still weighs on
+	 * the estimate); older, it counts no more.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		decide(policy, 0, nowMicros, false);
+		long taken = Math.floorDiv(takenMicros, policy.windowMicros());
+		if (this.window == taken) {
+			this.current = Math.max(this.current - cost, 0);
+		}
+		else if (this.window == taken + 1) {
+			this.previous = Math.max(this.previous - cost, 0);
+		}
+	}
+
 	/** Time until nothing counted so far weighs on the estimate. */
 	private long reset(long currentCount, long start, long size, long nowMicros) {
 		if (currentCount > 0) {

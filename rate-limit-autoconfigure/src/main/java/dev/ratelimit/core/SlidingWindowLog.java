@@ -47,6 +47,35 @@ final class SlidingWindowLog extends LimitState {
 		return new Decision(true, policy.capacity() - counted, policy.capacity(), reset, 0);
 	}
 
+	/**
+	 * Removes one entry of the call's time and cost, if it is still in the window:
+	 * entries alike in both are interchangeable, so removing any one of them is
+	 * removing the call's.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		decide(policy, 0, nowMicros, false);
+		for (int i = 0; i < this.size; i++) {
+			int index = (this.head + i) % this.times.length;
+			if (this.times[index] == takenMicros && this.costs[index] == cost) {
+				remove(i);
+				this.sum -= cost;
+				return;
+			}
+		}
+	}
+
+	/** Removes the {@code i}-th entry from the head, keeping the others in time order. */
+	private void remove(int i) {
+		for (int j = i; j < this.size - 1; j++) {
+			int to = (this.head + j) % this.times.length;
+			int from = (this.head + j + 1) % this.times.length;
+			this.times[to] = this.times[from];
+			this.costs[to] = this.costs[from];
+		}
+		this.size--;
+	}
+
 	/** Time until the oldest entries, freeing at least {@code excess} units, leave the window. */
 	private long retryAfter(long excess, long window, long nowMicros) {
 		long freed = 0;

@@ -57,4 +57,32 @@ final class TokenBucket extends LimitState {
 				LongMath.ceilDiv(full - after, unitsPerMicro), 0, delay);
 	}
 
+	/**
+	 * The earliest time the bucket could have been full again had the tokens not
+	 * been taken: until then no refill can have been lost to the capacity on
+	 * their account.
+	 */
+	@Override
+	public long receipt(RateLimitPolicy policy, long cost, long nowMicros) {
+		long full = policy.capacity() * policy.refill().periodMicros();
+		return nowMicros + Math.floorDiv(full - this.scaledTokens - cost * policy.refill().periodMicros(),
+				policy.refill().tokens());
+	}
+
+	/**
+	 * Tokens are interchangeable: they go back whoever took some since, capped at
+	 * a full bucket. After the receipt's time the bucket without them may have
+	 * been full, losing refill to the capacity, so each microsecond past it gives
+	 * back one microsecond of refill less: a late give-back adds nothing the
+	 * refill has not already restored.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
+		decide(policy, 0, nowMicros, false);
+		long back = LongMath.lessLostSince(cost * policy.refill().periodMicros(), takenMicros, nowMicros,
+				policy.refill().tokens());
+		long full = policy.capacity() * policy.refill().periodMicros();
+		this.scaledTokens = Math.min(this.scaledTokens + back, full);
+	}
+
 }

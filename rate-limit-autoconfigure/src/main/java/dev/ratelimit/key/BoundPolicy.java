@@ -1,5 +1,7 @@
 package dev.ratelimit.key;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 
@@ -8,13 +10,26 @@ import dev.ratelimit.core.RateLimitPolicy;
 
 /**
  * A policy as applied at one place (an annotated method or a route): the live
- * policy with what the place changes, and its cost expression parsed.
+ * policy with what the place changes, its cost expression parsed, and when the
+ * call counts.
  *
  * @param applied the policy as applied here
  * @param cost the parsed cost expression, or {@code null} for a fixed cost
  * @param fixedCost the cost when {@code cost} is {@code null}
+ * @param countWhen which outcomes count, or {@code null} when every call counts
  */
-public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost, long fixedCost) {
+public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost, long fixedCost,
+		@Nullable OutcomeRule countWhen) {
+
+	/**
+	 * Binds a policy whose every call counts.
+	 * @param applied the policy as applied here
+	 * @param cost the parsed cost expression, or {@code null} for a fixed cost
+	 * @param fixedCost the cost when {@code cost} is {@code null}
+	 */
+	public BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost, long fixedCost) {
+		this(applied, cost, fixedCost, null);
+	}
 
 	/** @return the policy as it applies here now, for its name, key and visibility */
 	public RateLimitPolicy policy() {
@@ -40,7 +55,7 @@ public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost
 		String key = expressions.key(this.applied.key(), context);
 		RateLimitPolicy policy = this.applied.select(key, context);
 		long units = (this.cost != null) ? expressions.cost(this.cost, context, policy.name()) : this.fixedCost;
-		return new LimitRequest(policy, key, units);
+		return new LimitRequest(policy, key, units, this.countWhen != null);
 	}
 
 }

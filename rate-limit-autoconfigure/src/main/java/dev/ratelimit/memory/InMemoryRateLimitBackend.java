@@ -16,6 +16,7 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitState;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.TooManyKeysException;
 
@@ -134,7 +135,51 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			Acquisition only = acquisitions.get(0);
 			return List.of(tryConsume(only.policy(), only.key(), only.cost()));
 		}
-		long now = this.time.currentTimeMicros();
+		return decideAll(acquisitions, this.time.currentTimeMicros(), null);
+	}
+
+	/**
+	 * Decides like {@link #tryConsumeAll}; the receipt of what an allowed
+	 * acquisition took is {@link LimitState#receipt}, taken under the key's lock.
+	 */
+	@Override
+	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
+		long[] receipts = new long[acquisitions.size()];
+		List<Decision> decisions = decideAll(acquisitions, this.time.currentTimeMicros(), receipts);
+		Take[] takes = new Take[decisions.size()];
+		for (int i = 0; i < takes.length; i++) {
+			Decision decision = decisions.get(i);
+			boolean took = decision.allowed() && acquisitions.get(i).cost() > 0;
+			takes[i] = new Take(decision, took ? Long.toString(receipts[i]) : null);
+		}
+		return List.of(takes);
+	}
+
+	/**
+	 * Gives back to the key's state, if it still has one: a key is only forgotten
+	 * once nothing it counted matters, so then there is nothing to give back.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
+		long takenAt = Long.parseLong(receipt);
+		Entry<LimitState> entry = this.states.lockIfPresent(key);
+		if (entry == null) {
+			return;
+		}
+		try {
+			entry.state().giveBack(policy, cost, takenAt, this.time.currentTimeMicros());
+		}
+		finally {
+			entry.unlock();
+		}
+	}
+
+	/**
+	 * Decides several policies all or nothing.
+	 * @param receipts where to put each acquisition's receipt when all allow, or
+	 * {@code null}
+	 */
+	private List<Decision> decideAll(List<Acquisition> acquisitions, long now, long[] receipts) {
 		while (true) {
 			@SuppressWarnings("unchecked")
 			Entry<LimitState>[] byIndex = new Entry[acquisitions.size()];
@@ -155,7 +200,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 					allLive &= lockOrder[locked].isLive();
 				}
 				if (allLive) {
-					return decideLocked(byIndex, acquisitions, now);
+					return decideLocked(byIndex, acquisitions, now, receipts);
 				}
 				// An entry was removed between the look-up and its lock: look all up again.
 			}
@@ -173,7 +218,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * Decides all or nothing, with every entry's lock held.
 	 */
 	private static List<Decision> decideLocked(Entry<LimitState>[] byIndex, List<Acquisition> acquisitions,
-			long now) {
+			long now, long[] receipts) {
 		Decision[] decisions = new Decision[byIndex.length];
 		boolean allAllowed = true;
 		for (int i = 0; i < decisions.length; i++) {
@@ -186,6 +231,9 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			Acquisition acquisition = acquisitions.get(i);
 			if (allAllowed) {
 				decisions[i] = byIndex[i].state().decide(acquisition.policy(), acquisition.cost(), now, true);
+				if (receipts != null) {
+					receipts[i] = byIndex[i].state().receipt(acquisition.policy(), acquisition.cost(), now);
+				}
 			}
 			else if (decisions[i].allowed()) {
 				// Nothing is taken when another policy denies: report the state as it stays.

@@ -39,7 +39,10 @@ import dev.ratelimit.core.RateLimitException;
  * not a tag: callers choose it);</li>
  * <li>{@code rate.limit.method.fallbacks} ({@code class}, {@code method},
  * {@code refusal}): refused calls that a limited method's fallback method
- * answered.</li>
+ * answered;</li>
+ * <li>{@code rate.limit.give.backs} ({@code kind}, {@code policy},
+ * {@code outcome}): units of calls counted by outcome that were
+ * {@code given} back, or {@code failed} to be (they stay counted).</li>
  * </ul>
  * Meters are created once per name and tags; counting is a lock-free increment.
  */
@@ -56,6 +59,9 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	/** Name of the counter of calls decided by a default plan. */
 	public static final String PLAN_DEFAULTED = "rate.limit.plan.defaulted";
+
+	/** Name of the counter of give-backs of calls counted by outcome. */
+	public static final String GIVE_BACKS = "rate.limit.give.backs";
 
 	/** Name of the budget spend counter, in the budget's unit. */
 	public static final String BUDGET_SPENT = "rate.limit.budget.spent";
@@ -97,6 +103,11 @@ public final class MicrometerLimitListener implements LimitListener {
 	public void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
 		count(DECISIONS, limit, "outcome", "fallback");
 		count(FALLBACKS, limit, "mode", mode.name().toLowerCase());
+	}
+
+	@Override
+	public void gaveBack(Limit limit, boolean succeeded) {
+		count(GIVE_BACKS, limit, "outcome", succeeded ? "given" : "failed");
 	}
 
 	@Override
@@ -153,6 +164,7 @@ public final class MicrometerLimitListener implements LimitListener {
 			.description(switch (name) {
 				case DECISIONS -> "Decisions of limits by kind, name and outcome";
 				case PLAN_DEFAULTED -> "Calls decided by the default plan: their plan was missing or unknown";
+				case GIVE_BACKS -> "Give-backs of calls whose outcome did not count, given or failed";
 				default -> "Calls decided by a failure mode while a store could not decide them";
 			})
 			.tag("kind", limit.kind().label())

@@ -12,6 +12,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -70,6 +71,21 @@ public final class PrefetchingBackend implements RateLimitBackend {
 		}
 		Tokens tokens = this.held.get(acquisition.key(), (key) -> new Tokens());
 		return List.of(tokens.take(acquisition));
+	}
+
+	/**
+	 * Straight to the shared backend: prefetching policies cannot count by
+	 * outcome (refused at start-up), and the other policies of such a call are
+	 * decided exactly, as a layered call's are.
+	 */
+	@Override
+	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
+		return this.delegate.tryTakeAll(acquisitions);
+	}
+
+	@Override
+	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
+		this.delegate.giveBack(policy, key, cost, receipt);
 	}
 
 	@Override

@@ -1,6 +1,7 @@
 package dev.ratelimit.redis;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,6 +22,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -101,10 +103,46 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	@Override
 	public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
+		return take(acquisitions).decisions();
+	}
+
+	/**
+	 * Decides like {@link #tryConsumeAll}; the receipts are the scripts' own, the
+	 * ones {@code refund.lua} reads: the window's index for the window counters,
+	 * the log entry's member for the sliding log, none for the buckets.
+	 */
+	@Override
+	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
+		Reply reply = take(acquisitions);
+		List<Take> takes = new ArrayList<>(acquisitions.size());
+		for (int i = 0; i < acquisitions.size(); i++) {
+			Decision decision = reply.decisions().get(i);
+			boolean took = decision.allowed() && acquisitions.get(i).cost() > 0;
+			takes.add(new Take(decision, took ? reply.receipts().get(i) : null));
+		}
+		return takes;
+	}
+
+	/**
+	 * Gives back with {@code refund.lua}, the script that already returns what a
+	 * layered decision across cluster slots took when a later slot denies.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
+		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
+		Acquisition acquisition = new Acquisition(policy, key, cost);
+		List<String> args = new ArrayList<>(8);
+		args.add(now);
+		addPolicy(args, acquisition);
+		args.add(receipt);
+		run(REFUND, List.of(acquisition), args);
+	}
+
+	private Reply take(List<Acquisition> acquisitions) {
 		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
 		List<List<Integer>> groups = slotGroups(acquisitions);
 		if (groups.size() == 1) {
-			return decide(acquisitions, now, TAKE).decisions();
+			return decide(acquisitions, now, TAKE);
 		}
 		return decideSlotBySlot(acquisitions, groups, now);
 	}
@@ -115,8 +153,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		this.redis.delete(key);
 	}
 
-	private List<Decision> decideSlotBySlot(List<Acquisition> acquisitions, List<List<Integer>> groups, String now) {
+	private Reply decideSlotBySlot(List<Acquisition> acquisitions, List<List<Integer>> groups, String now) {
 		Decision[] decisions = new Decision[acquisitions.size()];
+		String[] receipts = new String[acquisitions.size()];
 		List<Taken> taken = new ArrayList<>();
 		try {
 			for (int g = 0; g < groups.size(); g++) {
@@ -125,20 +164,24 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 				Reply reply = decide(members, now, TAKE);
 				reply.copyInto(decisions, group);
 				if (!reply.allAllowed()) {
-					giveBack(taken, now, decisions);
+					refund(taken, now, decisions);
 					for (List<Integer> later : groups.subList(g + 1, groups.size())) {
 						// Reported as the in-memory backend would: denials, or the state with nothing taken.
 						decide(select(acquisitions, later), now, LOOK).copyInto(decisions, later);
 					}
-					return List.of(decisions);
+					// Nothing stays taken, so there is nothing to give back: no receipts.
+					return new Reply(List.of(decisions), Arrays.asList(new String[acquisitions.size()]));
 				}
 				taken.add(new Taken(group, members, reply.receipts()));
+				for (int i = 0; i < group.size(); i++) {
+					receipts[group.get(i)] = reply.receipts().get(i);
+				}
 			}
-			return List.of(decisions);
+			return new Reply(List.of(decisions), Arrays.asList(receipts));
 		}
 		catch (RuntimeException ex) {
 			try {
-				giveBack(taken, now, decisions);
+				refund(taken, now, decisions);
 			}
 			catch (RuntimeException refundFailure) {
 				ex.addSuppressed(refundFailure);
@@ -152,7 +195,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * refund whose reply was lost may have landed, and giving back twice would
 	 * admit more than the limit.
 	 */
-	private void giveBack(List<Taken> taken, String now, Decision[] decisions) {
+	private void refund(List<Taken> taken, String now, Decision[] decisions) {
 		while (!taken.isEmpty()) {
 			Taken group = taken.remove(0);
 			List<String> args = new ArrayList<>(1 + 7 * group.members().size());

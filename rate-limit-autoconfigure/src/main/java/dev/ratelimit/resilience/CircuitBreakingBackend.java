@@ -14,6 +14,7 @@ import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -49,6 +50,20 @@ public final class CircuitBreakingBackend implements RateLimitBackend {
 	@Override
 	public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
 		return this.breaker.executeSupplier(() -> this.delegate.tryConsumeAll(acquisitions));
+	}
+
+	@Override
+	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
+		return this.breaker.executeSupplier(() -> this.delegate.tryTakeAll(acquisitions));
+	}
+
+	/**
+	 * Gives back through the breaker: while it is open the give-back fails at
+	 * once, and the units stay counted, which never exceeds the limit.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
+		this.breaker.executeRunnable(() -> this.delegate.giveBack(policy, key, cost, receipt));
 	}
 
 	/**

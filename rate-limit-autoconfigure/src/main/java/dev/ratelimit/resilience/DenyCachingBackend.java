@@ -9,6 +9,7 @@ import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -63,6 +64,29 @@ public final class DenyCachingBackend implements RateLimitBackend {
 			this.denials.invalidate(acquisition.key());
 		}
 		return decisions;
+	}
+
+	/**
+	 * Calls that count by outcome ask the backend every time, and never leave a
+	 * denial here: a give-back can make room before a denial's retry-after, and
+	 * a cached denial would then refuse a call the backend allows (a user locked
+	 * out of logging in for the window after a few successful logins).
+	 */
+	@Override
+	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
+		return this.delegate.tryTakeAll(acquisitions);
+	}
+
+	/**
+	 * Gives back, then forgets any denial of the key. Only a call of the same
+	 * policy and key that does not count by outcome can have cached one (those
+	 * that do never do): if it raced with this give-back, its stale denial lasts
+	 * at most its retry-after and admits nothing more than the limit.
+	 */
+	@Override
+	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
+		this.delegate.giveBack(policy, key, cost, receipt);
+		this.denials.invalidate(key);
 	}
 
 	@Override

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -22,12 +24,18 @@ import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.OutcomeSettlement;
 
 /**
  * Enforces the route rules of {@code rate-limit.routes} before the request
  * body is read or a controller runs. An allowed request continues with the
  * rate-limit header fields set; a denied one is answered here, through the
  * application's {@link RejectionHandler}, without reaching Spring MVC.
+ * <p>
+ * A rule with {@code count-on} counts requests by their outcome: the units are
+ * taken before the request runs, so a caller over the limit is refused before
+ * the application sees it, and given back once the response is complete when
+ * its status is not listed.
  */
 public class RateLimitFilter extends OncePerRequestFilter {
 
@@ -109,7 +117,85 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			this.rejections.send(request, response, new RateLimitExceededException(outcome));
 			return;
 		}
-		chain.doFilter(request, response);
+		if (outcome.provisional().isEmpty()) {
+			chain.doFilter(request, response);
+			return;
+		}
+		continueCountingByOutcome(request, response, chain, policies, outcome, context);
+	}
+
+	/**
+	 * Continues a request that counts by outcome and settles it by its status once
+	 * the response is complete: at once, or when an asynchronous request
+	 * completes. An exception from the chain counts as 500.
+	 */
+	private void continueCountingByOutcome(HttpServletRequest request, HttpServletResponse response,
+			FilterChain chain, List<BoundPolicy> policies, RateLimitOutcome outcome, EvaluationContext context)
+			throws ServletException, IOException {
+		try {
+			chain.doFilter(request, response);
+		}
+		catch (IOException | ServletException | RuntimeException ex) {
+			OutcomeSettlement.settle(policies, outcome, context, null, ex, HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
+			throw ex;
+		}
+		if (request.isAsyncStarted()) {
+			request.getAsyncContext().addListener(new SettleOnCompletion(policies, outcome, context, response));
+			return;
+		}
+		OutcomeSettlement.settle(policies, outcome, context, null, null, response.getStatus());
+	}
+
+	/**
+	 * Settles an asynchronous request once it completes, with its final status;
+	 * after an error or a timeout the status is at least 500 unless the
+	 * application set an error status of its own.
+	 */
+	private static final class SettleOnCompletion implements AsyncListener {
+
+		private final List<BoundPolicy> policies;
+
+		private final RateLimitOutcome outcome;
+
+		private final EvaluationContext context;
+
+		private final HttpServletResponse response;
+
+		private volatile boolean failed;
+
+		SettleOnCompletion(List<BoundPolicy> policies, RateLimitOutcome outcome, EvaluationContext context,
+				HttpServletResponse response) {
+			this.policies = policies;
+			this.outcome = outcome;
+			this.context = context;
+			this.response = response;
+		}
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			int status = this.response.getStatus();
+			if (this.failed && status < 400) {
+				status = HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
+			}
+			OutcomeSettlement.settle(this.policies, this.outcome, this.context, null, event.getThrowable(), status);
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			this.failed = true;
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			this.failed = true;
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			// A new async cycle keeps this listener only if re-added: settle on this one's completion.
+			event.getAsyncContext().addListener(this);
+		}
+
 	}
 
 	private List<BoundPolicy> matchingPolicies(HttpServletRequest request) {

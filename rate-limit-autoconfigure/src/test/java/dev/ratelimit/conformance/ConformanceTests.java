@@ -1,8 +1,11 @@
 package dev.ratelimit.conformance;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -12,6 +15,7 @@ import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -93,6 +97,94 @@ abstract class ConformanceTests {
 
 	static Stream<Algorithm> algorithms() {
 		return Stream.of(Algorithm.values());
+	}
+
+	/** The algorithms that can count calls by outcome: every one but the shaping leaky bucket. */
+	static Stream<Algorithm> givingBack() {
+		return algorithms().filter((algorithm) -> algorithm != Algorithm.LEAKY_BUCKET_SHAPING);
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("givingBack")
+	void giveBackReturnsExactlyWhatWasTaken(Algorithm algorithm) {
+		ManualTimeSource clock = new ManualTimeSource(START_MICROS);
+		RateLimitBackend backend = backend(clock);
+		RateLimitPolicy policy = policy("back-" + algorithm.ordinal(), algorithm, 3);
+		String key = keys.build(policy.name(), "give-back-" + System.nanoTime());
+		List<Take> takes = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			clock.advanceMicros(1_000);
+			takes.add(take(backend, policy, key, 1));
+		}
+		assertThat(takes).allMatch(Take::tookUnits);
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isFalse();
+		clock.advanceMicros(1_000);
+		giveBack(backend, policy, key, takes.get(1));
+		// One unit back: one more call, and not two.
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isTrue();
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isFalse();
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("givingBack")
+	void lateGiveBackMakesNoRoomInALaterWindow(Algorithm algorithm) {
+		ManualTimeSource clock = new ManualTimeSource(START_MICROS);
+		RateLimitBackend backend = backend(clock);
+		RateLimitPolicy policy = policy("late-" + algorithm.ordinal(), algorithm, 3);
+		String key = keys.build(policy.name(), "late-" + System.nanoTime());
+		List<Take> takes = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			takes.add(take(backend, policy, key, 1));
+		}
+		// Two windows on (and the buckets long full again): what was taken counts no more.
+		clock.advance(Duration.ofHours(2));
+		assertThat(take(backend, policy, key, 2).decision().allowed()).isTrue();
+		takes.forEach((t) -> giveBack(backend, policy, key, t));
+		// The late give-back adds nothing to the later window: one unit left, as before it.
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isTrue();
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isFalse();
+	}
+
+	@Test
+	void fixedWindowGiveBackAfterTheWindowTurnedGivesNothingBack() {
+		ManualTimeSource clock = new ManualTimeSource(START_MICROS);
+		RateLimitBackend backend = backend(clock);
+		RateLimitPolicy policy = policy("late-fw", Algorithm.FIXED_WINDOW, 2);
+		String key = keys.build(policy.name(), "turn-" + System.nanoTime());
+		clock.advance(Duration.ofMinutes(59));
+		Take early = take(backend, policy, key, 1);
+		clock.advance(Duration.ofMinutes(1));
+		// The window turned at the hour: the next one has its own 2, and the early unit is not theirs to get back.
+		take(backend, policy, key, 2);
+		giveBack(backend, policy, key, early);
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isFalse();
+	}
+
+	@Test
+	void slidingCounterGivesBackToThePreviousWindowWhileItWeighs() {
+		ManualTimeSource clock = new ManualTimeSource(START_MICROS);
+		RateLimitBackend backend = backend(clock);
+		RateLimitPolicy policy = policy("prev-sc", Algorithm.SLIDING_WINDOW_COUNTER, 2);
+		String key = keys.build(policy.name(), "prev-" + System.nanoTime());
+		Take first = take(backend, policy, key, 1);
+		take(backend, policy, key, 1);
+		// Just into the next window the previous one still weighs fully: no room.
+		clock.advance(Duration.ofHours(1));
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isFalse();
+		giveBack(backend, policy, key, first);
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isTrue();
+		assertThat(take(backend, policy, key, 1).decision().allowed()).isFalse();
+	}
+
+	private Take take(RateLimitBackend backend, RateLimitPolicy policy, String key, long cost) {
+		Take take = backend.tryTakeAll(List.of(new Acquisition(policy, key, cost))).get(0);
+		afterDecision(List.of(key));
+		return take;
+	}
+
+	private void giveBack(RateLimitBackend backend, RateLimitPolicy policy, String key, Take take) {
+		backend.giveBack(policy, key, 1, take.receipt());
+		afterDecision(List.of(key));
 	}
 
 	private static RateLimitPolicy policy(String name, Algorithm algorithm, long capacity) {

@@ -40,13 +40,15 @@ class SampleApplicationActuatorTests {
 		assertThat(response.statusCode()).isEqualTo(200);
 		String body = response.body();
 		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[*].name"))
-			.containsExactlyInAnyOrder("agent-runs", "per-ip", "tenant-chat", "provider-rate");
+			.containsExactlyInAnyOrder("agent-runs", "per-ip", "tenant-chat", "provider-rate", "failed-logins");
 		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[?(@.name == 'agent-runs')].refill"))
 			.containsExactly("1/1s");
 		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[?(@.name == 'agent-runs')].methods[*].method"))
 			.containsExactly("dev.ratelimit.sample.AgentController#run");
 		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[?(@.name == 'per-ip')].routes[*].pattern"))
 			.containsExactly("/api/**");
+		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[?(@.name == 'failed-logins')].methods[*].method"))
+			.containsExactly("dev.ratelimit.sample.LoginController#login");
 		assertThat((List<String>) JsonPath.read(body, "$.budgets[*].name")).containsExactly("tenant-daily");
 		assertThat((List<String>) JsonPath.read(body, "$.concurrency[*].name")).containsExactly("provider");
 	}

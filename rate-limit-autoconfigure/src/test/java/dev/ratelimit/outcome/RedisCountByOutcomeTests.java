@@ -1,0 +1,24 @@
+package dev.ratelimit.outcome;
+
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.ratelimit.support.RedisServerFixture;
+
+/**
+ * {@link CountByOutcomeTests} on the Redis backend (with its deny cache and
+ * circuit breaker in front), against the shared redis-server.
+ */
+class RedisCountByOutcomeTests extends CountByOutcomeTests {
+
+	static final RedisServerFixture redis = RedisServerFixture.shared();
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", redis::port);
+		registry.add("rate-limit.backend", () -> "redis");
+		registry.add("rate-limit.redis.timeout", () -> "2s");
+	}
+
+}
