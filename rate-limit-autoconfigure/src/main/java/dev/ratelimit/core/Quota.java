@@ -71,7 +71,7 @@ public record Quota(Long capacity, Refill refill, Long windowMicros, Long amount
 	public Map<String, Object> numbers() {
 		Map<String, Object> numbers = new LinkedHashMap<>();
 		put(numbers, "capacity", this.capacity);
-		put(numbers, "refill", this.refill);
+		put(numbers, "refill", (this.refill != null) ? this.refill.toString() : null);
 		put(numbers, "window", (this.windowMicros != null) ? Durations.format(this.windowMicros) : null);
 		put(numbers, "amount", (this.amountMicros != null) ? java.math.BigDecimal.valueOf(this.amountMicros, 6).stripTrailingZeros().toPlainString() : null);
 		put(numbers, "permits", this.permits);

@@ -108,6 +108,8 @@ class RateLimitOverridesEndpointTests {
 		assertThat(definition.get("plan").asString()).isEqualTo("header('X-Plan')");
 		assertThat(definition.get("defaultPlan").asString()).isEqualTo("free");
 		assertThat(definition.at("/plans/pro/capacity").asLong()).isEqualTo(20);
+		assertThat(definition.at("/plans/free/refill").asString()).isEqualTo("2/1h");
+		assertThat(definition.at("/overrides/pro/refill").asString()).isEqualTo("20/1m");
 		assertThat(definition.at("/keyOverrides/partner/capacity").asLong()).isEqualTo(50);
 		assertThat(definition.at("/exempt/cidrs/0").asString()).isEqualTo("10.0.0.0/8");
 		assertThat(definition.at("/overrides/pro/capacity").asLong()).isEqualTo(20);
