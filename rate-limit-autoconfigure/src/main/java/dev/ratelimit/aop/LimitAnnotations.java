@@ -177,8 +177,10 @@ public final class LimitAnnotations {
 			return (maxWait.isEmpty() ? builder : builder.maxWaitMicros(Durations.parseMicros("maxWait", maxWait)))
 				.build();
 		};
-		AppliedLimit<RateLimitPolicy> applied = attributes.applied(live, local, null);
-		RateLimitPolicy policy = applied.limit();
+		RateLimitPolicy policy = attributes.applied(live, local, null).limit();
+		OutcomeRule countWhen = countWhen(policy, attributes);
+		AppliedLimit<RateLimitPolicy> applied = attributes.applied(live,
+				(countWhen != null) ? BoundPolicy.countedByOutcome(local) : local, null);
 		String cost = attributes.text("cost");
 		Long fixedCost = parseFixedCost(cost);
 		if (fixedCost != null && (fixedCost < 0 || fixedCost > policy.capacity())) {
@@ -187,8 +189,7 @@ public final class LimitAnnotations {
 					"Use a cost between 0 and the policy's capacity.", null);
 		}
 		Expression costExpression = (fixedCost != null) ? null : attributes.parse(cost, "cost");
-		return new BoundPolicy(applied, costExpression, (fixedCost != null) ? fixedCost : 0,
-				countWhen(policy, attributes));
+		return new BoundPolicy(applied, costExpression, (fixedCost != null) ? fixedCost : 0, countWhen);
 	}
 
 	/**

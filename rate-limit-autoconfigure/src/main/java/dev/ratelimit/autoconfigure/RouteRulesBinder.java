@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
@@ -70,8 +71,11 @@ final class RouteRulesBinder {
 				throw invalid(prefix + "count-on", route.getCountOn(), "counts requests by outcome, which policy '"
 						+ name + "' cannot: " + policy.outcomeCountingProblem());
 			}
-			bound.add(new BoundPolicy(AppliedLimit.of(policies.live(name).orElseThrow(), expressions), null, 1,
-					countWhen));
+			AppliedLimit<RateLimitPolicy> applied = (countWhen != null)
+					? new AppliedLimit<>(policies.live(name).orElseThrow(),
+							BoundPolicy.countedByOutcome(UnaryOperator.identity()), null, expressions)
+					: AppliedLimit.of(policies.live(name).orElseThrow(), expressions);
+			bound.add(new BoundPolicy(applied, null, 1, countWhen));
 		}
 		return new RouteRule(pattern, Set.copyOf(methods), List.copyOf(bound));
 	}

@@ -1,11 +1,14 @@
 package dev.ratelimit.key;
 
+import java.util.function.UnaryOperator;
+
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 
 import dev.ratelimit.core.LimitRequest;
+import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitPolicy;
 
 /**
@@ -29,6 +32,25 @@ public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost
 	 */
 	public BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost, long fixedCost) {
 		this(applied, cost, fixedCost, null);
+	}
+
+	/**
+	 * Guards what a place changes on a policy counted by outcome: a refresh that
+	 * turns the policy into one that cannot give units back exactly (shaping,
+	 * wait mode, prefetch, shadow) is refused at that place, which keeps
+	 * deciding with the policy as it was (see {@link AppliedLimit}).
+	 * @param local what the place changes
+	 * @return the same change, refusing a policy that cannot be counted by outcome
+	 */
+	public static UnaryOperator<RateLimitPolicy> countedByOutcome(UnaryOperator<RateLimitPolicy> local) {
+		return (configured) -> {
+			RateLimitPolicy policy = local.apply(configured);
+			String problem = policy.outcomeCountingProblem();
+			if (problem != null) {
+				throw new PolicyValidationException("count-on", policy.name(), problem);
+			}
+			return policy;
+		};
 	}
 
 	/** @return the policy as it applies here now, for its name, key and visibility */
