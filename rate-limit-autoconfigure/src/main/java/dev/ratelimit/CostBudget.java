@@ -29,7 +29,11 @@ import org.springframework.core.annotation.AliasFor;
  * {@code #exception} set and {@code #result} null; if it yields no amount, the
  * budget's {@code on-error} rule applies: {@code keep} charges the estimate,
  * {@code release} charges nothing. Methods returning a
- * {@link java.util.concurrent.CompletionStage} are settled when it completes.
+ * {@link java.util.concurrent.CompletionStage} are settled when it completes,
+ * and streams ({@code SseEmitter}, {@code ResponseBodyEmitter},
+ * {@code StreamingResponseBody}, Reactor's {@code Flux}) when they end; a stream
+ * reports its usage as it goes through {@link dev.ratelimit.budget.BudgetMeter#current()}
+ * and is then charged what it reported.
  */
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -73,6 +77,16 @@ public @interface CostBudget {
 	 * @return the actual cost expression
 	 */
 	String actual() default "";
+
+	/**
+	 * What a stream reporting its usage through
+	 * {@link dev.ratelimit.budget.BudgetMeter} does when that usage would pass
+	 * its reservation: {@code stop} at the reservation, or {@code extend} it
+	 * while the budget allows. Overrides the budget's {@code on-overrun}; empty
+	 * keeps it.
+	 * @return the overrun rule
+	 */
+	String onOverrun() default "";
 
 	/**
 	 * Whether the budget is told to callers in the {@code Budget-Remaining} field

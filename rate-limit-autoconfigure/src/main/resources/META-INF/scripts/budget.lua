@@ -15,10 +15,11 @@
 --          by the marker's expiry in µs
 --          The caller passes all three, sharing one hash tag, so that they
 --          live in one Redis Cluster slot. Missing keys are a fresh state.
--- ARGV[1]  the operation: reserve, settle, release or peek
+-- ARGV[1]  the operation: reserve, extend, settle, release or peek
 -- ARGV[2]  the current time in µs, or '' to read the server's TIME
 -- ARGV[3]  the reservation id ('' for peek)
--- ARGV[4]  the estimate (reserve) or the actual cost (settle); 0 otherwise
+-- ARGV[4]  the estimate (reserve), the addition (extend) or the actual cost
+--          (settle); 0 otherwise
 -- ARGV[5]  the policy's reservation timeout in µs: how long a lease lives
 -- ARGV[6..] five values per limit, in the policy's order:
 --            kind       'c' calendar or 'r' rolling
@@ -45,7 +46,8 @@ local KEY_DONE = KEYS[3]
 
 local operation = ARGV[1]
 -- Checked before anything is written: a script that fails half-way keeps its writes.
-if operation ~= 'reserve' and operation ~= 'settle' and operation ~= 'release' and operation ~= 'peek' then
+if operation ~= 'reserve' and operation ~= 'extend' and operation ~= 'settle' and operation ~= 'release'
+		and operation ~= 'peek' then
 	return error('unknown budget operation: ' .. tostring(operation))
 end
 local now = currentTimeMicros(ARGV[2])
@@ -247,6 +249,31 @@ local function reserve(state, estimate)
 	return decision(state, true, violated, 0)
 end
 
+-- BudgetState#extend: a live lease grows if every limit has room, and is renewed.
+local function extend(state, more)
+	local violated = {}
+	for i = 1, #limits do
+		violated[i] = false
+	end
+	if not isLive(id) then
+		return decision(state, false, violated, 0)
+	end
+	local allowed = true
+	for i, limit in ipairs(limits) do
+		if state.spent[i] + state.reserved + more > limit.amount then
+			violated[i] = true
+			allowed = false
+		end
+	end
+	if not allowed then
+		return decision(state, false, violated, 0)
+	end
+	state.reserved = state.reserved + more
+	redis.call('ZADD', KEY_LEASES, int(now + leaseMicros), id)
+	redis.call('HINCRBY', KEY_STATE, 'a:' .. id, int(more))
+	return decision(state, true, violated, 0)
+end
+
 -- BudgetState#settle
 local function settle(state, actual)
 	if isDone(id) then
@@ -281,6 +308,8 @@ normalize(state)
 local reply
 if operation == 'reserve' then
 	reply = reserve(state, amountArg)
+elseif operation == 'extend' then
+	reply = extend(state, amountArg)
 elseif operation == 'settle' then
 	reply = settle(state, amountArg)
 elseif operation == 'release' then

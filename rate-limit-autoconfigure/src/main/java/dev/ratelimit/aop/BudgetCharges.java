@@ -13,6 +13,7 @@ import org.springframework.expression.Expression;
 
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetDecision;
+import dev.ratelimit.budget.BudgetMeter;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.OnError;
 import dev.ratelimit.budget.Reservation;
@@ -33,7 +34,9 @@ import dev.ratelimit.key.RequestBinding;
  * every caller's budget with refusals. Otherwise the {@code actual} expression
  * is evaluated over {@code #result} (and {@code #exception}); when it yields
  * nothing, a failed call follows {@code on-error} and a successful one is
- * charged its estimate.
+ * charged its estimate. A call that reported its usage through its
+ * {@link BudgetMeter} (a stream) is charged that usage instead, see
+ * {@link #meteredCost}.
  */
 final class BudgetCharges {
 
@@ -103,12 +106,13 @@ final class BudgetCharges {
 	 * @param workRan whether limited work may have run inside the call, which
 	 * makes a refusal of ours a failure like any other
 	 */
-	void settle(List<BoundBudget> bound, List<Reservation> reservations, EvaluationContext context,
-			@Nullable Object result, @Nullable Throwable failure, boolean workRan) {
+	void settle(List<BoundBudget> bound, List<Reservation> reservations, @Nullable BudgetMeter meter,
+			EvaluationContext context, @Nullable Object result, @Nullable Throwable failure, boolean workRan) {
 		if (reservations.isEmpty()) {
 			return;
 		}
-		if (failure instanceof RateLimitException && !workRan) {
+		boolean metered = meter != null && meter.reported();
+		if (failure instanceof RateLimitException && !workRan && !metered) {
 			release(bound, reservations);
 			return;
 		}
@@ -118,6 +122,11 @@ final class BudgetCharges {
 			BoundBudget budget = bound.get(i);
 			Reservation reservation = reservations.get(i);
 			if (reservation == null) {
+				continue;
+			}
+			if (metered) {
+				record(budget, reservation.settle(meteredCost(budget, reservation, meter.usedMicros(i), context,
+						failure)));
 				continue;
 			}
 			Long actual = actual(budget, context, failure);
@@ -133,6 +142,24 @@ final class BudgetCharges {
 			}
 			record(budget, decision);
 		}
+	}
+
+	/**
+	 * The cost of a call that reported its usage: that usage when it completed,
+	 * was stopped at its reservation, or lost its client (timed out, cancelled);
+	 * when it failed, at least that usage — the provider was paid for it — and
+	 * otherwise the actual cost or the on-error rule.
+	 */
+	private long meteredCost(BoundBudget budget, Reservation reservation, long used, EvaluationContext context,
+			@Nullable Throwable failure) {
+		if (failure == null || Completions.clientGone(failure)) {
+			return used;
+		}
+		Long actual = actual(budget, context, failure);
+		if (actual != null) {
+			return Math.max(actual, used);
+		}
+		return (budget.policy().onError() == OnError.RELEASE) ? used : Math.max(used, reservation.reservedMicros());
 	}
 
 	/**

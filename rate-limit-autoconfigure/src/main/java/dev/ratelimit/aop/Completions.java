@@ -26,6 +26,7 @@ import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.context.request.async.WebAsyncUtils;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
+import org.springframework.web.util.DisconnectedClientHelper;
 
 /**
  * Finishes a limited call when its work really ends — the one way every kind of
@@ -45,7 +46,8 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
  * <li>{@link StreamingResponseBody}, when its body has been written or failed,
  * also inside a {@link ResponseEntity};</li>
  * <li>Reactor's {@link Mono} and {@link Flux} (when Reactor is on the
- * classpath), on completion, error or cancellation. A publisher nobody
+ * classpath), on completion, error or cancellation; a completed {@code Flux}'s
+ * result is its last element. A publisher nobody
  * subscribes to never ends, and holds what it took.</li>
  * </ul>
  * The finish runs exactly once, whatever happens.
@@ -54,6 +56,9 @@ final class Completions {
 
 	private static final boolean WEB_MVC = ClassUtils.isPresent(
 			"org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
+			Completions.class.getClassLoader());
+
+	private static final boolean WEB = ClassUtils.isPresent("org.springframework.web.util.DisconnectedClientHelper",
 			Completions.class.getClassLoader());
 
 	private static final boolean REACTOR = ClassUtils.isPresent("reactor.core.publisher.Mono",
@@ -90,6 +95,17 @@ final class Completions {
 		return result;
 	}
 
+	/**
+	 * Whether a failure says the work's client went away or its request timed
+	 * out, rather than that the work failed: a stream then ran until that point.
+	 * @param failure how the work ended
+	 * @return whether the client is gone
+	 */
+	static boolean clientGone(Throwable failure) {
+		return failure instanceof WorkAbandonedException
+				|| (WEB && DisconnectedClientHelper.isClientDisconnectedException(failure));
+	}
+
 	/** Returns the failure of a {@link CompletionStage} or future without its wrapper. */
 	static @Nullable Throwable unwrap(@Nullable Throwable failure) {
 		Throwable cause = failure;
@@ -123,8 +139,8 @@ final class Completions {
 
 		/**
 		 * The work ended.
-		 * @param value the result, {@code null} on failure (an emitter or publisher
-		 * for a stream)
+		 * @param value the result, {@code null} on failure (the emitter or body of a
+		 * stream, the last element of a {@code Flux})
 		 * @param failure why it failed, timed out or was abandoned; {@code null} on success
 		 * @param later whether the work ended after the method returned, on another
 		 * thread or in another dispatch
@@ -348,8 +364,11 @@ final class Completions {
 					.doOnError((failure) -> once.finish(null, failure, true))
 					.doOnCancel(() -> once.finish(null, new WorkAbandonedException("The subscriber cancelled"), true));
 			}
+			// The last element is the result a completed stream is settled with: often its usage.
+			AtomicReference<Object> last = new AtomicReference<>();
 			Flux<?> flux = (Flux<?>) result;
-			return flux.doOnComplete(() -> once.finish(flux, null, true))
+			return flux.doOnNext(last::set)
+				.doOnComplete(() -> once.finish(last.get(), null, true))
 				.doOnError((failure) -> once.finish(null, failure, true))
 				.doOnCancel(() -> once.finish(null, new WorkAbandonedException("The subscriber cancelled"), true));
 		}

@@ -24,6 +24,7 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
 import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.budget.OnOverrun;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Algorithm;
@@ -249,8 +250,12 @@ public final class LimitAnnotations {
 		String actual = attributes.text("actual");
 		LiveLimit<BudgetPolicy> live = named(this.limits.budgets(), name, attributes, null);
 		// The key attribute names whose budget it is per call; the budget's own key stays the configured one.
-		UnaryOperator<BudgetPolicy> local = attributes.text("visibility").isEmpty() ? UnaryOperator.identity()
-				: (configured) -> overridden(configured.toBuilder(), "", attributes).build();
+		String onOverrun = attributes.text("onOverrun");
+		UnaryOperator<BudgetPolicy> local = (attributes.text("visibility").isEmpty() && onOverrun.isEmpty())
+				? UnaryOperator.identity() : (configured) -> {
+					BudgetPolicy.Builder builder = overridden(configured.toBuilder(), "", attributes);
+					return (onOverrun.isEmpty() ? builder : builder.onOverrun(parseOnOverrun(onOverrun))).build();
+				};
 		AppliedLimit<BudgetPolicy> budget = attributes.applied(live, local, key.isEmpty() ? null : key);
 		if (estimate.isEmpty()) {
 			throw attributes.error("(\"" + name + "\") has no estimate",
@@ -338,6 +343,15 @@ public final class LimitAnnotations {
 		}
 		throw new PolicyValidationException("algorithm", text, "use one of token-bucket, fixed-window, "
 				+ "sliding-window-log, sliding-window-counter, leaky-bucket, leaky-bucket-shaping");
+	}
+
+	private static OnOverrun parseOnOverrun(String text) {
+		try {
+			return OnOverrun.valueOf(text.toUpperCase(Locale.ROOT));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new PolicyValidationException("onOverrun", text, "use stop or extend");
+		}
 	}
 
 	private static long parseWhole(String attribute, String text, String reason) {

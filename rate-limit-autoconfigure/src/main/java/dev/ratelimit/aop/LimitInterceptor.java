@@ -17,6 +17,7 @@ import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
+import dev.ratelimit.budget.BudgetMeter;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
@@ -44,7 +45,8 @@ import dev.ratelimit.key.RequestBinding;
  * <li>the budgets reserve their estimates (all or nothing);</li>
  * <li>the concurrency cap hands out a permit, waiting up to its max-wait; a
  * refusal releases the reservations;</li>
- * <li>the method runs;</li>
+ * <li>the method runs, with its call's {@link BudgetMeter} current, for a
+ * stream to report its usage;</li>
  * <li>when its work ends — at once, or later for an asynchronous or streaming
  * result (see {@link Completions}) — the permit is released, the budgets
  * settled and the rate limits counted by outcome ({@code countWhen}) settled,
@@ -162,18 +164,21 @@ public final class LimitInterceptor implements MethodInterceptor {
 		Object result;
 		WorkScope.workStarts();
 		WorkScope scope = reservations.isEmpty() ? null : WorkScope.open();
+		// Bound for the method's body only: the method hands it to the thread that writes its stream.
+		BudgetMeter meter = reservations.isEmpty() ? null : new BudgetMeter(reservations);
+		BudgetMeter.Scope metering = (meter != null) ? BudgetMeter.bind(meter) : null;
 		try {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			closeScope(scope);
-			finish(limits, decided, reservations, permit, context, null, ex, scope == null || scope.workRan());
+			closeScopes(scope, metering);
+			finish(limits, decided, reservations, meter, permit, context, null, ex, scope == null || scope.workRan());
 			throw ex;
 		}
-		closeScope(scope);
+		closeScopes(scope, metering);
 		boolean workRan = scope == null || scope.workRan();
-		return Completions.whenDone(result, (value, failure, later) -> finish(limits, decided, reservations, permit,
-				context, value, failure, later || workRan), this.requests.isHandler(limits.method()));
+		return Completions.whenDone(result, (value, failure, later) -> finish(limits, decided, reservations, meter,
+				permit, context, value, failure, later || workRan), this.requests.isHandler(limits.method()));
 	}
 
 	private RateLimitOutcome decideRateLimits(MethodLimits limits, EvaluationContext context) {
@@ -228,8 +233,8 @@ public final class LimitInterceptor implements MethodInterceptor {
 	}
 
 	private void finish(MethodLimits limits, RateLimitOutcome decided, List<Reservation> reservations,
-			@Nullable Permit permit, EvaluationContext context, @Nullable Object value, @Nullable Throwable failure,
-			boolean workRan) {
+			@Nullable BudgetMeter meter, @Nullable Permit permit, EvaluationContext context, @Nullable Object value,
+			@Nullable Throwable failure, boolean workRan) {
 		try {
 			if (permit != null) {
 				permit.release();
@@ -237,7 +242,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		finally {
 			try {
-				this.budgets.settle(limits.budgets(), reservations, context, value, failure, workRan);
+				this.budgets.settle(limits.budgets(), reservations, meter, context, value, failure, workRan);
 			}
 			finally {
 				settleRateLimits(limits, decided, context, value, failure, workRan);
@@ -259,7 +264,10 @@ public final class LimitInterceptor implements MethodInterceptor {
 		OutcomeSettlement.settle(limits.rateLimits(), decided, context, value, failure, null);
 	}
 
-	private static void closeScope(@Nullable WorkScope scope) {
+	private static void closeScopes(@Nullable WorkScope scope, BudgetMeter.@Nullable Scope metering) {
+		if (metering != null) {
+			metering.close();
+		}
 		if (scope != null) {
 			scope.close();
 		}

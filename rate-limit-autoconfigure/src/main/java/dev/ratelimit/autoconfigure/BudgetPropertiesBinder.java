@@ -9,7 +9,7 @@ import dev.ratelimit.core.PolicyValidationException;
 
 /**
  * Sets what only a budget has from {@code rate-limit.budgets.<name>}: its unit,
- * zone, reservation timeout, error rule and amounts;
+ * zone, reservation timeout, error and overrun rules and amounts;
  * {@link LimitPropertiesBinder#BUDGETS} does the rest.
  */
 final class BudgetPropertiesBinder {
@@ -24,7 +24,8 @@ final class BudgetPropertiesBinder {
 		builder.unit(source.getUnit())
 			.zone(source.getZone())
 			.reservationTimeout(source.getReservationTimeout())
-			.onError(source.getOnError());
+			.onError(source.getOnError())
+			.onOverrun(source.getOnOverrun());
 		if (source.getAmount() != null || source.getWindow() != null) {
 			// A single amount and window are written without a list.
 			if (!source.getLimits().isEmpty()) {

@@ -14,6 +14,7 @@ import org.springframework.boot.context.properties.DeprecatedConfigurationProper
 import dev.ratelimit.budget.Amount;
 import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.budget.OnError;
+import dev.ratelimit.budget.OnOverrun;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Algorithm;
@@ -1246,6 +1247,13 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private OnError onError = OnError.KEEP;
 
+		/**
+		 * What a stream reporting its usage does when that usage would pass its
+		 * reservation: stop at the reservation, or extend it (atomically, another
+		 * estimate at a time) while the budget allows, and stop when it does not.
+		 */
+		private OnOverrun onOverrun = OnOverrun.STOP;
+
 		public Budget() {
 			super(FailureMode.CLOSED);
 		}
@@ -1311,6 +1319,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setOnError(OnError onError) {
 			this.onError = onError;
+		}
+
+		public OnOverrun getOnOverrun() {
+			return this.onOverrun;
+		}
+
+		public void setOnOverrun(OnOverrun onOverrun) {
+			this.onOverrun = onOverrun;
 		}
 
 	}

@@ -31,6 +31,8 @@ public final class BudgetPolicy extends AbstractLimit {
 
 	private final OnError onError;
 
+	private final OnOverrun onOverrun;
+
 	private BudgetPolicy(Builder builder) {
 		super(builder);
 		this.unit = builder.unit;
@@ -38,6 +40,7 @@ public final class BudgetPolicy extends AbstractLimit {
 		this.limits = List.copyOf(builder.limits);
 		this.reservationTimeoutMicros = builder.reservationTimeoutMicros;
 		this.onError = builder.onError;
+		this.onOverrun = builder.onOverrun;
 	}
 
 	/**
@@ -83,6 +86,11 @@ public final class BudgetPolicy extends AbstractLimit {
 		return this.onError;
 	}
 
+	/** @return what a metered stream does when its usage would pass its reservation */
+	public OnOverrun onOverrun() {
+		return this.onOverrun;
+	}
+
 	@Override
 	public BudgetPolicy withQuota(Quota quota) {
 		quota.checkKind(LimitKind.BUDGET);
@@ -105,7 +113,9 @@ public final class BudgetPolicy extends AbstractLimit {
 	 * @return a builder
 	 */
 	public Builder toBuilder() {
-		Builder builder = copyTo(new Builder(name())).unit(this.unit).zone(this.zone).onError(this.onError);
+		Builder builder = copyTo(new Builder(name())).unit(this.unit).zone(this.zone)
+			.onError(this.onError)
+			.onOverrun(this.onOverrun);
 		builder.limits.addAll(this.limits);
 		builder.reservationTimeoutMicros = this.reservationTimeoutMicros;
 		return builder;
@@ -116,7 +126,7 @@ public final class BudgetPolicy extends AbstractLimit {
 		return "BudgetPolicy[" + name() + ": " + this.limits + " " + this.unit + " key=" + key() + " zone="
 				+ this.zone + " failure-mode=" + failureMode() + " reservation-timeout=" + this.reservationTimeoutMicros
 				+ "us on-error="
-				+ this.onError + "]";
+				+ this.onError + " on-overrun=" + this.onOverrun + "]";
 	}
 
 	/**
@@ -133,6 +143,8 @@ public final class BudgetPolicy extends AbstractLimit {
 		private long reservationTimeoutMicros = Duration.ofMinutes(5).toNanos() / 1_000L;
 
 		private OnError onError = OnError.KEEP;
+
+		private OnOverrun onOverrun = OnOverrun.STOP;
 
 		private Builder(String name) {
 			// A budget's store is its record of spend: without it, nothing stops the spending.
@@ -225,6 +237,17 @@ public final class BudgetPolicy extends AbstractLimit {
 		 */
 		public Builder onError(OnError onError) {
 			this.onError = Objects.requireNonNull(onError, "onError");
+			return this;
+		}
+
+		/**
+		 * Sets what a metered stream does when its usage would pass its
+		 * reservation; {@link OnOverrun#STOP} by default.
+		 * @param onOverrun the rule
+		 * @return this builder
+		 */
+		public Builder onOverrun(OnOverrun onOverrun) {
+			this.onOverrun = Objects.requireNonNull(onOverrun, "onOverrun");
 			return this;
 		}
 

@@ -112,6 +112,44 @@ public final class BudgetState {
 	}
 
 	/**
+	 * Adds to a live reservation if every limit has room for the addition
+	 * (spent + reserved + more within the amount), and renews its lease: a
+	 * stream that outgrew its estimate reserves more as it goes. A reservation
+	 * that is no longer live (settled, released or expired) is refused, so that
+	 * work whose lease lapsed stops rather than spends unreserved.
+	 * @param policy the budget
+	 * @param spans the calendar windows around now
+	 * @param id the reservation's id
+	 * @param more the amount to add, 0 to renew the lease only
+	 * @param now the current time
+	 * @return the decision: allowed when the reservation grew
+	 */
+	public BudgetDecision extend(BudgetPolicy policy, BudgetWindow.Span[] spans, String id, long more, long now) {
+		normalize(policy, spans, now);
+		List<BudgetLimit> limits = policy.limits();
+		boolean[] violated = new boolean[limits.size()];
+		long[] lease = this.leases.get(id);
+		if (lease == null) {
+			return decision(policy, false, violated, 0, now);
+		}
+		boolean allowed = true;
+		for (int i = 0; i < limits.size(); i++) {
+			if (this.spent[i] + this.reserved + more > limits.get(i).amountMicros()) {
+				violated[i] = true;
+				allowed = false;
+			}
+		}
+		if (!allowed) {
+			return decision(policy, false, violated, 0, now);
+		}
+		this.reserved += more;
+		// Removed and put back: insertion order stays expiry order.
+		this.leases.remove(id);
+		this.leases.put(id, new long[] { lease[0] + more, now + policy.reservationTimeoutMicros() });
+		return decision(policy, true, violated, 0, now);
+	}
+
+	/**
 	 * Releases a reservation without charging it. Releasing twice, or after a
 	 * settle, changes nothing.
 	 * @param policy the budget

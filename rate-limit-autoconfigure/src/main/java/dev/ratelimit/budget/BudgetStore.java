@@ -20,6 +20,23 @@ public interface BudgetStore {
 	BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros);
 
 	/**
+	 * Adds to a live reservation, atomically: admitted only if every limit has
+	 * room for the addition after what is spent and reserved; the reservation's
+	 * lease is renewed too. A reservation no longer live is refused. Stores
+	 * that cannot do it keep this default, and streams that would outgrow their
+	 * reservation then stop at it.
+	 * @param policy the budget
+	 * @param key the storage key
+	 * @param id the reservation's id
+	 * @param moreMicros the amount to add, 0 to renew the lease only
+	 * @return the decision: allowed when the reservation grew
+	 * @throws UnsupportedOperationException if this store cannot extend reservations
+	 */
+	default BudgetDecision extend(BudgetPolicy policy, String key, String id, long moreMicros) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot extend reservations");
+	}
+
+	/**
 	 * Settles a reservation to its actual cost; idempotent.
 	 * @param policy the budget
 	 * @param key the storage key

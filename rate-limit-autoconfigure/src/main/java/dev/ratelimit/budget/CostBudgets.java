@@ -187,6 +187,35 @@ public final class CostBudgets {
 		}
 	}
 
+	/**
+	 * Extends a reservation in the store that holds it. A store that fails or
+	 * cannot extend refuses: work then stops at what it holds, never spends
+	 * unreserved. A reservation held nowhere (its budget not enforced) grows.
+	 */
+	boolean extend(Reservation reservation, long moreMicros) {
+		if (reservation.store() == null) {
+			return true;
+		}
+		BudgetDecision decision;
+		long start = System.nanoTime();
+		try {
+			decision = reservation.store()
+				.extend(reservation.policy(), reservation.key(), reservation.id(), moreMicros);
+			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, true);
+		}
+		catch (UnsupportedOperationException ex) {
+			return false;
+		}
+		catch (RuntimeException ex) {
+			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
+			this.health.failed(ex);
+			logger.log(Level.WARNING, "Could not extend reservation " + reservation.id() + " of budget '"
+					+ reservation.policy().name() + "'; the stream stops at what it holds: " + ex);
+			return false;
+		}
+		return decision.allowed();
+	}
+
 	BudgetDecision release(Reservation reservation) {
 		if (reservation.store() == null) {
 			return null;

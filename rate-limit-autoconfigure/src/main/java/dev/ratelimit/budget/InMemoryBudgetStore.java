@@ -54,6 +54,13 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	}
 
 	@Override
+	public BudgetDecision extend(BudgetPolicy policy, String key, String id, long moreMicros) {
+		// A forgotten key holds no live reservation: the fresh state refuses.
+		return apply(policy, key, Creation.NEVER,
+				(state) -> state.extend(policy, spans(policy), id, moreMicros, now()));
+	}
+
+	@Override
 	public BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros) {
 		// Settling a key already forgotten (its reservation outlived its lease) still records the spend,
 		// even at the bound: spend is never dropped, and such settles are few.

@@ -1,6 +1,7 @@
 package dev.ratelimit.budget;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An amount held against a budget until the work's actual cost is known.
@@ -26,6 +27,8 @@ public final class Reservation {
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
+	private final AtomicLong reservedMicros;
+
 	Reservation(CostBudgets budgets, BudgetPolicy policy, String key, String id, long estimateMicros,
 			BudgetDecision decision, BudgetStore store) {
 		this.budgets = budgets;
@@ -35,6 +38,26 @@ public final class Reservation {
 		this.estimateMicros = estimateMicros;
 		this.decision = decision;
 		this.store = store;
+		this.reservedMicros = new AtomicLong(estimateMicros);
+	}
+
+	/**
+	 * Reserves more against the budget for this reservation, atomically: only
+	 * if every limit still has room for it. Its lease is renewed as well.
+	 * @param moreMicros the amount to add, 0 to renew the lease only
+	 * @return whether the reservation grew; {@code false} once it is finished,
+	 * when its lease has lapsed, or when the budget refuses or cannot be asked
+	 */
+	public boolean extend(long moreMicros) {
+		if (moreMicros < 0 || moreMicros > Amounts.MAX_MICROS) {
+			throw new IllegalArgumentException("extension of budget '" + this.policy.name() + "' is outside 0.."
+					+ Amounts.format(Amounts.MAX_MICROS) + ": " + Amounts.format(moreMicros));
+		}
+		if (this.finished.get() || !this.budgets.extend(this, moreMicros)) {
+			return false;
+		}
+		this.reservedMicros.addAndGet(moreMicros);
+		return true;
 	}
 
 	/**
@@ -89,6 +112,11 @@ public final class Reservation {
 	/** @return the reserved estimate in micro-units */
 	public long estimateMicros() {
 		return this.estimateMicros;
+	}
+
+	/** @return what the reservation holds in micro-units: its estimate and every extension */
+	public long reservedMicros() {
+		return this.reservedMicros.get();
 	}
 
 	/** @return the decision that admitted the reservation */

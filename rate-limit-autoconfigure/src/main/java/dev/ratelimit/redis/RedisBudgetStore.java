@@ -88,6 +88,11 @@ public final class RedisBudgetStore implements BudgetStore {
 	}
 
 	@Override
+	public BudgetDecision extend(BudgetPolicy policy, String key, String id, long moreMicros) {
+		return run(policy, key, "extend", id, moreMicros);
+	}
+
+	@Override
 	public BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros) {
 		return run(policy, key, "settle", id, actualMicros);
 	}

@@ -87,6 +87,12 @@ final class BudgetComparison {
 				(store) -> store.settle(policy, key, id, actualMicros));
 	}
 
+	BudgetDecision extend(BudgetPolicy policy, String key, String id, long moreMicros) {
+		return compare("extend " + id + " " + moreMicros, policy, key,
+				(state) -> state.extend(policy, BudgetStore.spans(policy, now()), id, moreMicros, now()),
+				(store) -> store.extend(policy, key, id, moreMicros));
+	}
+
 	BudgetDecision release(BudgetPolicy policy, String key, String id) {
 		return compare("release " + id, policy, key,
 				(state) -> state.release(policy, BudgetStore.spans(policy, now()), id, now()),

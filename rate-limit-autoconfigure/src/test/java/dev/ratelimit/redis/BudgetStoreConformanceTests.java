@@ -211,6 +211,44 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 	}
 
 	@Test
+	void extendGrowsALiveReservationWhileTheBudgetHasRoomAndRenewsItsLease() {
+		BudgetPolicy policy = budget("day", "1.00", Duration.ofMinutes(5));
+		BudgetComparison budgets = comparison(MORNING);
+		String key = key(policy);
+
+		budgets.reserve(policy, key, "stream", 40 * CENT);
+		budgets.reserve(policy, key, "other", 30 * CENT);
+		budgets.advance(Duration.ofMinutes(4));
+		assertThat(budgets.extend(policy, key, "stream", 20 * CENT)).isEqualTo(one(true, 0, 90 * CENT, 10 * CENT,
+				14 * HOUR - 4 * MINUTE, 0));
+		// 11 cents more would pass the amount: refused, nothing changes.
+		assertThat(budgets.extend(policy, key, "stream", 11 * CENT)).isEqualTo(one(false, 0, 90 * CENT, 10 * CENT,
+				14 * HOUR - 4 * MINUTE, 0));
+		assertThat(budgets.extend(policy, key, "stream", 10 * CENT).allowed()).isTrue();
+		// Renewed at 4 minutes: the other lease expires at 5, this one lives on to 9.
+		budgets.advance(Duration.ofMinutes(2));
+		assertThat(budgets.peek(policy, key).reservedMicros()).isEqualTo(70 * CENT);
+		assertThat(budgets.settle(policy, key, "stream", 65 * CENT)).isEqualTo(one(true, 65 * CENT, 0, 35 * CENT,
+				14 * HOUR - 6 * MINUTE, 0));
+	}
+
+	@Test
+	void extendRefusesAReservationThatIsNoLongerLive() {
+		BudgetPolicy policy = budget("day", "1.00", Duration.ofMinutes(5));
+		BudgetComparison budgets = comparison(MORNING);
+		String key = key(policy);
+
+		budgets.reserve(policy, key, "settled", 10 * CENT);
+		budgets.settle(policy, key, "settled", 5 * CENT);
+		assertThat(budgets.extend(policy, key, "settled", CENT).allowed()).isFalse();
+		budgets.reserve(policy, key, "lapsed", 10 * CENT);
+		budgets.advance(Duration.ofMinutes(5));
+		assertThat(budgets.extend(policy, key, "lapsed", CENT).allowed()).isFalse();
+		assertThat(budgets.extend(policy, key, "unknown", 0).allowed()).isFalse();
+		assertThat(budgets.peek(policy, key).reservedMicros()).isZero();
+	}
+
+	@Test
 	void settleAfterTheLeaseExpiredChargesTheActualCost() {
 		BudgetPolicy policy = budget("day", "5.00", Duration.ofMinutes(1));
 		BudgetComparison budgets = comparison(MORNING);
@@ -290,6 +328,11 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 				// Recent ids mostly, so that most settles find their lease; old ones are retries.
 				int back = random.nextInt(Math.min(admittedIds.size(), 6));
 				budgets.settle(policy, key, admittedIds.get(admittedIds.size() - 1 - back), random.nextInt(45) * CENT);
+			}
+			else if (choice < 78) {
+				// Streams growing their reservation, some long settled or expired.
+				int back = random.nextInt(Math.min(admittedIds.size(), 6));
+				budgets.extend(policy, key, admittedIds.get(admittedIds.size() - 1 - back), random.nextInt(20) * CENT);
 			}
 			else if (choice < 85) {
 				budgets.release(policy, key, admittedIds.get(random.nextInt(admittedIds.size())));
