@@ -16,6 +16,7 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
 
 import dev.ratelimit.Limits;
+import dev.ratelimit.aop.WorkScope;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
@@ -160,6 +161,8 @@ public final class ProviderClient implements ClientHttpRequestInterceptor {
 		}
 		Permit permit = (this.settings.concurrency() != null) ? this.limits.permit(this.settings.concurrency(), null)
 				: null;
+		// A budgeted call around this one has now paid for work: a later refusal of ours is no longer free.
+		WorkScope.workStarts();
 		if (permit == null) {
 			return execution.execute(request, body);
 		}
