@@ -1,5 +1,6 @@
 package dev.ratelimit.client;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -128,7 +129,7 @@ public final class ProviderClients {
 
 			@Override
 			public ClientHttpResponse intercept(HttpRequest request, byte[] body,
-					ClientHttpRequestExecution execution) throws java.io.IOException {
+					ClientHttpRequestExecution execution) throws IOException {
 				Optional<ProviderClient> client = match(request.getURI());
 				return client.isPresent() ? client.get().intercept(request, body, execution)
 						: execution.execute(request, body);
