@@ -53,6 +53,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final String backend;
 
+	private final Map<String, List<String>> clientUsages;
+
 	/**
 	 * Creates a validator.
 	 * @param beanFactory the bean factory whose beans are checked
@@ -63,10 +65,27 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	 */
 	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, LimitAnnotations annotations,
 			LimitRegistry policies, Map<String, List<String>> routeUsages, String backend) {
+		this(beanFactory, annotations, policies, routeUsages, Map.of(), backend);
+	}
+
+	/**
+	 * Creates a validator that also reports the limits provider clients use.
+	 * @param beanFactory the bean factory whose beans are checked
+	 * @param annotations the resolver of the annotations
+	 * @param policies the configured policies, budgets and caps
+	 * @param routeUsages the route rules naming each rate-limit policy, as text
+	 * @param clientUsages the provider clients naming each rate-limit policy or
+	 * concurrency cap, as text
+	 * @param backend where the limits are kept, as the report's first line says it
+	 */
+	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, LimitAnnotations annotations,
+			LimitRegistry policies, Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages,
+			String backend) {
 		this.beanFactory = beanFactory;
 		this.annotations = annotations;
 		this.policies = policies;
 		this.routeUsages = routeUsages;
+		this.clientUsages = clientUsages;
 		this.backend = backend;
 	}
 
@@ -74,6 +93,10 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	public void afterSingletonsInstantiated() {
 		Usages usages = new Usages();
 		this.routeUsages.forEach((policy, routes) -> routes.forEach((route) -> usages.add("rate", policy, route)));
+		this.clientUsages.forEach((limit, clients) -> {
+			String kind = this.policies.rateLimits().live(limit).isPresent() ? "rate" : "concurrency";
+			clients.forEach((client) -> usages.add(kind, limit, client));
+		});
 		AnnotatedBeans.forEachLimitedMethod(this.beanFactory, (type, where, method, interceptable) -> {
 			if (!interceptable) {
 				logger.warn("Method " + where + " is annotated for rate limiting but is " + modifiers(method)
@@ -114,8 +137,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		usages.descriptions.forEach((id, description) -> {
 			List<String> places = usages.places.getOrDefault(id, List.of());
 			if (places.isEmpty()) {
-				logger.warn(description + " is configured but applies nowhere: no route rule or annotated method "
-						+ "uses it");
+				logger.warn(description + " is configured but applies nowhere: no route rule, annotated method "
+						+ "or provider client uses it");
 			}
 			else if (logger.isInfoEnabled()) {
 				logger.info(description + " applies to " + String.join(", ", places));

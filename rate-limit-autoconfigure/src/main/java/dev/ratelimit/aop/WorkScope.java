@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * {@code CompletableFuture.supplyAsync}) cannot mark them, so an asynchronous
  * result is always treated as work that may have run.
  */
-final class WorkScope implements AutoCloseable {
+public final class WorkScope implements AutoCloseable {
 
 	private static final ThreadLocal<WorkScope> CURRENT = new ThreadLocal<>();
 
@@ -29,9 +29,10 @@ final class WorkScope implements AutoCloseable {
 	}
 
 	/**
-	 * Marks every scope open on this thread: limited work is about to run.
+	 * Marks every scope open on this thread: limited work is about to run (a
+	 * limited method's body, or a request sent to a provider by its client).
 	 */
-	static void workStarts() {
+	public static void workStarts() {
 		for (WorkScope scope = CURRENT.get(); scope != null; scope = scope.parent) {
 			scope.workRan = true;
 		}

@@ -76,7 +76,22 @@ class RateLimitAnnotationConfiguration {
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
 			LimitAnnotations annotations, LimitRegistry limits, RateLimitProperties properties) {
 		return new RateLimitedMethodsValidator(beanFactory, annotations, limits, routeUsages(properties),
-				backend(properties));
+				clientUsages(properties), backend(properties));
+	}
+
+	/** The provider clients naming each rate-limit policy or concurrency cap, for the start-up report. */
+	private static Map<String, List<String>> clientUsages(RateLimitProperties properties) {
+		Map<String, List<String>> usages = new LinkedHashMap<>();
+		properties.getClients().forEach((name, client) -> {
+			String where = "provider client '" + name + "' (rate-limit.clients." + name + ")";
+			if (client.getRateLimit() != null) {
+				usages.computeIfAbsent(client.getRateLimit(), (limit) -> new ArrayList<>()).add(where);
+			}
+			if (client.getConcurrency() != null) {
+				usages.computeIfAbsent(client.getConcurrency(), (limit) -> new ArrayList<>()).add(where);
+			}
+		});
+		return usages;
 	}
 
 	/** Where the limits are kept, for the start-up report. */

@@ -50,7 +50,7 @@ import dev.ratelimit.core.RateLimitPolicy;
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAnnotationConfiguration.class,
 		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class,
 		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class,
-		RateLimitRefreshConfiguration.class })
+		RateLimitRefreshConfiguration.class, RateLimitClientConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	// Static: the binder asks for converters when it first binds, maybe before this class exists.

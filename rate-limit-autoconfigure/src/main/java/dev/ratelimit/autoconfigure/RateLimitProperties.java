@@ -1,5 +1,6 @@
 package dev.ratelimit.autoconfigure;
 
+import java.net.URI;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
@@ -82,6 +83,13 @@ public class RateLimitProperties implements InitializingBean {
 	 * Named concurrency caps, referenced by @Concurrency.
 	 */
 	private Map<String, ConcurrencyCap> concurrency = new LinkedHashMap<>();
+
+	/**
+	 * Named clients of providers this application calls (a model API, a payment
+	 * gateway): the provider's rate and parallel-request cap, retries, and the
+	 * provider's pauses.
+	 */
+	private Map<String, Client> clients = new LinkedHashMap<>();
 
 	private final Headers headers = new Headers();
 
@@ -174,6 +182,14 @@ public class RateLimitProperties implements InitializingBean {
 
 	public void setConcurrency(Map<String, ConcurrencyCap> concurrency) {
 		this.concurrency = concurrency;
+	}
+
+	public Map<String, Client> getClients() {
+		return this.clients;
+	}
+
+	public void setClients(Map<String, Client> clients) {
+		this.clients = clients;
 	}
 
 	public Map<String, Budget> getBudgets() {
@@ -1452,6 +1468,152 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setRejection(ConcurrencyPolicy.Rejection rejection) {
 			this.rejection = rejection;
+		}
+
+	}
+
+
+	/**
+	 * The client of one provider.
+	 */
+	public static class Client {
+
+		/**
+		 * Provider's base URL. A builder from ProviderClients.builder(name) starts
+		 * from it, and a request of any RestClient built by Spring Boot whose URL
+		 * starts with it follows this client's rules.
+		 */
+		private URI baseUrl;
+
+		/**
+		 * Rate-limit policy every attempt takes a unit of, waiting its turn: the
+		 * provider's published rate. Its max-wait must be positive.
+		 */
+		private String rateLimit;
+
+		/**
+		 * Concurrency cap every attempt holds a permit of until its response is
+		 * closed: the provider's parallel-request ceiling.
+		 */
+		private String concurrency;
+
+		/**
+		 * Most attempts of one call, the first included; 1 never retries.
+		 */
+		private int maxAttempts = 3;
+
+		/**
+		 * Backoff ceiling of the first retry, doubled for each further retry; the
+		 * wait is a uniformly random time below the ceiling (full jitter).
+		 */
+		private Duration backoff = Duration.ofMillis(200);
+
+		/**
+		 * Highest backoff ceiling.
+		 */
+		private Duration maxBackoff = Duration.ofSeconds(10);
+
+		/**
+		 * Longest a call may take, attempts and waits included. A wait that would
+		 * pass it is not made: the call ends with the provider's last answer.
+		 */
+		private Duration deadline = Duration.ofSeconds(30);
+
+		/**
+		 * Whether calls of every method are retried, POST and PATCH included.
+		 * Only for a provider that refuses a request before processing it.
+		 */
+		private boolean retryNonIdempotent = false;
+
+		/**
+		 * HTTP methods retried, when retry-non-idempotent is false.
+		 */
+		private List<String> retryMethods = new ArrayList<>(List.of("GET", "HEAD", "OPTIONS", "PUT", "DELETE"));
+
+		/**
+		 * Most added at random to a provider's pause before calling again, so that
+		 * the callers it released do not all call at the same instant.
+		 */
+		private Duration pauseJitter = Duration.ofMillis(500);
+
+		public URI getBaseUrl() {
+			return this.baseUrl;
+		}
+
+		public void setBaseUrl(URI baseUrl) {
+			this.baseUrl = baseUrl;
+		}
+
+		public String getRateLimit() {
+			return this.rateLimit;
+		}
+
+		public void setRateLimit(String rateLimit) {
+			this.rateLimit = rateLimit;
+		}
+
+		public String getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(String concurrency) {
+			this.concurrency = concurrency;
+		}
+
+		public int getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(int maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public Duration getBackoff() {
+			return this.backoff;
+		}
+
+		public void setBackoff(Duration backoff) {
+			this.backoff = backoff;
+		}
+
+		public Duration getMaxBackoff() {
+			return this.maxBackoff;
+		}
+
+		public void setMaxBackoff(Duration maxBackoff) {
+			this.maxBackoff = maxBackoff;
+		}
+
+		public Duration getDeadline() {
+			return this.deadline;
+		}
+
+		public void setDeadline(Duration deadline) {
+			this.deadline = deadline;
+		}
+
+		public boolean isRetryNonIdempotent() {
+			return this.retryNonIdempotent;
+		}
+
+		public void setRetryNonIdempotent(boolean retryNonIdempotent) {
+			this.retryNonIdempotent = retryNonIdempotent;
+		}
+
+		public List<String> getRetryMethods() {
+			return this.retryMethods;
+		}
+
+		public void setRetryMethods(List<String> retryMethods) {
+			this.retryMethods = retryMethods;
+		}
+
+		public Duration getPauseJitter() {
+			return this.pauseJitter;
+		}
+
+		public void setPauseJitter(Duration pauseJitter) {
+			this.pauseJitter = pauseJitter;
 		}
 
 	}

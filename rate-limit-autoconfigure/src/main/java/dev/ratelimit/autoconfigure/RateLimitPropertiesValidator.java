@@ -1,8 +1,10 @@
 package dev.ratelimit.autoconfigure;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import dev.ratelimit.core.LimitKeys;
@@ -47,6 +49,7 @@ final class RateLimitPropertiesValidator {
 		validator.routes(properties);
 		validator.memory(properties.getMemory());
 		validator.redis(properties.getRedis());
+		properties.getClients().forEach((name, client) -> validator.client(properties, name, client));
 		validator.notNegative("rate-limit.unavailable-retry-after", properties.getUnavailableRetryAfter());
 		if (!validator.problems.isEmpty()) {
 			throw InvalidProperty.all(validator.problems);
@@ -114,6 +117,53 @@ final class RateLimitPropertiesValidator {
 		}
 		positive(prefix + "permitted-number-of-calls-in-half-open-state",
 				breaker.getPermittedNumberOfCallsInHalfOpenState());
+	}
+
+	private void client(RateLimitProperties properties, String name, RateLimitProperties.Client client) {
+		String prefix = "rate-limit.clients." + name + ".";
+		if (!ClientPropertiesBinder.NAME.matcher(name).matches()) {
+			invalid("rate-limit.clients." + name, name, "a client's name is 1 to 64 letters, digits, '.', '_' or '-', "
+					+ "starting with a letter or digit");
+		}
+		URI baseUrl = client.getBaseUrl();
+		if (baseUrl != null && (baseUrl.getHost() == null || baseUrl.getScheme() == null
+				|| !baseUrl.getScheme().toLowerCase(Locale.ROOT).matches("https?") || baseUrl.getQuery() != null
+				|| baseUrl.getFragment() != null)) {
+			invalid(prefix + "base-url", baseUrl, "must be an absolute http or https URL without query or fragment, "
+					+ "such as https://api.example.com/v1");
+		}
+		String rateLimit = client.getRateLimit();
+		if (rateLimit != null) {
+			RateLimitProperties.Policy policy = properties.getPolicies().get(rateLimit);
+			if (policy == null) {
+				invalid(prefix + "rate-limit", rateLimit,
+						"no rate-limit policy of that name (configured: " + properties.getPolicies().keySet() + ")");
+			}
+			else if (policy.getMaxWait() == null || policy.getMaxWait().isZero() || policy.getMaxWait().isNegative()) {
+				invalid(prefix + "rate-limit", rateLimit, "the client waits for its turn: give the policy a wait, "
+						+ "rate-limit.policies." + rateLimit + ".max-wait (such as 2s)");
+			}
+		}
+		String cap = client.getConcurrency();
+		if (cap != null && !properties.getConcurrency().containsKey(cap)) {
+			invalid(prefix + "concurrency", cap,
+					"no concurrency cap of that name (configured: " + properties.getConcurrency().keySet() + ")");
+		}
+		positive(prefix + "max-attempts", client.getMaxAttempts());
+		positive(prefix + "backoff", client.getBackoff());
+		positive(prefix + "deadline", client.getDeadline());
+		notNegative(prefix + "pause-jitter", client.getPauseJitter());
+		if (client.getMaxBackoff().compareTo(client.getBackoff()) < 0) {
+			invalid(prefix + "max-backoff", client.getMaxBackoff(),
+					"must be at least " + prefix + "backoff (" + client.getBackoff().toMillis() + "ms)");
+		}
+		for (String method : client.getRetryMethods()) {
+			if (method == null || !method.matches("[A-Za-z]{1,20}")) {
+				invalid(prefix + "retry-methods", client.getRetryMethods(),
+						"each entry is an HTTP method, such as GET or PUT");
+				break;
+			}
+		}
 	}
 
 	private void positive(String property, long value) {

@@ -25,6 +25,9 @@ import dev.ratelimit.prefetch.PrefetchingBackend;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisOverrideStore;
+import dev.ratelimit.redis.RedisPauseStore;
+import dev.ratelimit.client.LocalPauseStore;
+import dev.ratelimit.client.PauseStore;
 import dev.ratelimit.live.OverrideStore;
 import dev.ratelimit.redis.RedisPermitStore;
 import dev.ratelimit.redis.RedisRateLimitBackend;
@@ -94,6 +97,15 @@ class RedisBackendConfiguration {
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	OverrideStore rateLimitOverrideStore(RedisLimiterConnection connection, RateLimitProperties properties) {
 		return new RedisOverrideStore(connection.connectionFactory(), properties.getKeyPrefix());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RedisLimiterConnection.class)
+	PauseStore rateLimitPauseStore(RedisLimiterConnection connection, RateLimitProperties properties,
+			TimeSource timeSource) {
+		return new RedisPauseStore(connection.connectionFactory(), properties.getKeyPrefix(),
+				new LocalPauseStore(timeSource));
 	}
 
 	@Bean(destroyMethod = "close")

@@ -9,6 +9,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import dev.ratelimit.budget.BudgetExceededException;
+import dev.ratelimit.client.ProviderPausedException;
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.InvalidCostException;
@@ -84,6 +85,10 @@ public final class Rejections {
 		}
 		if (ex instanceof ConcurrencyLimitExceededException busy) {
 			return busy(request, busy);
+		}
+		if (ex instanceof ProviderPausedException paused) {
+			// A provider behind the service said "not now": the caller sees reduced capacity, never the provider.
+			return reducedCapacity(503, retryAfter(paused.getRetryAfterMicros()), ex);
 		}
 		if (ex instanceof RateLimitBackendUnavailableException unavailable) {
 			return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,

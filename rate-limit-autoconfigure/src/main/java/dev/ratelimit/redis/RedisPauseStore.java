@@ -1,0 +1,133 @@
+package dev.ratelimit.redis;
+
+import java.util.List;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import dev.ratelimit.client.LocalPauseStore;
+import dev.ratelimit.client.PauseStore;
+
+/**
+ * Provider pauses shared by every instance of a Redis: one key per provider,
+ * {@code prefix:{%client:name}:pause}, holding the end of the pause in Redis'
+ * own milliseconds ({@code TIME}), so that instance clocks never matter, with a
+ * TTL that ends with it. A pause is written by a script that keeps the later
+ * of the pause in force and the new one ({@code SET key T PX}); a read returns
+ * the time left, from the server's clock. No storage key of a limit takes this
+ * form ({@code %} is not allowed in a limit's name).
+ * <p>
+ * Every pause is kept in this process too. When Redis cannot answer, the
+ * failure is logged (once until it answers again) and the local pauses apply:
+ * a Redis outage never blocks a call to a provider, and never makes this
+ * instance forget a pause it was told of.
+ */
+public final class RedisPauseStore implements PauseStore {
+
+	private static final Log logger = LogFactory.getLog(RedisPauseStore.class);
+
+	private static final String NOW_MS = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) ";
+
+	/** Keeps the later end: a short pause never cuts a longer one short. Returns the time left in ms. */
+	private static final RedisScript<Long> PAUSE = RedisScript.of(NOW_MS
+			+ "local untilMs = now + tonumber(ARGV[1]) local current = tonumber(redis.call('GET', KEYS[1]) or '0') "
+			+ "if current >= untilMs then return current - now end "
+			+ "redis.call('SET', KEYS[1], untilMs, 'PX', ARGV[1]) return tonumber(ARGV[1])", Long.class);
+
+	private static final RedisScript<Long> REMAINING = RedisScript.of("local v = redis.call('GET', KEYS[1]) "
+			+ "if not v then return 0 end " + NOW_MS + "local left = tonumber(v) - now "
+			+ "if left < 0 then return 0 end return left", Long.class);
+
+	private final StringRedisTemplate redis;
+
+	private final String keyPrefix;
+
+	private final LocalPauseStore local;
+
+	private volatile boolean failing;
+
+	/**
+	 * Creates the store.
+	 * @param connectionFactory the limiter's connection factory
+	 * @param keyPrefix the prefix of the limiter's keys
+	 * @param local the pauses of this process, the fallback
+	 */
+	public RedisPauseStore(RedisConnectionFactory connectionFactory, String keyPrefix, LocalPauseStore local) {
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.keyPrefix = keyPrefix;
+		this.local = local;
+	}
+
+	@Override
+	public long remainingMicros(String client) {
+		long local = this.local.remainingMicros(client);
+		try {
+			Long millis = this.redis.execute(REMAINING, List.of(key(client)));
+			answered();
+			long shared = (millis != null) ? millis * 1_000L : 0;
+			if (shared > local) {
+				// Remembered here: the pause still holds if Redis stops answering.
+				this.local.pause(client, shared);
+				return shared;
+			}
+		}
+		catch (RuntimeException ex) {
+			failed(client, ex);
+		}
+		return local;
+	}
+
+	@Override
+	public void pause(String client, long micros) {
+		if (micros <= 0) {
+			return;
+		}
+		this.local.pause(client, micros);
+		// Whole milliseconds, rounded up: never shorter than asked.
+		long millis = Math.max(1, -Math.floorDiv(-micros, 1_000L));
+		try {
+			this.redis.execute(PAUSE, List.of(key(client)), Long.toString(millis));
+			answered();
+		}
+		catch (RuntimeException ex) {
+			failed(client, ex);
+		}
+	}
+
+	@Override
+	public boolean isShared() {
+		return true;
+	}
+
+	/**
+	 * Returns the key of a provider's pause.
+	 * @param client the provider's name
+	 * @return the key
+	 */
+	String key(String client) {
+		return this.keyPrefix + ":{%client:" + client + "}:pause";
+	}
+
+	private void answered() {
+		if (this.failing) {
+			this.failing = false;
+			logger.info("Provider pauses are shared through Redis again");
+		}
+	}
+
+	private void failed(String client, RuntimeException ex) {
+		if (!this.failing) {
+			this.failing = true;
+			logger.warn("Cannot share the pauses of provider '" + client + "' through Redis ("
+					+ LimiterConnector.message(ex) + "); pauses apply to this instance only until Redis answers");
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Redis still cannot share the pauses of provider '" + client + "'", ex);
+		}
+	}
+
+}
