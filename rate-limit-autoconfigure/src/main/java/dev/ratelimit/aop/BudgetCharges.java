@@ -12,6 +12,7 @@ import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 
 import dev.ratelimit.budget.Amounts;
+import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetMeter;
 import dev.ratelimit.budget.CostBudgets;
@@ -19,6 +20,7 @@ import dev.ratelimit.budget.OnError;
 import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
 
@@ -66,14 +68,14 @@ final class BudgetCharges {
 		List<Reservation> reservations = new ArrayList<>(bound.size());
 		try {
 			for (BoundBudget budget : bound) {
-				if (budget.applied().exempt(context)) {
+				AppliedLimit.Resolved<BudgetPolicy> call = budget.applied().resolve(context);
+				if (call == null) {
 					// Index for index with the budgets: an exempt call reserves nothing against this one.
 					reservations.add(null);
 					continue;
 				}
 				long estimate = amount(budget, budget.estimate(), context, "estimate");
-				String key = this.expressions.key(budget.key(), context);
-				Reservation reservation = this.budgets.reserve(budget.applied().select(key, context), key, estimate);
+				Reservation reservation = this.budgets.reserve(call.limit(), call.key(), estimate);
 				reservations.add(reservation);
 				record(budget, reservation.decision());
 			}

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 import org.springframework.aop.support.AopUtils;
@@ -179,16 +180,25 @@ public final class LimitAnnotations {
 				.build();
 		};
 		RateLimitPolicy policy = attributes.applied(live, local, null).limit();
-		OutcomeRule countWhen = countWhen(policy, attributes);
-		AppliedLimit<RateLimitPolicy> applied = attributes.applied(live,
-				(countWhen != null) ? BoundPolicy.countedByOutcome(local) : local, null);
 		String cost = attributes.text("cost");
 		Long fixedCost = parseFixedCost(cost);
-		if (fixedCost != null && (fixedCost < 0 || fixedCost > policy.capacity())) {
-			throw attributes.error("cost " + fixedCost + " is outside 0.." + policy.capacity()
-					+ " (the capacity of policy '" + policy.name() + "'), so it could never be allowed",
-					"Use a cost between 0 and the policy's capacity.", null);
+		if (fixedCost != null) {
+			// Every plan and listed key too: a cost one of them can never allow would refuse its callers.
+			for (RateLimitPolicy variant : live.current().withLimit(local).variants()) {
+				if (fixedCost < 0 || fixedCost > variant.capacity()) {
+					throw attributes.error("cost " + fixedCost + " is outside 0.." + variant.capacity()
+							+ " (the capacity of policy '" + policy.name() + "'"
+							+ ((variant.capacity() != policy.capacity()) ? " for one of its plans or listed keys" : "")
+							+ "), so it could never be allowed",
+							"Use a cost between 0 and the smallest capacity of the policy, its plans and its listed "
+									+ "keys.",
+							null);
+				}
+			}
 		}
+		OutcomeRule countWhen = countWhen(policy, attributes);
+		AppliedLimit<RateLimitPolicy> applied = attributes.applied(live,
+				(countWhen != null) ? BoundPolicy.countedByOutcome(local) : local, null, fitting(fixedCost));
 		Expression costExpression = (fixedCost != null) ? null : attributes.parse(cost, "cost");
 		return new BoundPolicy(applied, costExpression, (fixedCost != null) ? fixedCost : 0, countWhen);
 	}
@@ -210,6 +220,25 @@ public final class LimitAnnotations {
 		return OutcomeRule.expression(attributes.parse(countWhen, "countWhen",
 				"Correct the SpEL expression; it sees #result, #exception and the arguments, e.g. "
 						+ "\"#exception != null\" or \"!#result.ok\"."));
+	}
+
+	/**
+	 * Refuses, at a method with a fixed cost, a changed definition (a refresh, an
+	 * override) in which a plan or listed key could never allow that cost: the
+	 * method keeps deciding with the definition it had.
+	 */
+	private static Consumer<LimitDefinition<RateLimitPolicy>> fitting(Long fixedCost) {
+		return (definition) -> {
+			if (fixedCost == null) {
+				return;
+			}
+			for (RateLimitPolicy variant : definition.variants()) {
+				if (fixedCost > variant.capacity()) {
+					throw new PolicyValidationException("cost", fixedCost, "exceeds the capacity "
+							+ variant.capacity() + " of policy '" + variant.name() + "' or one of its plans or keys");
+				}
+			}
+		};
 	}
 
 	/**
@@ -461,10 +490,17 @@ public final class LimitAnnotations {
 		 * and parsing the expressions of the limit as it stands.
 		 */
 		<L extends Limit> AppliedLimit<L> applied(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride) {
+			return applied(live, local, keyOverride, (definition) -> {
+			});
+		}
+
+		<L extends Limit> AppliedLimit<L> applied(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride,
+				Consumer<LimitDefinition<L>> check) {
 			L here = valid(() -> local.apply(live.current().limit()));
 			// Parsed first here to word a bad expression's error for this method.
 			parse((keyOverride != null) ? keyOverride : here.key(), "key");
-			return valid(() -> new AppliedLimit<>(live, local, keyOverride, LimitAnnotations.this.expressions));
+			return valid(
+					() -> new AppliedLimit<>(live, local, keyOverride, LimitAnnotations.this.expressions, check));
 		}
 
 		<T> T valid(java.util.function.Supplier<T> build) {

@@ -31,6 +31,7 @@ import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.OutcomeSettlement;
 import dev.ratelimit.key.RequestBinding;
@@ -219,11 +220,8 @@ public final class LimitInterceptor implements MethodInterceptor {
 		ConcurrencyPolicy policy = cap.policy();
 		try {
 			this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
-			if (cap.applied().exempt(context)) {
-				return null;
-			}
-			String key = this.expressions.key(cap.key(), context);
-			return this.concurrency.acquire(cap.applied().select(key, context), key);
+			AppliedLimit.Resolved<ConcurrencyPolicy> call = cap.applied().resolve(context);
+			return (call != null) ? this.concurrency.acquire(call.limit(), call.key()) : null;
 		}
 		catch (RuntimeException ex) {
 			// Refused by the cap before the work ran: nothing was spent.

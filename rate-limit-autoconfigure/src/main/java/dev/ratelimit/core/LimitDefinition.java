@@ -1,6 +1,8 @@
 package dev.ratelimit.core;
 
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -151,6 +153,28 @@ public final class LimitDefinition<L extends Limit> {
 	 */
 	public boolean hasPlan(String plan) {
 		return plan != null && this.plans.containsKey(plan);
+	}
+
+	/**
+	 * Returns every variant a call may be decided by: the limit itself, each
+	 * plan's and each listed key's.
+	 * @return the variants
+	 */
+	public List<L> variants() {
+		List<L> variants = new ArrayList<>(1 + this.plans.size() + this.keyOverrides.size());
+		variants.add(this.limit);
+		variants.addAll(this.plans.values());
+		variants.addAll(this.keyOverrides.values());
+		return variants;
+	}
+
+	/**
+	 * Returns a listed key's own variant.
+	 * @param key the caller's key value, or {@code null}
+	 * @return the key's override, or {@code null} when the key is not listed
+	 */
+	public L keyOverride(String key) {
+		return (key != null && !this.keyOverrides.isEmpty()) ? this.keyOverrides.get(key) : null;
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.ratelimit.key;
 
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 import org.apache.commons.logging.Log;
@@ -37,6 +38,8 @@ public final class AppliedLimit<L extends Limit> {
 
 	private final KeyExpressions expressions;
 
+	private final Consumer<LimitDefinition<L>> check;
+
 	private volatile Parsed<L> parsed;
 
 	/**
@@ -49,10 +52,28 @@ public final class AppliedLimit<L extends Limit> {
 	 * @throws org.springframework.expression.ParseException if an expression cannot be parsed
 	 */
 	public AppliedLimit(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride, KeyExpressions expressions) {
+		this(live, local, keyOverride, expressions, (definition) -> {
+		});
+	}
+
+	/**
+	 * Applies a live limit at a place that needs every variant to fit it (a fixed
+	 * cost within every capacity, say): a change that does not fit is refused at
+	 * this place, which keeps deciding with the definition it had.
+	 * @param live the limit
+	 * @param local what the place changes on the limit, applied to every variant
+	 * @param keyOverride the key expression of this place when it is not the limit's own, or {@code null}
+	 * @param expressions the expression parser and evaluator
+	 * @param check throws {@link PolicyValidationException} for a definition the place cannot use
+	 * @throws PolicyValidationException if what the place changes, or the limit as it is, does not fit
+	 */
+	public AppliedLimit(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride, KeyExpressions expressions,
+			Consumer<LimitDefinition<L>> check) {
 		this.live = live;
 		this.local = local;
 		this.keyOverride = keyOverride;
 		this.expressions = expressions;
+		this.check = check;
 		this.parsed = parse(live.current());
 	}
 
@@ -124,11 +145,40 @@ public final class AppliedLimit<L extends Limit> {
 		if (definition.isPlain()) {
 			return definition.limit();
 		}
+		L listed = definition.keyOverride(key);
+		if (listed != null) {
+			// A listed key's numbers win over any plan: its plan is not looked up, nor counted as defaulted.
+			return listed;
+		}
 		String plan = null;
 		if (now.plan != null) {
 			plan = this.expressions.plan(now.plan, context, definition);
 		}
 		return definition.select(plan, key);
+	}
+
+	/**
+	 * Resolves a call in the one order every kind follows: whether it is exempt,
+	 * then its key, then the variant (key override or plan) that decides it.
+	 * @param context the call's evaluation context
+	 * @return the call's key and limit, or {@code null} when the call is exempt
+	 */
+	public Resolved<L> resolve(EvaluationContext context) {
+		if (exempt(context)) {
+			return null;
+		}
+		String key = this.expressions.key(key(), context);
+		return new Resolved<>(select(key, context), key);
+	}
+
+	/**
+	 * A call's key and the variant of the limit that decides it.
+	 *
+	 * @param <L> the kind of limit
+	 * @param limit the variant
+	 * @param key the key value, or {@code null} when it could not be resolved
+	 */
+	public record Resolved<L extends Limit>(L limit, String key) {
 	}
 
 	private Parsed<L> current() {
@@ -152,6 +202,7 @@ public final class AppliedLimit<L extends Limit> {
 
 	private Parsed<L> parse(LimitDefinition<L> source) {
 		LimitDefinition<L> definition = source.withLimit(this.local);
+		this.check.accept(definition);
 		String key = (this.keyOverride != null) ? this.keyOverride : definition.limit().key();
 		String plan = definition.planExpression();
 		String when = definition.exemption().when();

@@ -71,13 +71,13 @@ public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost
 	 * @return the request to hand to the limiter, or {@code null} when the call is exempt
 	 */
 	public LimitRequest toRequest(KeyExpressions expressions, EvaluationContext context) {
-		if (this.applied.exempt(context)) {
+		AppliedLimit.Resolved<RateLimitPolicy> call = this.applied.resolve(context);
+		if (call == null) {
 			return null;
 		}
-		String key = expressions.key(this.applied.key(), context);
-		RateLimitPolicy policy = this.applied.select(key, context);
+		RateLimitPolicy policy = call.limit();
 		long units = (this.cost != null) ? expressions.cost(this.cost, context, policy.name()) : this.fixedCost;
-		return new LimitRequest(policy, key, units, this.countWhen != null);
+		return new LimitRequest(policy, call.key(), units, this.countWhen != null);
 	}
 
 }

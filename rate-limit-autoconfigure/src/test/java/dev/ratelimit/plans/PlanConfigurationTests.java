@@ -117,6 +117,47 @@ class PlanConfigurationTests {
 	}
 
 	@Test
+	void aFixedCostAPlanCouldNeverAllowIsAStartupError() {
+		this.contextRunner.withPropertyValues("rate-limit.policies.runs.default-plan=pro")
+			.withBean(CostlyRuns.class)
+			.run((context) -> assertThat(StartupFailures.analyze(context).getDescription())
+				.contains(CostlyRuns.class.getName() + ".run()")
+				.contains("cost 10 is outside 0..5")
+				.contains("one of its plans or listed keys"));
+	}
+
+	@Test
+	void aChangeThatWouldNotFitAFixedCostIsRefusedWhereTheCostIsAndOnlyThere() {
+		this.contextRunner.withPropertyValues("rate-limit.policies.runs.default-plan=pro",
+				"rate-limit.policies.runs.plans.free.capacity=10")
+			.withBean(CostlyRuns.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				dev.ratelimit.core.LiveLimit<RateLimitPolicy> live = context.getBean(LimitRegistry.class)
+					.rateLimits()
+					.live("runs")
+					.orElseThrow();
+				dev.ratelimit.aop.LimitAnnotations annotations = context
+					.getBean(dev.ratelimit.aop.LimitAnnotations.class);
+				var bound = annotations.resolve(CostlyRuns.class.getMethod("run", String.class), CostlyRuns.class)
+					.rateLimits()
+					.get(0);
+				live.override("free", new Quota(4L, null, null, null, null));
+				// The limit changed; the method whose cost no free caller could pay keeps the numbers it had.
+				assertThat(live.current().select("free", "x").capacity()).isEqualTo(4);
+				assertThat(bound.applied().definition().select("free", "x").capacity()).isEqualTo(10);
+			});
+	}
+
+	static class CostlyRuns {
+
+		@dev.ratelimit.RateLimited(value = "runs", cost = "10")
+		public void run(String user) {
+		}
+
+	}
+
+	@Test
 	void budgetAndCapPlansTakeTheirOwnNumbers() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
