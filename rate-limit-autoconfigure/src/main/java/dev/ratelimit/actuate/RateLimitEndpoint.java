@@ -44,6 +44,7 @@ import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.Quota;
 import dev.ratelimit.live.LimitOverrides;
+import dev.ratelimit.live.OverrideStoreException;
 import dev.ratelimit.live.QuotaText;
 
 /**
@@ -279,6 +280,8 @@ public class RateLimitEndpoint {
 	 * @return the limit's overrides now
 	 * @throws InvalidEndpointRequestException (400) for an unknown limit or plan,
 	 * a number the limit's kind does not have, or a value it refuses
+	 * @throws OverrideStoreException when the store did not take the override
+	 * (503 over HTTP, see {@link RateLimitEndpointWebExtension}); nothing changes then
 	 */
 	@WriteOperation
 	public OverridesDescriptor override(@Selector String name, @Nullable String plan, @Nullable String capacity,
@@ -303,6 +306,8 @@ public class RateLimitEndpoint {
 	 * @param plan the plan whose override to remove, or {@code null} for the limit's own
 	 * @return the limit's overrides now
 	 * @throws InvalidEndpointRequestException (400) for an unknown limit, or no such override
+	 * @throws OverrideStoreException when the store did not take the removal
+	 * (503 over HTTP, see {@link RateLimitEndpointWebExtension}); nothing changes then
 	 */
 	@DeleteOperation
 	public OverridesDescriptor removeOverride(@Selector String name, @Nullable String plan) {
