@@ -71,7 +71,9 @@ import dev.ratelimit.live.QuotaText;
  * yields it (a user id, an IP address), not the storage key. Reading a key never
  * takes quota: a rate limit is asked for a decision of cost 0, a budget is
  * peeked. Policy names are looked up as rate limits first, then budgets, then
- * concurrency caps.
+ * concurrency caps. A key is reported with the numbers that decide its calls
+ * when it has a per-key override, else with the default plan's: its plan comes
+ * from a request, which the endpoint does not have.
  */
 @Endpoint(id = RateLimitEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class RateLimitEndpoint {
@@ -163,7 +165,7 @@ public class RateLimitEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable KeyState key(@Selector String policy, @Selector String key) {
-		Optional<RateLimitPolicy> rateLimit = findRateLimit(policy);
+		Optional<RateLimitPolicy> rateLimit = findRateLimit(policy, key);
 		if (rateLimit.isPresent()) {
 			String storageKey = this.keys.build(policy, key);
 			// A peek takes nothing and starts tracking nothing: it only reports the quota as it stands.
@@ -171,11 +173,11 @@ public class RateLimitEndpoint {
 			return new RateLimitKeyState(policy, Kind.RATE_LIMIT.label(), key, storageKey, decision.limit(),
 					decision.remaining(), isoDuration(decision.resetAfterMicros()));
 		}
-		Optional<BudgetPolicy> budget = this.budgets.find(policy);
+		Optional<BudgetPolicy> budget = selected(this.budgets, policy, key);
 		if (budget.isPresent()) {
 			return budgetState(budget.get(), key);
 		}
-		Optional<ConcurrencyPolicy> cap = findConcurrency(policy);
+		Optional<ConcurrencyPolicy> cap = findConcurrency(policy, key);
 		if (cap.isPresent()) {
 			return concurrencyState(cap.get(), key);
 		}
@@ -195,13 +197,13 @@ public class RateLimitEndpoint {
 	@DeleteOperation
 	public ResetDescriptor reset(@Selector String policy, @Selector String key) {
 		try {
-			Optional<RateLimitPolicy> rateLimit = findRateLimit(policy);
+			Optional<RateLimitPolicy> rateLimit = findRateLimit(policy, key);
 			if (rateLimit.isPresent()) {
 				String storageKey = this.keys.build(policy, key);
 				this.backend.reset(rateLimit.get(), storageKey);
 				return new ResetDescriptor(policy, Kind.RATE_LIMIT.label(), key, storageKey);
 			}
-			Optional<BudgetPolicy> budget = this.budgets.find(policy);
+			Optional<BudgetPolicy> budget = selected(this.budgets, policy, key);
 			if (budget.isPresent()) {
 				this.costBudgets.reset(budget.get(), key);
 				return new ResetDescriptor(policy, Kind.BUDGET.label(), key, budgetStorageKey(policy, key));
@@ -210,7 +212,7 @@ public class RateLimitEndpoint {
 		catch (UnsupportedOperationException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage(), ex);
 		}
-		if (findConcurrency(policy).isPresent()) {
+		if (findConcurrency(policy, key).isPresent()) {
 			String reason = "Concurrency cap '" + policy + "' cannot be reset: its permits are released "
 					+ "by the calls holding them or expire after their permit-ttl";
 			throw new InvalidEndpointRequestException(reason, reason);
@@ -220,12 +222,21 @@ public class RateLimitEndpoint {
 		throw new InvalidEndpointRequestException(reason, reason);
 	}
 
-	private Optional<RateLimitPolicy> findRateLimit(String name) {
-		return this.rateLimits.find(name).or(() -> this.usages.inlineRateLimit(name));
+	private Optional<RateLimitPolicy> findRateLimit(String name, String key) {
+		return selected(this.rateLimits, name, key).or(() -> this.usages.inlineRateLimit(name));
 	}
 
-	private Optional<ConcurrencyPolicy> findConcurrency(String name) {
-		return this.concurrency.find(name).or(() -> this.usages.inlineConcurrency(name));
+	private Optional<ConcurrencyPolicy> findConcurrency(String name, String key) {
+		return selected(this.concurrency, name, key).or(() -> this.usages.inlineConcurrency(name));
+	}
+
+	/**
+	 * The variant that decides a key's calls: its per-key override, else the
+	 * default plan. A caller's plan comes from its request, which a key alone
+	 * does not tell, so callers of other plans are shown with the default plan's numbers.
+	 */
+	private static <L extends Limit> Optional<L> selected(NamedLimits<L> limits, String name, String key) {
+		return limits.live(name).map((live) -> live.current().select(null, key));
 	}
 
 	private BudgetKeyState budgetState(BudgetPolicy budget, String key) {
