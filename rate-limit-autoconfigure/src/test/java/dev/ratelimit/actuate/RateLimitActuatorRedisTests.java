@@ -1,13 +1,12 @@
 package dev.ratelimit.actuate;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Arrays;
 
 import javax.management.MBeanException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
-
-import java.time.Duration;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -139,7 +138,9 @@ class RateLimitActuatorRedisTests {
 
 	@Test
 	void overridesAnswer503WithTheReasonAndChangeNothingWhileRedisIsDown() {
-		assertThat(this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 2}").status()).isEqualTo(200);
+		// After a restart by an earlier test, once the limiter's connection is back.
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 2}").status() == 200);
 		redis.kill();
 
 		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
@@ -156,9 +157,11 @@ class RateLimitActuatorRedisTests {
 		assertThat(overrides.at("/effective/capacity").asLong()).isEqualTo(2);
 
 		redis.restart();
-		// The restarted server lost the store; whichever of this removal and the next poll comes first clears it.
-		this.http.delete("/actuator/ratelimits/per-user");
-		assertThat(this.http.get("/actuator/ratelimits/per-user").json().get("overrides").isEmpty()).isTrue();
+		// The restarted server lost the store; this removal, once the connection is back, or a poll clears it.
+		await().atMost(Duration.ofSeconds(30)).until(() -> {
+			this.http.delete("/actuator/ratelimits/per-user");
+			return this.http.get("/actuator/ratelimits/per-user").json().get("overrides").isEmpty();
+		});
 	}
 
 	@Test
