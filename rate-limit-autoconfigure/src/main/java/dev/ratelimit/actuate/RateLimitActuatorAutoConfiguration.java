@@ -8,6 +8,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.actuate.autoconfigure.endpoint.PropertiesEndpointAccessResolver;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.EndpointAccessResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -69,6 +70,13 @@ public class RateLimitActuatorAutoConfiguration {
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency, LimitOverrides overrides) {
 			return new RateLimitEndpoint(limits, usages,
 					backend, keys, costBudgets, localConcurrency, distributedConcurrency.getIfAvailable(), overrides);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnAvailableEndpoint(endpoint = RateLimitEndpoint.class, exposure = EndpointExposure.WEB)
+		RateLimitEndpointWebExtension rateLimitEndpointWebExtension(RateLimitEndpoint endpoint) {
+			return new RateLimitEndpointWebExtension(endpoint);
 		}
 
 		@Bean

@@ -44,6 +44,7 @@ import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.Quota;
 import dev.ratelimit.live.LimitOverrides;
+import dev.ratelimit.live.OverrideStoreException;
 import dev.ratelimit.live.QuotaText;
 
 /**
@@ -70,7 +71,9 @@ import dev.ratelimit.live.QuotaText;
  * yields it (a user id, an IP address), not the storage key. Reading a key never
  * takes quota: a rate limit is asked for a decision of cost 0, a budget is
  * peeked. Policy names are looked up as rate limits first, then budgets, then
- * concurrency caps.
+ * concurrency caps. A key is reported with the numbers that decide its calls
+ * when it has a per-key override, else with the default plan's: its plan comes
+ * from a request, which the endpoint does not have.
  */
 @Endpoint(id = RateLimitEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class RateLimitEndpoint {
@@ -162,7 +165,7 @@ public class RateLimitEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable KeyState key(@Selector String policy, @Selector String key) {
-		Optional<RateLimitPolicy> rateLimit = findRateLimit(policy);
+		Optional<RateLimitPolicy> rateLimit = findRateLimit(policy, key);
 		if (rateLimit.isPresent()) {
 			String storageKey = this.keys.build(policy, key);
 			// A peek takes nothing and starts tracking nothing: it only reports the quota as it stands.
@@ -170,11 +173,11 @@ public class RateLimitEndpoint {
 			return new RateLimitKeyState(policy, Kind.RATE_LIMIT.label(), key, storageKey, decision.limit(),
 					decision.remaining(), isoDuration(decision.resetAfterMicros()));
 		}
-		Optional<BudgetPolicy> budget = this.budgets.find(policy);
+		Optional<BudgetPolicy> budget = selected(this.budgets, policy, key);
 		if (budget.isPresent()) {
 			return budgetState(budget.get(), key);
 		}
-		Optional<ConcurrencyPolicy> cap = findConcurrency(policy);
+		Optional<ConcurrencyPolicy> cap = findConcurrency(policy, key);
 		if (cap.isPresent()) {
 			return concurrencyState(cap.get(), key);
 		}
@@ -194,13 +197,13 @@ public class RateLimitEndpoint {
 	@DeleteOperation
 	public ResetDescriptor reset(@Selector String policy, @Selector String key) {
 		try {
-			Optional<RateLimitPolicy> rateLimit = findRateLimit(policy);
+			Optional<RateLimitPolicy> rateLimit = findRateLimit(policy, key);
 			if (rateLimit.isPresent()) {
 				String storageKey = this.keys.build(policy, key);
 				this.backend.reset(rateLimit.get(), storageKey);
 				return new ResetDescriptor(policy, Kind.RATE_LIMIT.label(), key, storageKey);
 			}
-			Optional<BudgetPolicy> budget = this.budgets.find(policy);
+			Optional<BudgetPolicy> budget = selected(this.budgets, policy, key);
 			if (budget.isPresent()) {
 				this.costBudgets.reset(budget.get(), key);
 				return new ResetDescriptor(policy, Kind.BUDGET.label(), key, budgetStorageKey(policy, key));
@@ -209,7 +212,7 @@ public class RateLimitEndpoint {
 		catch (UnsupportedOperationException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage(), ex);
 		}
-		if (findConcurrency(policy).isPresent()) {
+		if (findConcurrency(policy, key).isPresent()) {
 			String reason = "Concurrency cap '" + policy + "' cannot be reset: its permits are released "
 					+ "by the calls holding them or expire after their permit-ttl";
 			throw new InvalidEndpointRequestException(reason, reason);
@@ -219,12 +222,21 @@ public class RateLimitEndpoint {
 		throw new InvalidEndpointRequestException(reason, reason);
 	}
 
-	private Optional<RateLimitPolicy> findRateLimit(String name) {
-		return this.rateLimits.find(name).or(() -> this.usages.inlineRateLimit(name));
+	private Optional<RateLimitPolicy> findRateLimit(String name, String key) {
+		return selected(this.rateLimits, name, key).or(() -> this.usages.inlineRateLimit(name));
 	}
 
-	private Optional<ConcurrencyPolicy> findConcurrency(String name) {
-		return this.concurrency.find(name).or(() -> this.usages.inlineConcurrency(name));
+	private Optional<ConcurrencyPolicy> findConcurrency(String name, String key) {
+		return selected(this.concurrency, name, key).or(() -> this.usages.inlineConcurrency(name));
+	}
+
+	/**
+	 * The variant that decides a key's calls: its per-key override, else the
+	 * default plan. A caller's plan comes from its request, which a key alone
+	 * does not tell, so callers of other plans are shown with the default plan's numbers.
+	 */
+	private static <L extends Limit> Optional<L> selected(NamedLimits<L> limits, String name, String key) {
+		return limits.live(name).map((live) -> live.current().select(null, key));
 	}
 
 	private BudgetKeyState budgetState(BudgetPolicy budget, String key) {
@@ -279,6 +291,8 @@ public class RateLimitEndpoint {
 	 * @return the limit's overrides now
 	 * @throws InvalidEndpointRequestException (400) for an unknown limit or plan,
 	 * a number the limit's kind does not have, or a value it refuses
+	 * @throws OverrideStoreException when the store did not take the override
+	 * (503 over HTTP, see {@link RateLimitEndpointWebExtension}); nothing changes then
 	 */
 	@WriteOperation
 	public OverridesDescriptor override(@Selector String name, @Nullable String plan, @Nullable String capacity,
@@ -303,6 +317,8 @@ public class RateLimitEndpoint {
 	 * @param plan the plan whose override to remove, or {@code null} for the limit's own
 	 * @return the limit's overrides now
 	 * @throws InvalidEndpointRequestException (400) for an unknown limit, or no such override
+	 * @throws OverrideStoreException when the store did not take the removal
+	 * (503 over HTTP, see {@link RateLimitEndpointWebExtension}); nothing changes then
 	 */
 	@DeleteOperation
 	public OverridesDescriptor removeOverride(@Selector String name, @Nullable String plan) {

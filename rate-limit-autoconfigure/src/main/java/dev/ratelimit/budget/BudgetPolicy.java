@@ -121,6 +121,24 @@ public final class BudgetPolicy extends AbstractLimit {
 		return builder;
 	}
 
+	/**
+	 * Equal when every value is: two budgets built from the same configuration
+	 * are the same budget, so that a refresh that changes nothing rebuilds nothing.
+	 */
+	@Override
+	public boolean equals(Object other) {
+		return this == other || (other instanceof BudgetPolicy that && name().equals(that.name())
+				&& key().equals(that.key()) && failureMode() == that.failureMode()
+				&& visibility() == that.visibility() && this.unit.equals(that.unit) && this.zone.equals(that.zone)
+				&& this.limits.equals(that.limits) && this.reservationTimeoutMicros == that.reservationTimeoutMicros
+				&& this.onError == that.onError && this.onOverrun == that.onOverrun);
+	}
+
+	@Override
+	public int hashCode() {
+		return Objects.hash(name(), key(), this.unit, this.limits);
+	}
+
 	@Override
 	public String toString() {
 		return "BudgetPolicy[" + name() + ": " + this.limits + " " + this.unit + " key=" + key() + " zone="

@@ -88,6 +88,24 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		return this.scope == Scope.DISTRIBUTED && failureMode() == FailureMode.CLOSED;
 	}
 
+	/**
+	 * Equal when every value is: two caps built from the same configuration are
+	 * the same cap, so that a refresh that changes nothing rebuilds nothing.
+	 */
+	@Override
+	public boolean equals(Object other) {
+		return this == other || (other instanceof ConcurrencyPolicy that && name().equals(that.name())
+				&& key().equals(that.key()) && failureMode() == that.failureMode()
+				&& visibility() == that.visibility() && this.permits == that.permits
+				&& this.maxWaitMicros == that.maxWaitMicros && this.scope == that.scope
+				&& this.permitTtlMicros == that.permitTtlMicros && this.rejection == that.rejection);
+	}
+
+	@Override
+	public int hashCode() {
+		return Objects.hash(name(), key(), this.permits, this.scope);
+	}
+
 	@Override
 	public String toString() {
 		return "ConcurrencyPolicy[" + name() + ": " + this.permits + " permits, " + this.scope + ", max-wait="

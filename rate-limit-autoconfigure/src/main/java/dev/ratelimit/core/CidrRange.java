@@ -1,6 +1,7 @@
 package dev.ratelimit.core;
 
 import java.net.InetAddress;
+import java.util.Arrays;
 
 /**
  * An IP address range in CIDR notation ({@code 10.0.0.0/8}, {@code ::1/128}) or
@@ -90,6 +91,21 @@ public final class CidrRange {
 		}
 		int mask = (0xFF << (8 - remainingBits)) & 0xFF;
 		return (address[fullBytes] & mask) == (this.network[fullBytes] & mask);
+	}
+
+	/**
+	 * Equal when the network address and the prefix length are, however the
+	 * text was written ({@code 10.0.0.0/8} and {@code 10.0.0.0/08}).
+	 */
+	@Override
+	public boolean equals(Object other) {
+		return this == other || (other instanceof CidrRange that && this.prefixLength == that.prefixLength
+				&& Arrays.equals(this.network, that.network));
+	}
+
+	@Override
+	public int hashCode() {
+		return 31 * Arrays.hashCode(this.network) + this.prefixLength;
 	}
 
 	@Override

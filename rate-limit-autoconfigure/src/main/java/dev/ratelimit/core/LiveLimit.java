@@ -108,6 +108,39 @@ public final class LiveLimit<L extends Limit> {
 	}
 
 	/**
+	 * Sets, replaces or removes one run-time override and has the change kept
+	 * elsewhere (a shared store) as one step, under the lock a
+	 * {@link #reconfigure} takes: the change is checked against the
+	 * configuration as it stands, kept, and only then applied. No refresh comes
+	 * between the check and the write, so a store never holds an override this
+	 * limit refused, and a change the store did not take is not applied here.
+	 * @param target {@code ""} for the limit itself, else a plan's name
+	 * @param quota the numbers, or {@code null} to remove the override
+	 * @param keep keeps the change; not run when there is no override to remove
+	 * @return the override replaced or removed, or {@code null}
+	 * @throws PolicyValidationException if the quota does not fit; nothing changes then and {@code keep} does not run
+	 * @throws RuntimeException what {@code keep} throws; nothing changes then
+	 */
+	public synchronized Quota change(String target, Quota quota, Runnable keep) {
+		Quota previous = this.overrides.get(target);
+		if (quota == null && previous == null) {
+			return null;
+		}
+		Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
+		if (quota != null) {
+			next.put(target, quota);
+		}
+		else {
+			next.remove(target);
+		}
+		LimitDefinition<L> definition = this.configured.overriddenBy(next);
+		keep.run();
+		this.current = definition;
+		this.overrides = Collections.unmodifiableMap(next);
+		return previous;
+	}
+
+	/**
 	 * Removes one run-time override.
 	 * @param target {@code ""} for the limit itself, else a plan's name
 	 * @return whether there was one

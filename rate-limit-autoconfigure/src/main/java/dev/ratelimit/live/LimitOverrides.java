@@ -87,47 +87,58 @@ public final class LimitOverrides implements AutoCloseable {
 	}
 
 	/**
-	 * Sets or replaces an override of a limit's numbers, here and in the store.
+	 * Sets or replaces an override of a limit's numbers, in the store and here.
+	 * The check against the limit, the write and the local change are one step
+	 * that a refresh of the configuration cannot come between: the store never
+	 * holds an override this instance refused.
 	 * @param limit the limit's name
 	 * @param target {@code ""} for the limit itself, else a plan's name
 	 * @param quota the numbers
 	 * @return the override it replaced, or {@code null}
 	 * @throws IllegalArgumentException if no configured limit has the name
 	 * @throws PolicyValidationException if the plan or a number does not fit the limit; nothing changes then
+	 * @throws OverrideStoreException if the store did not take it; nothing changes then
 	 */
 	public synchronized Quota set(String limit, String target, Quota quota) {
 		LiveLimit<? extends Limit> live = find(limit);
-		Map<String, Quota> next = new LinkedHashMap<>(live.overrides());
-		Quota previous = next.put(target, quota);
-		// Checked before the store has it: a refused override never reaches the other instances.
-		live.configured().overriddenBy(next);
 		String before = describe(live.current(), target);
-		this.store.put(limit, target, quota);
-		live.override(next);
+		// Checked before the store has it: a refused override never reaches the other instances.
+		Quota previous = live.change(target, quota, () -> keep("override " + quota + " of " + label(live, target),
+				() -> this.store.put(limit, target, quota)));
 		logger.info("Override of " + label(live, target) + " set to " + quota + ": " + before + " -> "
 				+ describe(live.current(), target) + (this.store.isShared() ? " (shared with every instance)" : ""));
 		return previous;
 	}
 
 	/**
-	 * Removes an override, here and in the store: the limit's configured numbers apply again.
+	 * Removes an override, from the store and here: the limit's configured numbers apply again.
 	 * @param limit the limit's name
 	 * @param target {@code ""} for the limit itself, else a plan's name
 	 * @return the override removed, or {@code null} if there was none
 	 * @throws IllegalArgumentException if no configured limit has the name
+	 * @throws OverrideStoreException if the store did not take the removal; nothing changes then
 	 */
 	public synchronized Quota remove(String limit, String target) {
 		LiveLimit<? extends Limit> live = find(limit);
-		Quota previous = live.overrides().get(target);
-		if (previous == null) {
-			return null;
-		}
 		String before = describe(live.current(), target);
-		this.store.remove(limit, target);
-		live.removeOverride(target);
-		logger.info("Override " + previous + " of " + label(live, target) + " removed: " + before + " -> "
-				+ describe(live.current(), target));
+		Quota previous = live.change(target, null, () -> keep("removal of the override of " + label(live, target),
+				() -> this.store.remove(limit, target)));
+		if (previous != null) {
+			logger.info("Override " + previous + " of " + label(live, target) + " removed: " + before + " -> "
+					+ describe(live.current(), target));
+		}
 		return previous;
+	}
+
+	private void keep(String change, Runnable write) {
+		try {
+			write.run();
+		}
+		catch (RuntimeException ex) {
+			String reason = (ex.getMessage() != null) ? ex.getMessage() : ex.toString();
+			throw new OverrideStoreException("The rate limit overrides' store did not take the " + change + " ("
+					+ reason + "); nothing changed, try again once it answers", ex);
+		}
 	}
 
 	/**
@@ -210,7 +221,16 @@ public final class LimitOverrides implements AutoCloseable {
 				continue;
 			}
 			LimitDefinition<? extends Limit> before = live.current();
-			live.override(wanted);
+			try {
+				live.override(wanted);
+			}
+			catch (PolicyValidationException ex) {
+				// A refresh came between the check and now; it reads the store again once it is done.
+				logger.warn("The stored overrides " + wanted + " of " + label(live, "")
+						+ " no longer fit it after a refresh of the configuration (" + ex.getMessage()
+						+ "); the refresh applies those that still fit");
+				continue;
+			}
 			Set<String> targets = new LinkedHashSet<>(had.keySet());
 			targets.addAll(wanted.keySet());
 			for (String target : targets) {

@@ -1,6 +1,12 @@
 package dev.ratelimit.actuate;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Arrays;
+
+import javax.management.MBeanException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,6 +25,7 @@ import dev.ratelimit.resilience.CircuitBreakingBackend;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -41,7 +48,12 @@ class RateLimitActuatorRedisTests {
 		registry.add("rate-limit.redis.circuit-breaker.minimum-number-of-calls", () -> "5");
 		// Open for the whole test once opened, whatever the machine's speed.
 		registry.add("rate-limit.redis.circuit-breaker.wait-duration-in-open-state", () -> "1m");
+		registry.add("spring.jmx.enabled", () -> "true");
+		registry.add("management.endpoints.jmx.exposure.include", () -> "ratelimits");
+		registry.add("management.endpoints.jmx.domain", () -> JMX_DOMAIN);
 	}
+
+	private static final String JMX_DOMAIN = "dev.ratelimit.redis-tests";
 
 	@AfterAll
 	static void stopRedis() {
@@ -122,6 +134,49 @@ class RateLimitActuatorRedisTests {
 		HttpTestClient.Response up = this.http.get("/actuator/health/rateLimit");
 		assertThat(up.status()).isEqualTo(200);
 		assertThat(up.json().at("/details/redis").asString()).isEqualTo("available");
+	}
+
+	@Test
+	void overridesAnswer503WithTheReasonAndChangeNothingWhileRedisIsDown() {
+		// After a restart by an earlier test, once the limiter's connection is back.
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 2}").status() == 200);
+		redis.kill();
+
+		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
+		assertThat(set.status()).as(set.body()).isEqualTo(503);
+		assertThat(set.json().get("message").asString())
+			.contains("store did not take the override {capacity=1} of rate-limit 'per-user'")
+			.contains("nothing changed");
+		HttpTestClient.Response removed = this.http.delete("/actuator/ratelimits/per-user");
+		assertThat(removed.status()).as(removed.body()).isEqualTo(503);
+		assertThat(removed.json().get("message").asString()).contains("store did not take the removal");
+
+		JsonNode overrides = this.http.get("/actuator/ratelimits/per-user").json();
+		assertThat(overrides.at("/overrides/(limit)/capacity").asLong()).isEqualTo(2);
+		assertThat(overrides.at("/effective/capacity").asLong()).isEqualTo(2);
+
+		redis.restart();
+		// The restarted server lost the store; this removal, once the connection is back, or a poll clears it.
+		await().atMost(Duration.ofSeconds(30)).until(() -> {
+			this.http.delete("/actuator/ratelimits/per-user");
+			return this.http.get("/actuator/ratelimits/per-user").json().get("overrides").isEmpty();
+		});
+	}
+
+	@Test
+	void overridesOverJmxReportTheStoreOutageWithTheSameReason() throws Exception {
+		redis.kill();
+		ObjectName name = new ObjectName(JMX_DOMAIN + ":type=Endpoint,name=Ratelimits");
+		MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+		String[] signature = new String[7];
+		Arrays.fill(signature, String.class.getName());
+
+		assertThatExceptionOfType(MBeanException.class)
+			.isThrownBy(() -> server.invoke(name, "override",
+					new Object[] { "per-user", null, "1", null, null, null, null }, signature))
+			.withMessageContaining("store did not take the override {capacity=1} of rate-limit 'per-user'");
+		assertThat(this.http.get("/actuator/ratelimits/per-user").json().get("overrides").isEmpty()).isTrue();
 	}
 
 	@Test

@@ -38,6 +38,9 @@ class RateLimitOverridesEndpointTests {
 		registry.add("rate-limit.policies.tiered.plans.pro.refill", () -> "10/1h");
 		registry.add("rate-limit.policies.tiered.overrides.partner.capacity", () -> "50");
 		registry.add("rate-limit.policies.tiered.exempt.cidrs", () -> "10.0.0.0/8");
+		registry.add("rate-limit.budgets.tenant-daily.overrides.big.amount", () -> "5");
+		registry.add("rate-limit.concurrency.calls.permits", () -> "2");
+		registry.add("rate-limit.concurrency.calls.overrides.partner.permits", () -> "8");
 	}
 
 	@LocalServerPort
@@ -138,6 +141,26 @@ class RateLimitOverridesEndpointTests {
 
 		assertThat(this.http.get("/actuator/ratelimits/per-user").json().get("overrides").isEmpty()).isTrue();
 		assertThat(this.http.get("/actuator/ratelimits/tiered").json().get("overrides").isEmpty()).isTrue();
+	}
+
+	@Test
+	void aListedKeysStateShowsItsOwnNumbersAndOtherKeysTheDefaultPlans() {
+		JsonNode partner = this.http.get("/actuator/ratelimits/tiered/partner").json();
+		assertThat(partner.get("limit").asLong()).isEqualTo(50);
+		assertThat(partner.get("remaining").asLong()).isEqualTo(50);
+		assertThat(this.http.get("/actuator/ratelimits/tiered/someone").json().get("limit").asLong()).isEqualTo(2);
+
+		assertThat(this.http.get("/actuator/ratelimits/tenant-daily/big").json().at("/windows/0/amount").asString())
+			.isEqualTo("5");
+		assertThat(this.http.get("/actuator/ratelimits/tenant-daily/t9").json().at("/windows/0/remaining").asString())
+			.isEqualTo("1");
+
+		JsonNode cap = this.http.get("/actuator/ratelimits/calls/partner").json();
+		assertThat(cap.get("permits").asInt()).isEqualTo(8);
+		assertThat(cap.get("available").asInt()).isEqualTo(8);
+		assertThat(this.http.get("/actuator/ratelimits/calls/someone").json().get("permits").asInt()).isEqualTo(2);
+
+		assertThat(this.http.delete("/actuator/ratelimits/tiered/partner").status()).isEqualTo(200);
 	}
 
 	@Test

@@ -70,6 +70,20 @@ class RefreshTests {
 		}
 	}
 
+	@Test
+	void anUnrelatedRefreshRebuildsNoLimitOfAnyKind(CapturedOutput output) {
+		try (ConfigurableApplicationContext context = start(Map.of())) {
+			refresh(context, Map.of("rate-limit.policies.other.capacity", "4"));
+
+			assertThat(output).contains("Refreshed rate-limit.policies.other:");
+			// Every kind, with plans, key overrides and exempt ranges: equal values are not a change.
+			assertThat(output).doesNotContain("Refreshed rate-limit.policies.burst")
+				.doesNotContain("Refreshed rate-limit.policies.tiered")
+				.doesNotContain("Refreshed rate-limit.budgets.spend")
+				.doesNotContain("Refreshed rate-limit.concurrency.calls");
+		}
+	}
+
 	private void newCapacityAppliesToTheNextDecision(Map<String, String> backend, CapturedOutput output) {
 		try (ConfigurableApplicationContext context = start(backend)) {
 			Limits limits = context.getBean(Limits.class);
@@ -133,7 +147,18 @@ class RefreshTests {
 			.web(WebApplicationType.NONE)
 			.properties("rate-limit.policies.burst.capacity=2", "rate-limit.policies.burst.refill=1/1h",
 					"rate-limit.policies.burst.key=global", "rate-limit.policies.other.capacity=1",
-					"rate-limit.policies.other.refill=1/1h", "rate-limit.policies.other.key=global");
+					"rate-limit.policies.other.refill=1/1h", "rate-limit.policies.other.key=global",
+					"rate-limit.policies.tiered.capacity=2", "rate-limit.policies.tiered.refill=2/1h",
+					"rate-limit.policies.tiered.plan=header('X-Plan')", "rate-limit.policies.tiered.default-plan=free",
+					"rate-limit.policies.tiered.plans.free.capacity=2", "rate-limit.policies.tiered.plans.pro.capacity=9",
+					"rate-limit.policies.tiered.overrides.partner.capacity=50",
+					"rate-limit.policies.tiered.exempt.cidrs=10.0.0.0/8,::1/128",
+					"rate-limit.budgets.spend.amount=1", "rate-limit.budgets.spend.window=day",
+					"rate-limit.budgets.spend.plan=header('X-Plan')", "rate-limit.budgets.spend.default-plan=free",
+					"rate-limit.budgets.spend.plans.free.amount=1", "rate-limit.budgets.spend.plans.pro.amount=5",
+					"rate-limit.budgets.spend.exempt.cidrs=192.168.0.0/16", "rate-limit.concurrency.calls.permits=2",
+					"rate-limit.concurrency.calls.overrides.partner.permits=8",
+					"rate-limit.concurrency.calls.exempt.cidrs=172.16.0.0/12");
 		backend.forEach((name, value) -> builder.properties(name + "=" + value));
 		return builder.run();
 	}
