@@ -109,7 +109,7 @@ public final class ProviderExchangeFilter implements ExchangeFilterFunction {
 			.flatMap((after) -> after.retry()
 					? response.releaseBody()
 						.onErrorComplete()
-						.doFinally((signal) -> permit.release())
+						.then(Mono.fromRunnable(permit::release))
 						.then(retry(after, call, request, next))
 					: Mono.just(holding(response, permit)))
 			.doOnCancel(() -> response.releaseBody().subscribe());
@@ -127,9 +127,15 @@ public final class ProviderExchangeFilter implements ExchangeFilterFunction {
 		return delay(after.waitMicros()).then(Mono.defer(() -> attempt(call, request, next)));
 	}
 
-	/** The response, giving its permit back when its body is consumed, released or cancelled. */
+	/**
+	 * The response, giving its permit back when its body is consumed, released
+	 * or cancelled: before the caller hears of it, so that a call that has its
+	 * answer has given its permit back.
+	 */
 	private static ClientResponse holding(ClientResponse response, HeldPermit permit) {
-		return response.mutate().body((body) -> body.doFinally((signal) -> permit.release())).build();
+		return response.mutate()
+			.body((body) -> body.doOnTerminate(permit::release).doOnCancel(permit::release))
+			.build();
 	}
 
 	private <T> Mono<T> onBlocking(Callable<T> step) {
