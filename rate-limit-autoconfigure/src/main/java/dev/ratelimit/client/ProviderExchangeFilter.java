@@ -92,7 +92,8 @@ public final class ProviderExchangeFilter implements ExchangeFilterFunction {
 	private Mono<ClientResponse> attempt(ProviderCallPolicy.Call call, ClientRequest request, ExchangeFunction next) {
 		HeldPermit permit = new HeldPermit();
 		// A refusal of the provider's rate or cap is the call's error; only the exchange's own failures are read.
-		return onBlocking(call::takeTurn).doOnNext(permit::hold)
+		// The permit is held as it is taken: one taken while the call is cancelled is given back at once.
+		return onBlocking(() -> permit.hold(call.takeTurn()))
 			.then(Mono.defer(() -> next.exchange(request))
 				.map(Attempted::answer)
 				.onErrorResume((ex) -> Mono.just(Attempted.failure(ex))))
@@ -106,13 +107,14 @@ public final class ProviderExchangeFilter implements ExchangeFilterFunction {
 			ClientRequest request, ExchangeFunction next) {
 		return onBlocking(() -> call.afterAnswer(response.statusCode().value(),
 				response.headers().asHttpHeaders()::getFirst))
+			// Cancelled while the answer is read: nobody will read its body.
+			.doOnCancel(() -> response.releaseBody().onErrorComplete().subscribe())
 			.flatMap((after) -> after.retry()
 					? response.releaseBody()
 						.onErrorComplete()
 						.then(Mono.fromRunnable(permit::release))
 						.then(retry(after, call, request, next))
-					: Mono.just(holding(response, permit)))
-			.doOnCancel(() -> response.releaseBody().subscribe());
+					: Mono.just(holding(response, permit)));
 	}
 
 	private Mono<ClientResponse> failed(Throwable failure, HeldPermit permit, ProviderCallPolicy.Call call,
@@ -171,10 +173,11 @@ public final class ProviderExchangeFilter implements ExchangeFilterFunction {
 
 		private final AtomicReference<Permit> permit = new AtomicReference<>();
 
-		void hold(Permit taken) {
+		HeldPermit hold(Permit taken) {
 			if (!this.permit.compareAndSet(null, taken)) {
 				taken.release();
 			}
+			return this;
 		}
 
 		boolean isHeld() {
