@@ -11,9 +11,11 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.restclient.RestClientCustomizer;
+import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import dev.ratelimit.Limits;
 import dev.ratelimit.client.ClientListener;
@@ -22,6 +24,7 @@ import dev.ratelimit.client.LocalPauseStore;
 import dev.ratelimit.client.PauseStore;
 import dev.ratelimit.client.ProviderClient;
 import dev.ratelimit.client.ProviderClients;
+import dev.ratelimit.client.ProviderWebClients;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.metrics.MicrometerClientListener;
@@ -30,7 +33,8 @@ import dev.ratelimit.metrics.MicrometerClientListener;
  * The provider clients of {@code rate-limit.clients.*}, when Spring's
  * {@link RestClient} is on the classpath: a {@link ProviderClients} bean, a
  * {@link RestClientCustomizer} that applies a provider's rules to requests to
- * its base URL from every builder Spring Boot builds, and their metrics. The
+ * its base URL from every builder Spring Boot builds, and their metrics; with
+ * WebFlux, the same providers as {@code WebClient} filters. The
  * Redis backend's pause store, shared by every instance, is defined before
  * the local one when it applies.
  */
@@ -75,6 +79,41 @@ class RateLimitClientConfiguration {
 					builder.requestInterceptor(providers.byUrl());
 				}
 			};
+		}
+
+	}
+
+	/**
+	 * The same providers as {@code WebClient} filters, when WebFlux is on the
+	 * classpath: a {@link ProviderWebClients} bean, and a
+	 * {@link WebClientCustomizer} that applies a provider's rules to requests to
+	 * its base URL from every builder Spring Boot builds.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(WebClient.class)
+	static class Reactive {
+
+		@Bean
+		@ConditionalOnMissingBean
+		ProviderWebClients rateLimitProviderWebClients(ProviderClients clients,
+				ObjectProvider<WebClient.Builder> builders) {
+			return new ProviderWebClients(clients, () -> builders.getIfAvailable(WebClient::builder));
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(WebClientCustomizer.class)
+		static class ByUrl {
+
+			@Bean
+			WebClientCustomizer rateLimitProviderWebClientsCustomizer(ObjectProvider<ProviderWebClients> clients) {
+				return (builder) -> {
+					ProviderWebClients providers = clients.getIfAvailable();
+					if (providers != null && providers.hasBaseUrls()) {
+						builder.filter(providers.byUrl());
+					}
+				};
+			}
+
 		}
 
 	}

@@ -1479,9 +1479,10 @@ public class RateLimitProperties implements InitializingBean {
 	public static class Client {
 
 		/**
-		 * Provider's base URL. A builder from ProviderClients.builder(name) starts
-		 * from it, and a request of any RestClient built by Spring Boot whose URL
-		 * starts with it follows this client's rules.
+		 * Provider's base URL. A builder from ProviderClients.builder(name) or
+		 * ProviderWebClients.builder(name) starts from it, and a request of any
+		 * RestClient or WebClient built by Spring Boot whose URL starts with it
+		 * follows this client's rules.
 		 */
 		private URI baseUrl;
 

@@ -2,9 +2,6 @@ package dev.ratelimit.client;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ConnectException;
-import java.net.NoRouteToHostException;
-import java.net.http.HttpConnectTimeoutException;
 
 import org.jspecify.annotations.Nullable;
 
@@ -40,27 +37,16 @@ import dev.ratelimit.core.TimeSource;
  * at once.</li>
  * </ol>
  * A request already handled by a client (a builder customized twice) passes
- * through the second one untouched.
+ * through the second one untouched. The rules are the provider's
+ * {@link ProviderCallPolicy}, shared with its reactive
+ * {@link ProviderExchangeFilter}: this class only carries them out, waiting
+ * with the {@link Sleeper}.
  */
 public final class ProviderClient implements ClientHttpRequestInterceptor {
 
-	private static final String HANDLED = ProviderClient.class.getName() + ".handled";
-
-	private final ClientSettings settings;
-
-	private final @Nullable Limits limits;
-
-	private final PauseStore pauses;
-
-	private final TimeSource time;
+	private final ProviderCallPolicy policy;
 
 	private final Sleeper sleeper;
-
-	private final JitterSource jitter;
-
-	private final ClientListener listener;
-
-	private volatile long knownPausedUntil;
 
 	/**
 	 * Creates a client.
@@ -74,98 +60,66 @@ public final class ProviderClient implements ClientHttpRequestInterceptor {
 	 */
 	public ProviderClient(ClientSettings settings, @Nullable Limits limits, PauseStore pauses, TimeSource time,
 			Sleeper sleeper, JitterSource jitter, ClientListener listener) {
-		if ((settings.rateLimit() != null || settings.concurrency() != null) && limits == null) {
-			throw new IllegalArgumentException("Client '" + settings.name() + "' names limits but none are given");
-		}
-		this.settings = settings;
-		this.limits = limits;
-		this.pauses = pauses;
-		this.time = time;
+		this.policy = new ProviderCallPolicy(settings, limits, pauses, time, jitter, listener);
 		this.sleeper = sleeper;
-		this.jitter = jitter;
-		this.listener = listener;
 	}
 
 	/** @return the provider's settings */
 	public ClientSettings settings() {
-		return this.settings;
+		return this.policy.settings();
 	}
 
 	/**
 	 * Returns whether this instance knows of a pause of the provider in force,
-	 * without asking the store: for a gauge.
+	 * without asking the store: for a gauge. Calls through the provider's
+	 * {@code WebClient} filter count too.
 	 * @return whether paused, as last seen
 	 */
 	public boolean isPaused() {
-		return this.knownPausedUntil > this.time.currentTimeMicros();
+		return this.policy.isPaused();
+	}
+
+	/** The rules, shared with the provider's {@link ProviderExchangeFilter}. */
+	ProviderCallPolicy policy() {
+		return this.policy;
 	}
 
 	@Override
 	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
 			throws IOException {
-		if (request.getAttributes().putIfAbsent(HANDLED, this.settings.name()) != null) {
+		if (request.getAttributes().putIfAbsent(ProviderCallPolicy.HANDLED, settings().name()) != null) {
 			return execution.execute(request, body);
 		}
-		String name = this.settings.name();
-		long deadline = this.time.currentTimeMicros() + this.settings.deadlineMicros();
-		boolean retries = this.settings.retries(request.getMethod().name());
-		long pause = pauseRemaining();
-		if (pause > 0) {
-			long wait = pause + jitter(this.settings.pauseJitterMicros());
-			long left = deadline - this.time.currentTimeMicros();
-			if (wait > left) {
-				throw new ProviderPausedException(name, pause, left);
-			}
-			sleep("pause", wait);
-		}
-		for (int attempt = 1;; attempt++) {
+		ProviderCallPolicy.Call call = this.policy.start(request.getMethod().name());
+		sleep(call.beforeFirstAttempt());
+		while (true) {
 			ClientHttpResponse response;
 			try {
-				response = attempt(request, body, execution);
+				response = attempt(call, request, body, execution);
 			}
 			catch (IOException ex) {
-				boolean connect = isConnectFailure(ex);
-				this.listener.attempted(name, connect ? "connect" : "io");
-				long wait = connect ? backoff(attempt) : 0;
-				if (!connect || !retries || attempt >= this.settings.maxAttempts()
-						|| this.time.currentTimeMicros() + wait > deadline) {
+				ProviderCallPolicy.Next next = call.afterFailure(ex);
+				if (!next.retry()) {
 					throw ex;
 				}
-				this.listener.retrying(name, "connect");
-				sleep("backoff", wait);
+				sleep(next.waitMicros());
 				continue;
 			}
-			int status = response.getStatusCode().value();
-			readPause(response.getHeaders());
-			this.listener.attempted(name, outcome(status));
-			if ((status != 429 && status != 503) || !retries || attempt >= this.settings.maxAttempts()) {
-				return response;
-			}
-			// The provider's pause, asked for by this answer or recorded by another call, else the backoff.
-			long paused = pauseRemaining();
-			boolean pausing = paused > 0;
-			long wait = pausing ? paused + jitter(this.settings.pauseJitterMicros()) : backoff(attempt);
-			if (this.time.currentTimeMicros() + wait > deadline) {
+			ProviderCallPolicy.Next next = call.afterAnswer(response.getStatusCode().value(),
+					response.getHeaders()::getFirst);
+			if (!next.retry()) {
 				return response;
 			}
 			response.close();
-			this.listener.retrying(name, Integer.toString(status));
-			sleep(pausing ? "pause" : "backoff", wait);
+			sleep(next.waitMicros());
 		}
 	}
 
-	private ClientHttpResponse attempt(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
-			throws IOException {
-		if (this.settings.rateLimit() != null) {
-			this.limits.acquire(this.settings.rateLimit(), null);
-		}
-		Permit permit = (this.settings.concurrency() != null) ? this.limits.permit(this.settings.concurrency(), null)
-				: null;
+	private ClientHttpResponse attempt(ProviderCallPolicy.Call call, HttpRequest request, byte[] body,
+			ClientHttpRequestExecution execution) throws IOException {
+		Permit permit = call.takeTurn();
 		// A budgeted call around this one has now paid for work: a later refusal of ours is no longer free.
 		WorkScope.workStarts();
-		if (permit == null) {
-			return execution.execute(request, body);
-		}
 		try {
 			// Held until the body is read and the response closed: the provider works until then.
 			return new PermitHoldingResponse(execution.execute(request, body), permit);
@@ -176,42 +130,7 @@ public final class ProviderClient implements ClientHttpRequestInterceptor {
 		}
 	}
 
-	private void readPause(HttpHeaders headers) {
-		long now = this.time.currentTimeMicros();
-		long retryAfter = ProviderSignals.retryAfterMicros(headers.getFirst(HttpHeaders.RETRY_AFTER), now);
-		long exhausted = ProviderSignals.exhaustedQuotaMicros(headers::getFirst);
-		long pause = Math.max(retryAfter, exhausted);
-		if (pause > 0) {
-			this.listener.paused(this.settings.name(), (retryAfter >= exhausted) ? "retry-after" : "exhausted", pause);
-			this.pauses.pause(this.settings.name(), pause);
-			remember(pause);
-		}
-	}
-
-	private long pauseRemaining() {
-		long remaining = this.pauses.remainingMicros(this.settings.name());
-		remember(remaining);
-		return remaining;
-	}
-
-	private void remember(long pauseMicros) {
-		long until = this.time.currentTimeMicros() + pauseMicros;
-		if (until > this.knownPausedUntil) {
-			this.knownPausedUntil = until;
-		}
-	}
-
-	private long backoff(int retry) {
-		return Backoff.fullJitterMicros(retry, this.settings.backoffMicros(), this.settings.maxBackoffMicros(),
-				this.jitter.next());
-	}
-
-	private long jitter(long maxMicros) {
-		return (maxMicros > 0) ? (long) (maxMicros * this.jitter.next()) : 0;
-	}
-
-	private void sleep(String reason, long micros) throws IOException {
-		this.listener.waited(this.settings.name(), reason, micros);
+	private void sleep(long micros) throws IOException {
 		if (micros <= 0) {
 			return;
 		}
@@ -220,29 +139,8 @@ public final class ProviderClient implements ClientHttpRequestInterceptor {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			throw new IOException("Interrupted while waiting to call provider '" + this.settings.name() + "'", ex);
+			throw new IOException("Interrupted while waiting to call provider '" + settings().name() + "'", ex);
 		}
-	}
-
-	private static String outcome(int status) {
-		if (status == 429 || status == 503) {
-			return Integer.toString(status);
-		}
-		return (status < 400) ? "success" : (status < 500) ? "client-error" : "server-error";
-	}
-
-	/** No connection was made, so the provider never saw the request. */
-	private static boolean isConnectFailure(IOException ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof ConnectException || cause instanceof NoRouteToHostException
-					|| cause instanceof HttpConnectTimeoutException) {
-				return true;
-			}
-			if (cause.getCause() == cause) {
-				break;
-			}
-		}
-		return false;
 	}
 
 	/** A response that gives its permit back when closed. */

@@ -10,8 +10,10 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import com.sun.net.httpserver.HttpExchange;
@@ -55,6 +57,10 @@ final class FakeProvider implements AutoCloseable {
 
 	private volatile Supplier<Answer> otherwise = () -> Answer.of(200);
 
+	private volatile CountDownLatch arrived = new CountDownLatch(0);
+
+	private volatile CountDownLatch gate = new CountDownLatch(0);
+
 	FakeProvider() {
 		try {
 			this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 200);
@@ -83,6 +89,16 @@ final class FakeProvider implements AutoCloseable {
 		return this;
 	}
 
+	/**
+	 * Holds every request until the gate opens; {@code arrived} counts the
+	 * requests held, so that a test knows one is in the provider's hands.
+	 */
+	FakeProvider hold(CountDownLatch arrived, CountDownLatch gate) {
+		this.arrived = arrived;
+		this.gate = gate;
+		return this;
+	}
+
 	List<Seen> seen() {
 		return List.copyOf(this.seen);
 	}
@@ -91,6 +107,13 @@ final class FakeProvider implements AutoCloseable {
 		try (exchange) {
 			exchange.getRequestBody().readAllBytes();
 			this.seen.add(new Seen(exchange.getRequestMethod(), exchange.getRequestURI().getPath()));
+			this.arrived.countDown();
+			try {
+				this.gate.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 			Answer answer = this.script.poll();
 			answer = (answer != null) ? answer : this.otherwise.get();
 			for (int i = 0; i + 1 < answer.headers().size(); i += 2) {

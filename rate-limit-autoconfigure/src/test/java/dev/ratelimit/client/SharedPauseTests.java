@@ -6,12 +6,14 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.client.FakeProvider.Answer;
@@ -61,6 +63,27 @@ class SharedPauseTests {
 			List<Duration> waits = b.sleeper.sleeps();
 			assertThat(waits).hasSize(1);
 			assertThat(waits.get(0)).isBetween(Duration.ofSeconds(29), Duration.ofSeconds(30));
+			assertThat(this.provider.seen()).hasSize(2);
+		}));
+	}
+
+	@Test
+	void aPauseReportedToARestClientHoldsForAWebClientOnASecondInstance() {
+		this.provider.then(Answer.of(429, "Retry-After", "30"));
+		Instance a = new Instance();
+		Instance b = new Instance();
+		RecordingScheduler timer = new RecordingScheduler(b.clock);
+		a.runner().run((first) -> b.runner().run((second) -> {
+			assertThat(ProviderClientTests.status(client(first), HttpMethod.GET)).isEqualTo(429);
+			// B calls through a WebClient: it waits out what is left of A's pause, as a delay.
+			WebClient web = new ProviderWebClients(second.getBean(ProviderClients.class), WebClient::builder,
+					(client) -> new ProviderExchangeFilter(client, timer, Schedulers.boundedElastic()))
+				.builder("provider")
+				.build();
+			assertThat(ProviderWebClientTests.status(web, HttpMethod.GET)).isEqualTo(200);
+			assertThat(timer.delays()).singleElement()
+				.satisfies((wait) -> assertThat(wait).isBetween(Duration.ofSeconds(29), Duration.ofSeconds(30)));
+			assertThat(b.sleeper.sleeps()).isEmpty();
 			assertThat(this.provider.seen()).hasSize(2);
 		}));
 	}
