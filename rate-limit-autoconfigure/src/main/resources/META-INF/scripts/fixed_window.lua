@@ -1,12 +1,16 @@
 -- Fixed window counter: a line-by-line mirror of dev.ratelimit.core.FixedWindow.
 --
--- KEYS[i]  the window, a hash
---            w   window: the window's index, floor(time / size)
---            c   count: units counted in it
+-- KEYS[i]  the window, a hash; kept in time, not window numbers, so that it
+--          survives a change of the window size (see FixedWindow)
+--            s   start: when the window began counting (µs)
+--            e   end: when it ends (µs, exclusive)
+--            n   count: units counted in it
 --          A missing key is an empty window; an empty window is deleted.
+--          Fields w and c (window numbers, before sizes could change) are
+--          not read: such a window starts afresh, once.
 -- ARGV     code 'fw', capacity, window size in µs, 0 (unused), cost
--- TTL      until the window ends
--- Receipt  the window's index: a refund uncounts the cost only in that window.
+-- TTL      until the window ends: never more than one window
+-- Receipt  the window's start: a refund uncounts the cost only in that window.
 
 -- Every method has its slot from the start (see ALGORITHMS in lib.lua).
 local FixedWindow = { rateBased = false, load = false, decide = false, store = false, refund = false }
@@ -16,22 +20,25 @@ ALGORITHMS['fw'] = FixedWindow
 local NO_WINDOW = -math.huge
 
 function FixedWindow.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 'w', 'c')
-	local window, count = tonumber(stored[1]), tonumber(stored[2])
-	if window == nil or count == nil then
-		return { key = key, window = NO_WINDOW, count = 0 }
+	local stored = redis.call('HMGET', key, 's', 'e', 'n')
+	local start, finish, count = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
+	if start == nil or finish == nil or count == nil then
+		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, count = 0 }
 	end
-	return { key = key, window = window, count = count }
+	return { key = key, start = start, finish = finish, count = count }
 end
 
 function FixedWindow.decide(self, policy, cost, nowMicros, commit)
 	local size = policy.windowMicros
-	local current = floorDiv(nowMicros, size)
-	if current > self.window then
-		self.window = current
+	if nowMicros >= self.finish then
+		self.start = nowMicros
+		self.finish = floorDiv(nowMicros, size) * size + size
 		self.count = 0
+	elseif nowMicros >= self.start and self.finish - nowMicros > size then
+		-- The size shrank: no longer than the new size's window holding now.
+		self.finish = floorDiv(nowMicros, size) * size + size
 	end
-	local untilNext = (self.window + 1) * size - nowMicros
+	local untilNext = self.finish - nowMicros
 	local counted = self.count + cost
 	if counted > policy.capacity then
 		return false, policy.capacity - self.count, (self.count > 0) and untilNext or 0, untilNext, 0
@@ -48,15 +55,15 @@ function FixedWindow.store(self, policy, resetAfterMicros)
 		redis.call('DEL', self.key)
 		return ''
 	end
-	local window = int(self.window)
-	redis.call('HSET', self.key, 'w', window, 'c', int(self.count))
+	local start = int(self.start)
+	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'n', int(self.count))
 	expireAfter(self.key, resetAfterMicros)
-	return window
+	return start
 end
 
 function FixedWindow.refund(self, policy, cost, receipt, nowMicros)
 	-- Once the window has passed, the cost no longer counts anyway.
-	if self.window == tonumber(receipt) then
+	if self.start == tonumber(receipt) then
 		self.count = math.max(self.count - cost, 0)
 	end
 end

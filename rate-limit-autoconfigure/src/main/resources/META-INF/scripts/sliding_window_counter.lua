@@ -1,15 +1,22 @@
 -- Sliding window counter: a line-by-line mirror of
 -- dev.ratelimit.core.SlidingWindowCounter.
 --
--- KEYS[i]  the counters, a hash
---            w   window: the current window's index, floor(time / size)
---            c   current: units counted in that window
---            p   previous: units counted in the window before it
+-- KEYS[i]  the counters, a hash; kept in time, not window numbers, so that
+--          they survive a change of the window size (see SlidingWindowCounter)
+--            s   start: when the current window began counting, which is when
+--                the previous one ended (µs)
+--            e   end: when the current window ends (µs, exclusive)
+--            n   current: units counted in the current window
+--            ps  previous start: when the previous window began counting (µs)
+--            pn  previous: units counted in the previous window
 --          A missing key counts nothing; counting nothing is deleted.
+--          Fields w, c and p (window numbers, before sizes could change) are
+--          not read: such counters start afresh, once.
 -- ARGV     code 'sc', capacity, window size in µs, 0 (unused), cost
--- TTL      until nothing counted weighs on the estimate: the end of the next
---          window while the current one counts, else the end of this one
--- Receipt  the window's index: a refund uncounts the cost from that window,
+-- TTL      until nothing counted weighs on the estimate: one window after the
+--          current one ends while it counts, else until the previous one
+--          stops weighing
+-- Receipt  the window's start: a refund uncounts the cost from that window,
 --          whether it is still the current one or has become the previous one.
 
 -- Every method has its slot from the start (see ALGORITHMS in lib.lua).
@@ -20,35 +27,38 @@ ALGORITHMS['sc'] = SlidingWindowCounter
 local NO_WINDOW = -math.huge
 
 function SlidingWindowCounter.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 'w', 'c', 'p')
-	local window, current, previous = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
-	if window == nil or current == nil or previous == nil then
-		return { key = key, window = NO_WINDOW, current = 0, previous = 0 }
+	local stored = redis.call('HMGET', key, 's', 'e', 'n', 'ps', 'pn')
+	local start, finish, current = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
+	local previousStart, previous = tonumber(stored[4]), tonumber(stored[5])
+	if start == nil or finish == nil or current == nil or previousStart == nil or previous == nil then
+		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, previousStart = NO_WINDOW, current = 0, previous = 0 }
 	end
-	return { key = key, window = window, current = current, previous = previous }
+	return { key = key, start = start, finish = finish, previousStart = previousStart, current = current,
+		previous = previous }
 end
 
 -- Time until nothing counted so far weighs on the estimate.
-local function reset(self, currentCount, start, size, nowMicros)
+local function reset(self, currentCount, start, size, elapsed, nowMicros)
 	if currentCount > 0 then
-		return start + 2 * size - nowMicros
+		return self.finish + size - nowMicros
 	end
-	return (self.previous > 0) and (start + size - nowMicros) or 0
+	return (self.previous > 0 and elapsed < size) and (start + size - nowMicros) or 0
 end
 
 -- Earliest wait after which the estimate leaves room for cost.
-local function retryAfter(self, capacity, cost, start, size, elapsed, nowMicros)
+local function retryAfter(self, capacity, cost, size, elapsed, nowMicros)
 	local room = (capacity - cost) * size
 	-- Later in this window, as the previous window's weight shrinks.
 	local spare = room - self.current * size
 	if spare >= 0 and self.previous > 0 then
 		local weight = floorDiv(spare, self.previous)
-		if weight >= 1 then
-			return (size - weight) - elapsed
+		local wait = (size - weight) - elapsed
+		if weight >= 1 and nowMicros + wait < self.finish then
+			return wait
 		end
 	end
 	-- In the next window, where this window's count becomes the previous one.
-	local nextWindow = start + size - nowMicros
+	local nextWindow = self.finish - nowMicros
 	if self.current == 0 then
 		return nextWindow
 	end
@@ -58,30 +68,37 @@ end
 function SlidingWindowCounter.decide(self, policy, cost, nowMicros, commit)
 	local size = policy.windowMicros
 	local capacity = policy.capacity
-	local index = floorDiv(nowMicros, size)
-	if index == self.window + 1 then
-		self.previous = self.current
+	if nowMicros >= self.finish then
+		if nowMicros < self.finish + size then
+			self.previousStart = self.start
+			self.previous = self.current
+			self.start = self.finish
+		else
+			-- Nothing counted still weighs; counting begins now.
+			self.previousStart = NO_WINDOW
+			self.previous = 0
+			self.start = nowMicros
+		end
 		self.current = 0
-		self.window = index
-	elseif index > self.window then
-		self.previous = 0
-		self.current = 0
-		self.window = index
+		self.finish = floorDiv(nowMicros, size) * size + size
+	elseif nowMicros >= self.start and self.finish - nowMicros > size then
+		-- The size shrank: no longer than the new size's window holding now.
+		self.finish = floorDiv(nowMicros, size) * size + size
 	end
-	local start = self.window * size
-	local elapsed = math.min(math.max(nowMicros - start, 0), size - 1)
+	local start = self.start
+	local elapsed = math.min(math.max(nowMicros - start, 0), size)
 	local weightedPrevious = self.previous * (size - elapsed)
 	local counted = self.current + cost
 	if weightedPrevious + counted * size > capacity * size then
 		local remaining = math.max(0, floorDiv(capacity * size - weightedPrevious - self.current * size, size))
-		return false, remaining, reset(self, self.current, start, size, nowMicros),
-			retryAfter(self, capacity, cost, start, size, elapsed, nowMicros), 0
+		return false, remaining, reset(self, self.current, start, size, elapsed, nowMicros),
+			retryAfter(self, capacity, cost, size, elapsed, nowMicros), 0
 	end
 	if commit then
 		self.current = counted
 	end
 	local remaining = floorDiv(capacity * size - weightedPrevious - counted * size, size)
-	return true, remaining, reset(self, counted, start, size, nowMicros), 0, 0
+	return true, remaining, reset(self, counted, start, size, elapsed, nowMicros), 0, 0
 end
 
 function SlidingWindowCounter.store(self, policy, resetAfterMicros)
@@ -90,17 +107,20 @@ function SlidingWindowCounter.store(self, policy, resetAfterMicros)
 		redis.call('DEL', self.key)
 		return ''
 	end
-	local window = int(self.window)
-	redis.call('HSET', self.key, 'w', window, 'c', int(self.current), 'p', int(self.previous))
+	local start = int(self.start)
+	-- A previous window that no longer weighs is stored as none.
+	local previousStart = (self.previous > 0) and int(self.previousStart) or '0'
+	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'n', int(self.current), 'ps', previousStart,
+		'pn', int(self.previous))
 	expireAfter(self.key, resetAfterMicros)
-	return window
+	return start
 end
 
 function SlidingWindowCounter.refund(self, policy, cost, receipt, nowMicros)
 	local window = tonumber(receipt)
-	if self.window == window then
+	if self.start == window then
 		self.current = math.max(self.current - cost, 0)
-	elseif self.window == window + 1 then
+	elseif self.previousStart == window then
 		self.previous = math.max(self.previous - cost, 0)
 	end
 end
