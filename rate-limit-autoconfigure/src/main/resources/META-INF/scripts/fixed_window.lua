@@ -3,7 +3,8 @@
 -- KEYS[i]  the window, a hash; kept in time, not window numbers, so that it
 --          survives a change of the window size (see FixedWindow)
 --            s   start: when the window began counting (µs)
---            e   end: when it ends (µs, exclusive)
+--            e   end: when it ends under the size it began with (µs, exclusive)
+--            l   last: the last time it counted (µs)
 --            n   count: units counted in it
 --          A missing key is an empty window; an empty window is deleted.
 --          Fields w and c (window numbers, before sizes could change) are
@@ -20,31 +21,39 @@ ALGORITHMS['fw'] = FixedWindow
 local NO_WINDOW = -math.huge
 
 function FixedWindow.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 's', 'e', 'n')
-	local start, finish, count = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
-	if start == nil or finish == nil or count == nil then
-		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, count = 0 }
+	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n')
+	local start, finish, last, count = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3]),
+		tonumber(stored[4])
+	if start == nil or finish == nil or last == nil or count == nil then
+		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, count = 0 }
 	end
-	return { key = key, start = start, finish = finish, count = count }
+	return { key = key, start = start, finish = finish, last = last, count = count }
+end
+
+-- When the current window ends under size: its own end, or sooner when the
+-- size shrank, the end of the new size's window holding its last count.
+local function windowEnd(self, size)
+	return math.min(self.finish, floorDiv(self.last, size) * size + size)
 end
 
 function FixedWindow.decide(self, policy, cost, nowMicros, commit)
 	local size = policy.windowMicros
-	if nowMicros >= self.finish then
+	local finish = windowEnd(self, size)
+	if nowMicros >= finish then
 		self.start = nowMicros
+		self.last = nowMicros
 		self.finish = floorDiv(nowMicros, size) * size + size
 		self.count = 0
-	elseif nowMicros >= self.start and self.finish - nowMicros > size then
-		-- The size shrank: no longer than the new size's window holding now.
-		self.finish = floorDiv(nowMicros, size) * size + size
+		finish = self.finish
 	end
-	local untilNext = self.finish - nowMicros
+	local untilNext = finish - nowMicros
 	local counted = self.count + cost
 	if counted > policy.capacity then
 		return false, policy.capacity - self.count, (self.count > 0) and untilNext or 0, untilNext, 0
 	end
 	if commit then
 		self.count = counted
+		self.last = math.max(self.last, nowMicros)
 	end
 	return true, policy.capacity - counted, (counted > 0) and untilNext or 0, 0, 0
 end
@@ -56,7 +65,7 @@ function FixedWindow.store(self, policy, resetAfterMicros)
 		return ''
 	end
 	local start = int(self.start)
-	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'n', int(self.count))
+	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'l', int(self.last), 'n', int(self.count))
 	expireAfter(self.key, resetAfterMicros)
 	return start
 end
