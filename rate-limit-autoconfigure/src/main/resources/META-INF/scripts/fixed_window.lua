@@ -1,12 +1,17 @@
 -- Fixed window counter: a line-by-line mirror of dev.ratelimit.core.FixedWindow.
 --
--- KEYS[i]  the window, a hash
---            w   window: the window's index, floor(time / size)
---            c   count: units counted in it
+-- KEYS[i]  the window, a hash; kept in time, not window numbers, so that it
+--          survives a change of the window size (see FixedWindow)
+--            s   start: when the window began counting (µs)
+--            e   end: when it ends under the size it began with (µs, exclusive)
+--            l   last: the last time it counted (µs)
+--            n   count: units counted in it
 --          A missing key is an empty window; an empty window is deleted.
+--          Fields w and c (window numbers, before sizes could change) are
+--          not read: such a window starts afresh, once.
 -- ARGV     code 'fw', capacity, window size in µs, 0 (unused), cost
--- TTL      until the window ends
--- Receipt  the window's index: a refund uncounts the cost only in that window.
+-- TTL      until the window ends: never more than one window
+-- Receipt  the window's start: a refund uncounts the cost only in that window.
 
 -- Every method has its slot from the start (see ALGORITHMS in lib.lua).
 local FixedWindow = { rateBased = false, load = false, decide = false, store = false, refund = false }
@@ -16,28 +21,39 @@ ALGORITHMS['fw'] = FixedWindow
 local NO_WINDOW = -math.huge
 
 function FixedWindow.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 'w', 'c')
-	local window, count = tonumber(stored[1]), tonumber(stored[2])
-	if window == nil or count == nil then
-		return { key = key, window = NO_WINDOW, count = 0 }
+	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n')
+	local start, finish, last, count = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3]),
+		tonumber(stored[4])
+	if start == nil or finish == nil or last == nil or count == nil then
+		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, count = 0 }
 	end
-	return { key = key, window = window, count = count }
+	return { key = key, start = start, finish = finish, last = last, count = count }
+end
+
+-- When the current window ends under size: its own end, or sooner when the
+-- size shrank, the end of the new size's window holding its last count.
+local function windowEnd(self, size)
+	return math.min(self.finish, floorDiv(self.last, size) * size + size)
 end
 
 function FixedWindow.decide(self, policy, cost, nowMicros, commit)
 	local size = policy.windowMicros
-	local current = floorDiv(nowMicros, size)
-	if current > self.window then
-		self.window = current
+	local finish = windowEnd(self, size)
+	if nowMicros >= finish then
+		self.start = nowMicros
+		self.last = nowMicros
+		self.finish = floorDiv(nowMicros, size) * size + size
 		self.count = 0
+		finish = self.finish
 	end
-	local untilNext = (self.window + 1) * size - nowMicros
+	local untilNext = finish - nowMicros
 	local counted = self.count + cost
 	if counted > policy.capacity then
 		return false, policy.capacity - self.count, (self.count > 0) and untilNext or 0, untilNext, 0
 	end
 	if commit then
 		self.count = counted
+		self.last = math.max(self.last, nowMicros)
 	end
 	return true, policy.capacity - counted, (counted > 0) and untilNext or 0, 0, 0
 end
@@ -48,15 +64,15 @@ function FixedWindow.store(self, policy, resetAfterMicros)
 		redis.call('DEL', self.key)
 		return ''
 	end
-	local window = int(self.window)
-	redis.call('HSET', self.key, 'w', window, 'c', int(self.count))
+	local start = int(self.start)
+	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'l', int(self.last), 'n', int(self.count))
 	expireAfter(self.key, resetAfterMicros)
-	return window
+	return start
 end
 
 function FixedWindow.refund(self, policy, cost, receipt, nowMicros)
 	-- Once the window has passed, the cost no longer counts anyway.
-	if self.window == tonumber(receipt) then
+	if self.start == tonumber(receipt) then
 		self.count = math.max(self.count - cost, 0)
 	end
 end

@@ -1,15 +1,24 @@
 -- Sliding window counter: a line-by-line mirror of
 -- dev.ratelimit.core.SlidingWindowCounter.
 --
--- KEYS[i]  the counters, a hash
---            w   window: the current window's index, floor(time / size)
---            c   current: units counted in that window
---            p   previous: units counted in the window before it
+-- KEYS[i]  the counters, a hash; kept in time, not window numbers, so that
+--          they survive a change of the window size (see SlidingWindowCounter)
+--            s   start: when the current window began counting, which is when
+--                the previous one ended (µs)
+--            e   end: when the current window ends under the size it began
+--                with (µs, exclusive)
+--            l   last: the last time the current window counted (µs)
+--            n   current: units counted in the current window
+--            ps  previous start: when the previous window began counting (µs)
+--            pn  previous: units counted in the previous window
 --          A missing key counts nothing; counting nothing is deleted.
+--          Fields w, c and p (window numbers, before sizes could change) are
+--          not read: such counters start afresh, once.
 -- ARGV     code 'sc', capacity, window size in µs, 0 (unused), cost
--- TTL      until nothing counted weighs on the estimate: the end of the next
---          window while the current one counts, else the end of this one
--- Receipt  the window's index: a refund uncounts the cost from that window,
+-- TTL      until nothing counted weighs on the estimate: one window after the
+--          current one ends while it counts, else until the previous one
+--          stops weighing
+-- Receipt  the window's start: a refund uncounts the cost from that window,
 --          whether it is still the current one or has become the previous one.
 
 -- Every method has its slot from the start (see ALGORITHMS in lib.lua).
@@ -20,35 +29,45 @@ ALGORITHMS['sc'] = SlidingWindowCounter
 local NO_WINDOW = -math.huge
 
 function SlidingWindowCounter.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 'w', 'c', 'p')
-	local window, current, previous = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
-	if window == nil or current == nil or previous == nil then
-		return { key = key, window = NO_WINDOW, current = 0, previous = 0 }
+	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'ps', 'pn')
+	local start, finish, last = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
+	local current, previousStart, previous = tonumber(stored[4]), tonumber(stored[5]), tonumber(stored[6])
+	if start == nil or finish == nil or last == nil or current == nil or previousStart == nil or previous == nil then
+		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, previousStart = NO_WINDOW,
+			current = 0, previous = 0 }
 	end
-	return { key = key, window = window, current = current, previous = previous }
+	return { key = key, start = start, finish = finish, last = last, previousStart = previousStart,
+		current = current, previous = previous }
+end
+
+-- When the current window ends under size: its own end, or sooner when the
+-- size shrank, the end of the new size's window holding its last count.
+local function windowEnd(self, size)
+	return math.min(self.finish, floorDiv(self.last, size) * size + size)
 end
 
 -- Time until nothing counted so far weighs on the estimate.
-local function reset(self, currentCount, start, size, nowMicros)
+local function reset(self, currentCount, start, finish, size, elapsed, nowMicros)
 	if currentCount > 0 then
-		return start + 2 * size - nowMicros
+		return finish + size - nowMicros
 	end
-	return (self.previous > 0) and (start + size - nowMicros) or 0
+	return (self.previous > 0 and elapsed < size) and (start + size - nowMicros) or 0
 end
 
 -- Earliest wait after which the estimate leaves room for cost.
-local function retryAfter(self, capacity, cost, start, size, elapsed, nowMicros)
+local function retryAfter(self, capacity, cost, finish, size, elapsed, nowMicros)
 	local room = (capacity - cost) * size
 	-- Later in this window, as the previous window's weight shrinks.
 	local spare = room - self.current * size
 	if spare >= 0 and self.previous > 0 then
 		local weight = floorDiv(spare, self.previous)
-		if weight >= 1 then
-			return (size - weight) - elapsed
+		local wait = (size - weight) - elapsed
+		if weight >= 1 and nowMicros + wait < finish then
+			return wait
 		end
 	end
 	-- In the next window, where this window's count becomes the previous one.
-	local nextWindow = start + size - nowMicros
+	local nextWindow = finish - nowMicros
 	if self.current == 0 then
 		return nextWindow
 	end
@@ -58,30 +77,41 @@ end
 function SlidingWindowCounter.decide(self, policy, cost, nowMicros, commit)
 	local size = policy.windowMicros
 	local capacity = policy.capacity
-	local index = floorDiv(nowMicros, size)
-	if index == self.window + 1 then
-		self.previous = self.current
+	local finish = windowEnd(self, size)
+	if nowMicros >= finish then
+		-- The window after the one that ended: up to the new size's window holding its end.
+		local nextEnd = floorDiv(finish, size) * size + size
+		if nowMicros < nextEnd then
+			self.previousStart = self.start
+			self.previous = self.current
+			self.start = finish
+			self.finish = nextEnd
+		else
+			-- Nothing counted still weighs; counting begins now.
+			self.previousStart = NO_WINDOW
+			self.previous = 0
+			self.start = nowMicros
+			self.finish = floorDiv(nowMicros, size) * size + size
+		end
+		self.last = self.start
 		self.current = 0
-		self.window = index
-	elseif index > self.window then
-		self.previous = 0
-		self.current = 0
-		self.window = index
+		finish = self.finish
 	end
-	local start = self.window * size
-	local elapsed = math.min(math.max(nowMicros - start, 0), size - 1)
+	local start = self.start
+	local elapsed = math.min(math.max(nowMicros - start, 0), size)
 	local weightedPrevious = self.previous * (size - elapsed)
 	local counted = self.current + cost
 	if weightedPrevious + counted * size > capacity * size then
 		local remaining = math.max(0, floorDiv(capacity * size - weightedPrevious - self.current * size, size))
-		return false, remaining, reset(self, self.current, start, size, nowMicros),
-			retryAfter(self, capacity, cost, start, size, elapsed, nowMicros), 0
+		return false, remaining, reset(self, self.current, start, finish, size, elapsed, nowMicros),
+			retryAfter(self, capacity, cost, finish, size, elapsed, nowMicros), 0
 	end
 	if commit then
 		self.current = counted
+		self.last = math.max(self.last, nowMicros)
 	end
 	local remaining = floorDiv(capacity * size - weightedPrevious - counted * size, size)
-	return true, remaining, reset(self, counted, start, size, nowMicros), 0, 0
+	return true, remaining, reset(self, counted, start, finish, size, elapsed, nowMicros), 0, 0
 end
 
 function SlidingWindowCounter.store(self, policy, resetAfterMicros)
@@ -90,17 +120,20 @@ function SlidingWindowCounter.store(self, policy, resetAfterMicros)
 		redis.call('DEL', self.key)
 		return ''
 	end
-	local window = int(self.window)
-	redis.call('HSET', self.key, 'w', window, 'c', int(self.current), 'p', int(self.previous))
+	local start = int(self.start)
+	-- A previous window that no longer weighs is stored as none.
+	local previousStart = (self.previous > 0) and int(self.previousStart) or '0'
+	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'l', int(self.last), 'n', int(self.current),
+		'ps', previousStart, 'pn', int(self.previous))
 	expireAfter(self.key, resetAfterMicros)
-	return window
+	return start
 end
 
 function SlidingWindowCounter.refund(self, policy, cost, receipt, nowMicros)
 	local window = tonumber(receipt)
-	if self.window == window then
+	if self.start == window then
 		self.current = math.max(self.current - cost, 0)
-	elseif self.window == window + 1 then
+	elseif self.previousStart == window then
 		self.previous = math.max(self.previous - cost, 0)
 	end
 end

@@ -63,8 +63,10 @@ public abstract class LimitState {
 
 	/**
 	 * Returns what names the units a decision just took, for {@link #giveBack}:
-	 * the decision's time, which names the window or log entry they were counted
-	 * in. Called right after the decision that took them, under the same lock.
+	 * by default the decision's time, which names the log entry they were counted
+	 * in; the windows return when their window began counting, which stays right
+	 * when the window size changes. Called right after the decision that took
+	 * them, under the same lock.
 	 * @param policy the policy this state belongs to
 	 * @param cost the units taken
 	 * @param nowMicros the time of the decision

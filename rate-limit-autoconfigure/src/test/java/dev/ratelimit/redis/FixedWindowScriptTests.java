@@ -48,8 +48,11 @@ class FixedWindowScriptTests extends ScriptTestSupport {
 		assertThat(this.backends.redis().hasKey(key)).isFalse();
 		this.backends.play(policy, key, step(250_000, 1, true, 2, 0, 750_000));
 		assertThat(this.backends.checkedTtlMillis(key)).isBetween(650L, 750L);
-		assertThat(this.backends.storedField(key, "w")).isEqualTo(Long.toString(BackendComparison.START_MICROS / SECOND));
-		assertThat(this.backends.storedField(key, "c")).isEqualTo("1");
+		// Kept in time: when the window began counting and when it ends.
+		long start = BackendComparison.START_MICROS + 250_000;
+		assertThat(this.backends.storedField(key, "s")).isEqualTo(Long.toString(start));
+		assertThat(this.backends.storedField(key, "e")).isEqualTo(Long.toString(BackendComparison.START_MICROS + SECOND));
+		assertThat(this.backends.storedField(key, "n")).isEqualTo("1");
 	}
 
 	@Test

@@ -52,8 +52,11 @@ class SlidingWindowCounterScriptTests extends ScriptTestSupport {
 		// Only the previous window counts: until the end of this one.
 		this.backends.play(policy, key, step(1_500_000, 0, true, 9, 0, 500_000));
 		assertThat(this.backends.checkedTtlMillis(key)).isBetween(400L, 500L);
-		assertThat(this.backends.storedField(key, "c")).isEqualTo("0");
-		assertThat(this.backends.storedField(key, "p")).isEqualTo("1");
+		assertThat(this.backends.storedField(key, "n")).isEqualTo("0");
+		assertThat(this.backends.storedField(key, "pn")).isEqualTo("1");
+		// The previous window ended when this one began.
+		assertThat(this.backends.storedField(key, "s"))
+			.isEqualTo(Long.toString(BackendComparison.START_MICROS + SECOND));
 		this.backends.play(policy, key, step(2_000_000, 0, true, 10, 0, 0));
 		assertThat(this.backends.redis().hasKey(key)).isFalse();
 	}
