@@ -1,5 +1,6 @@
 package dev.ratelimit.sample;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.MediaType;
 import org.springframework.stereotype.Service;
 import org.springframework.web.client.RestClient;
@@ -17,13 +18,13 @@ import dev.ratelimit.client.ProviderClients;
 @Service
 public class ProviderApi {
 
-	private final ProviderClients clients;
+	private final ObjectProvider<ProviderClients> clients;
 
 	private final SimulatedProvider provider;
 
 	private volatile RestClient client;
 
-	ProviderApi(ProviderClients clients, SimulatedProvider provider) {
+	ProviderApi(ObjectProvider<ProviderClients> clients, SimulatedProvider provider) {
 		this.clients = clients;
 		this.provider = provider;
 	}
@@ -46,7 +47,10 @@ public class ProviderApi {
 		RestClient built = this.client;
 		if (built == null) {
 			// On first use: the simulated provider's port is known once it has started.
-			built = this.clients.builder("provider").baseUrl(this.provider.url()).build();
+			// With the limiter off (rate-limit.enabled=false) there is no provider client: a plain RestClient.
+			ProviderClients clients = this.clients.getIfAvailable();
+			RestClient.Builder builder = (clients != null) ? clients.builder("provider") : RestClient.builder();
+			built = builder.baseUrl(this.provider.url()).build();
 			this.client = built;
 		}
 		return built;
