@@ -7,8 +7,9 @@
 --            l   last: the last time it counted (µs)
 --            n   count: units counted in it
 --          A missing key is an empty window; an empty window is deleted.
---          Fields w and c (window numbers, before sizes could change) are
---          not read: such a window starts afresh, once.
+--          Fields w and c (the window's number and count, as versions
+--          before sizes could change wrote them) are read as that window,
+--          so that an upgrade forgets no count.
 -- ARGV     code 'fw', capacity, window size in µs, 0 (unused), cost
 -- TTL      until the window ends: never more than one window
 -- Receipt  the window's start: a refund uncounts the cost only in that window.
@@ -21,9 +22,17 @@ ALGORITHMS['fw'] = FixedWindow
 local NO_WINDOW = -math.huge
 
 function FixedWindow.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n')
+	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'w', 'c')
 	local start, finish, last, count = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3]),
 		tonumber(stored[4])
+	local legacyWindow, legacyCount = tonumber(stored[5]), tonumber(stored[6])
+	if start == nil and legacyWindow ~= nil and legacyCount ~= nil then
+		-- Written before sizes could change: window number w of the size in force.
+		start = legacyWindow * policy.windowMicros
+		finish = start + policy.windowMicros
+		last = start
+		count = legacyCount
+	end
 	if start == nil or finish == nil or last == nil or count == nil then
 		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, count = 0 }
 	end

@@ -12,8 +12,9 @@
 --            ps  previous start: when the previous window began counting (µs)
 --            pn  previous: units counted in the previous window
 --          A missing key counts nothing; counting nothing is deleted.
---          Fields w, c and p (window numbers, before sizes could change) are
---          not read: such counters start afresh, once.
+--          Fields w, c and p (the current window's number and the two
+--          counts, as versions before sizes could change wrote them) are
+--          read as those windows, so that an upgrade forgets no count.
 -- ARGV     code 'sc', capacity, window size in µs, 0 (unused), cost
 -- TTL      until nothing counted weighs on the estimate: one window after the
 --          current one ends while it counts, else until the previous one
@@ -29,9 +30,19 @@ ALGORITHMS['sc'] = SlidingWindowCounter
 local NO_WINDOW = -math.huge
 
 function SlidingWindowCounter.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'ps', 'pn')
+	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'ps', 'pn', 'w', 'c', 'p')
 	local start, finish, last = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
 	local current, previousStart, previous = tonumber(stored[4]), tonumber(stored[5]), tonumber(stored[6])
+	local legacyWindow, legacyCurrent, legacyPrevious = tonumber(stored[7]), tonumber(stored[8]), tonumber(stored[9])
+	if start == nil and legacyWindow ~= nil and legacyCurrent ~= nil then
+		-- Written before sizes could change: window number w of the size in force, and the one before it.
+		start = legacyWindow * policy.windowMicros
+		finish = start + policy.windowMicros
+		last = start
+		current = legacyCurrent
+		previousStart = start - policy.windowMicros
+		previous = legacyPrevious or 0
+	end
 	if start == nil or finish == nil or last == nil or current == nil or previousStart == nil or previous == nil then
 		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, previousStart = NO_WINDOW,
 			current = 0, previous = 0 }
