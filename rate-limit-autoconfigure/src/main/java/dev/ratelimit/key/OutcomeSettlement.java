@@ -3,6 +3,8 @@ package dev.ratelimit.key;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -32,6 +34,9 @@ public final class OutcomeSettlement {
 	public static final String STATUS = "status";
 
 	private static final Log logger = LogFactory.getLog(OutcomeSettlement.class);
+
+	/** The policies whose rule has failed once already; bounded by the configured policy names. */
+	private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
 	private OutcomeSettlement() {
 	}
@@ -81,8 +86,15 @@ public final class OutcomeSettlement {
 			return rule.counts(context);
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not tell whether the call counts against policy '" + policy + "' (" + rule
-					+ "); counting it: " + ex);
+			String message = "Could not tell whether the call counts against policy '" + policy + "' (" + rule
+					+ "); counting it: " + ex;
+			// Once per policy at warning level: a rule that fails on every call would flood the log.
+			if (WARNED.add(policy)) {
+				logger.warn(message + " (further failures of this policy's rule are logged at debug level)");
+			}
+			else if (logger.isDebugEnabled()) {
+				logger.debug(message);
+			}
 			return true;
 		}
 	}
