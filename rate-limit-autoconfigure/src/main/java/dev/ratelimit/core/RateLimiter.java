@@ -36,7 +36,7 @@ public final class RateLimiter {
 	private static final Logger logger = System.getLogger(RateLimiter.class.getName());
 
 	/** Policies whose failed give-back was logged at warning level: once each. */
-	private final Set<String> giveBackFailuresLogged = ConcurrentHashMap.newKeySet();
+	private final FirstTimes giveBackFailuresLogged = new FirstTimes();
 
 	private final RateLimitBackend backend;
 
@@ -194,7 +194,7 @@ public final class RateLimiter {
 			this.listener.gaveBack(taken.policy(), false);
 			String message = "Could not give back " + taken.cost() + " unit(s) to policy '" + taken.policy().name()
 					+ "'; they stay counted until the policy restores them: " + ex;
-			if (this.giveBackFailuresLogged.add(taken.policy().name())) {
+			if (this.giveBackFailuresLogged.first(taken.policy().name())) {
 				logger.log(Level.WARNING, message + " (further failures of this policy are logged at debug level)");
 			}
 			else {

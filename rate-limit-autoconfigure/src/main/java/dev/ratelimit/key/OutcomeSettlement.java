@@ -3,8 +3,6 @@ package dev.ratelimit.key;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -12,6 +10,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.EvaluationContext;
 
+import dev.ratelimit.core.FirstTimes;
 import dev.ratelimit.core.ProvisionalTakes;
 import dev.ratelimit.core.RateLimitOutcome;
 
@@ -36,7 +35,7 @@ public final class OutcomeSettlement {
 	private static final Log logger = LogFactory.getLog(OutcomeSettlement.class);
 
 	/** The policies whose rule has failed once already; bounded by the configured policy names. */
-	private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+	private static final FirstTimes WARNED = new FirstTimes();
 
 	private OutcomeSettlement() {
 	}
@@ -89,7 +88,7 @@ public final class OutcomeSettlement {
 			String message = "Could not tell whether the call counts against policy '" + policy + "' (" + rule
 					+ "); counting it: " + ex;
 			// Once per policy at warning level: a rule that fails on every call would flood the log.
-			if (WARNED.add(policy)) {
+			if (WARNED.first(policy)) {
 				logger.warn(message + " (further failures of this policy's rule are logged at debug level)");
 			}
 			else if (logger.isDebugEnabled()) {
