@@ -54,6 +54,9 @@ public class FilterBenchmark {
 
 	private RateLimitFilter filter;
 
+	/** One servlet context for every request: a mock request makes a new one, with maps and a resource loader, if not given one. */
+	private final MockServletContext servletContext = new MockServletContext();
+
 	@Setup(Level.Trial)
 	@SuppressWarnings("unchecked")
 	public void setUp() throws Exception {
@@ -110,8 +113,8 @@ public class FilterBenchmark {
 
 	}
 
-	private static MockHttpServletRequest request() {
-		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/hello");
+	private MockHttpServletRequest request() {
+		MockHttpServletRequest request = new MockHttpServletRequest(this.servletContext, "GET", "/api/hello");
 		request.setRemoteAddr("127.0.0.1");
 		return request;
 	}
