@@ -2,6 +2,7 @@ package dev.ratelimit.benchmarks;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,6 +43,8 @@ final class ServerProbe implements AutoCloseable {
 	private JMXConnector jmx;
 
 	private ThreadMXBean threads;
+
+	private CompilationMXBean compilation;
 
 	private boolean attachFailed;
 
@@ -124,6 +127,8 @@ final class ServerProbe implements AutoCloseable {
 				MBeanServerConnection connection = this.jmx.getMBeanServerConnection();
 				this.threads = ManagementFactory.newPlatformMXBeanProxy(connection,
 						ManagementFactory.THREAD_MXBEAN_NAME, ThreadMXBean.class);
+				this.compilation = ManagementFactory.newPlatformMXBeanProxy(connection,
+						ManagementFactory.COMPILATION_MXBEAN_NAME, CompilationMXBean.class);
 			}
 			catch (Exception | LinkageError ex) {
 				this.attachFailed = true;
@@ -131,6 +136,15 @@ final class ServerProbe implements AutoCloseable {
 			}
 		}
 		return this.threads;
+	}
+
+	/**
+	 * Milliseconds the JIT compilers have spent so far, or -1 when unknown: the
+	 * warm-up goes on until this stops growing.
+	 */
+	long compileMillis() {
+		return (threads() != null && this.compilation.isCompilationTimeMonitoringSupported())
+				? this.compilation.getTotalCompilationTime() : -1;
 	}
 
 	/** The allowed decisions of {@code per-ip} so far, from {@code /actuator/metrics}; 0 when there is no such meter. */
