@@ -680,7 +680,8 @@ public final class HttpBenchmark {
 			out.append('\n');
 		}
 		out.append(String.format(Locale.ROOT,
-				"Every variant in its own server JVM (%s), all warmed up (%d s each), then %d rounds of %d s measuring "
+				"Every variant in its own server JVM (%s), all warmed up (at least %d s each, then until the JIT "
+						+ "settles), then %d rounds of %d s measuring "
 						+ "each in turn; each row is its variant's median round, and what the limiter adds is the "
 						+ "median over rounds of the difference within a round. %s. %d client IP(s). Every request "
 						+ "decided with the limiter and none without (counted); non-2xx: 0.%n",
