@@ -264,8 +264,7 @@ public final class HttpBenchmark {
 				rows.addAll(servers.rounds("cpu", options.connections(), options, null));
 			}
 			if (options.modes().contains("saturated")) {
-				List<Row> saturated = servers.rounds("saturated", options.connections(), options, null);
-				rows.addAll(withRatios(saturated, OFF));
+				rows.addAll(servers.rounds("saturated", options.connections(), options, null));
 			}
 		}
 		return rows;
@@ -296,7 +295,7 @@ public final class HttpBenchmark {
 			int most = options.redisConnections().stream().mapToInt(Integer::intValue).max().orElse(16);
 			servers.warmUp(most, options.warmup());
 			for (int connections : options.redisConnections()) {
-				rows.addAll(withRatios(servers.rounds("redis", connections, options, redis), FLOOR));
+				rows.addAll(servers.rounds("redis", connections, options, redis));
 			}
 		}
 		return rows;
@@ -321,20 +320,6 @@ public final class HttpBenchmark {
 			arguments.add("--rate-limit.client-ip.trusted-proxies=127.0.0.1");
 		}
 		return arguments;
-	}
-
-	/** The limiter's rows get their throughput over the {@code baseline} variant's of the same connections. */
-	private static List<Row> withRatios(List<Row> rows, String baseline) {
-		List<Row> result = new ArrayList<>();
-		for (Row row : rows) {
-			Row base = rows.stream()
-				.filter((r) -> r.variant().equals(baseline) && r.connections() == row.connections())
-				.findFirst()
-				.orElse(null);
-			boolean compared = row.variant().equals(ON) && base != null;
-			result.add(compared ? row.withRatio(row.requestsPerSecond() / base.requestsPerSecond()) : row);
-		}
-		return result;
 	}
 
 	/**
@@ -431,6 +416,7 @@ public final class HttpBenchmark {
 		/** Every round measures every variant once, in an order rotated by one each round; each keeps its median. */
 		List<Row> rounds(String mode, int connections, Settings options, RedisServerProcess redis)
 				throws InterruptedException {
+			String baselineName = (redis != null) ? FLOOR : OFF;
 			List<Variant> variants = new ArrayList<>(this.apps.keySet());
 			Map<Variant, List<Row>> measured = new LinkedHashMap<>();
 			for (int round = 0; round < options.rounds(); round++) {
@@ -443,7 +429,7 @@ public final class HttpBenchmark {
 			List<Row> medians = new ArrayList<>();
 			List<Row> baseline = measured.entrySet()
 				.stream()
-				.filter((e) -> e.getKey().name().equals(OFF))
+				.filter((e) -> e.getKey().name().equals(baselineName))
 				.map(Map.Entry::getValue)
 				.findFirst()
 				.orElse(null);
@@ -451,18 +437,27 @@ public final class HttpBenchmark {
 				List<Row> all = new ArrayList<>(measured.get(variant));
 				List<Double> cpuAdded = new ArrayList<>();
 				List<Double> bytesAdded = new ArrayList<>();
-				if (baseline != null && !variant.name().equals(OFF)) {
+				List<Double> ratios = new ArrayList<>();
+				if (baseline != null && !variant.name().equals(baselineName)) {
 					// Paired by round: the two were measured within seconds of each other.
 					for (int round = 0; round < all.size(); round++) {
 						cpuAdded.add(all.get(round).cpuMicrosPerRequest() - baseline.get(round).cpuMicrosPerRequest());
 						bytesAdded.add(all.get(round).bytesPerRequest() - baseline.get(round).bytesPerRequest());
+						ratios.add(all.get(round).requestsPerSecond() / baseline.get(round).requestsPerSecond());
 					}
 				}
 				// cpu: the median CPU time; otherwise the median throughput.
 				all.sort(mode.equals("cpu") ? Comparator.comparingDouble(Row::cpuMicrosPerRequest)
 						: Comparator.comparingDouble(Row::requestsPerSecond));
 				Row median = all.get(all.size() / 2);
-				medians.add(cpuAdded.isEmpty() ? median : median.withAdded(median(cpuAdded), median(bytesAdded)));
+				if (!cpuAdded.isEmpty()) {
+					median = median.withAdded(median(cpuAdded), median(bytesAdded));
+					if (!mode.equals("cpu") && variant.name().equals(ON)) {
+						// The throughput ratio, paired by round as well: a slow moment of the machine hits one round.
+						median = median.withRatio(median(ratios));
+					}
+				}
+				medians.add(median);
 			}
 			return medians;
 		}
@@ -653,12 +648,14 @@ public final class HttpBenchmark {
 					"**Saturated throughput** (memory backend, closed loop, %d connections)%n%n",
 					options.connections()));
 			out.append("| Variant | Requests/s | Ratio with/without | p50 µs | p99 µs | p99.9 µs "
-					+ "| Server CPU µs/request | Server CPU busy |\n");
-			out.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+					+ "| Server CPU µs/request | Added by the limiter | Server CPU busy |\n");
+			out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 			for (Row r : saturated) {
-				out.append(String.format(Locale.ROOT, "| %s | %,.0f | %s | %,.0f | %,.0f | %,.0f | %.1f | %.0f%% |%n",
+				out.append(String.format(Locale.ROOT, "| %s | %,.0f | %s | %,.0f | %,.0f | %,.0f | %.1f | %s | %.0f%% |%n",
 						r.variant(), r.requestsPerSecond(), ratio(r), r.p50Micros(), r.p99Micros(), r.p999Micros(),
-						r.cpuMicrosPerRequest(), 100 * r.serverCpuShare()));
+						r.cpuMicrosPerRequest(),
+						Double.isNaN(r.cpuAddedMicros()) ? "" : String.format(Locale.ROOT, "%+.1f µs", r.cpuAddedMicros()),
+						100 * r.serverCpuShare()));
 			}
 			out.append('\n');
 		}
@@ -682,8 +679,8 @@ public final class HttpBenchmark {
 		out.append(String.format(Locale.ROOT,
 				"Every variant in its own server JVM (%s), all warmed up (at least %d s each, then until the JIT "
 						+ "settles), then %d rounds of %d s measuring "
-						+ "each in turn; each row is its variant's median round, and what the limiter adds is the "
-						+ "median over rounds of the difference within a round. %s. %d client IP(s). Every request "
+						+ "each in turn; each row is its variant's median round, and what the limiter adds (and the "
+						+ "ratio) is the median over rounds of the difference (the ratio) within a round. %s. %d client IP(s). Every request "
 						+ "decided with the limiter and none without (counted); non-2xx: 0.%n",
 				String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(), options.seconds(),
 				CpuPinning.of(options.pin()).describe(), options.clientIps()));
