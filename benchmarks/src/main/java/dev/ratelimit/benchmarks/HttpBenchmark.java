@@ -3,27 +3,48 @@ package dev.ratelimit.benchmarks;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
- * Requests per second and latency of the sample app's {@code GET /api/hello}
+ * What the limiter costs an HTTP request: the sample app's {@code GET /api/hello}
  * with the limiter on (route rule {@code /api/** -> per-ip}, its capacity and
- * rate raised so high that every request is admitted) and off
- * ({@code rate-limit.enabled=false}: no filter at all), on the memory and the
- * Redis backend, under the {@link LoadGenerator} on loopback.
+ * rate raised so high that every request is admitted) against the same app
+ * without it, measured three ways ({@code --modes}):
+ * <ul>
+ * <li>{@code cpu}: the server process's CPU time per request (user plus system,
+ * every thread, from {@code /proc/<pid>/stat}) and the bytes its threads
+ * allocated per request, at a fixed request rate (open loop), limiter on
+ * against {@code rate-limit.enabled=false}, memory backend;</li>
+ * <li>{@code saturated}: requests per second of a closed loop that keeps the
+ * server busy, with the server and the load generator pinned to different CPUs
+ * ({@link CpuPinning}), memory backend;</li>
+ * <li>{@code redis}: the same on the Redis backend at 16 and 64 connections,
+ * against the same app doing one plain {@code INCR} per request through the
+ * limiter's own connection factory instead (the sample app's
+ * {@code sample.benchmark.redis-incr-floor}, route rules removed): the floor of
+ * one round trip.</li>
+ * </ul>
+ * Each variant runs in a JVM of its own ({@link SampleAppProcess}), all started
+ * before measuring and warmed up; then each round measures every variant in
+ * turn, so that a change in the machine's load hits all of them alike, and a
+ * variant reports its median round. {@code --before-jar} adds the limiter of
+ * another build of the sample app (the code before a change) to the memory
+ * variants.
  * <p>
- * Every case starts a fresh sample-app JVM ({@link SampleAppProcess}) with the
- * same JVM options and the same arguments but the switch, so a case inherits
- * no JIT or heap state from the one before. The Redis cases share one
- * {@code redis-server} this program starts on a free port
- * ({@link RedisServerProcess}), flushed before each case; the case without
- * limiter gets the same Redis properties, so only the limiter differs. The
- * load generator and the server share the machine's cores: compare the ratio,
- * not the absolute rates, with other machines.
+ * The benchmark counts decisions and fails otherwise: with the limiter every
+ * request of a measured period must have been decided (the app's
+ * {@code rate.limit.decisions} metric, allowed, grew by exactly the requests),
+ * and on Redis must have run a script; without it, none was decided, and the
+ * floor ran exactly one {@code INCR} per request ({@code INFO commandstats}).
+ * Any non-2xx response fails the run too.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.HttpBenchmark
- * [--seconds 15] [--warmup 10] [--connections 16] [--client-ips 1] [--cases memory,redis] [--app-jar path]
+ * [--modes cpu,saturated,redis] [--seconds 10] [--warmup 15] [--rounds 3] [--rate 3000] [--connections 16]
+ * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--jfr dir]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}. Other code calls {@link #run(Settings)}.
  */
 public final class HttpBenchmark {
@@ -34,8 +55,23 @@ public final class HttpBenchmark {
 	/** Effectively unlimited, as in the other benchmarks: 10^9 tokens, refilled at 10^9 per second. */
 	private static final String CAPACITY = "1000000000";
 
-	/** The goal of the issue: with the limiter, at least this fraction of the throughput without it (memory). */
+	/** Goal: with the limiter, at least this fraction of the saturated throughput without it (memory). */
 	public static final double GOAL_RATIO = 0.9;
+
+	/** Goal: the limiter adds at most this much server CPU time per request, in microseconds (memory). */
+	public static final double GOAL_CPU_MICROS = 3;
+
+	/** Goal: on Redis, at least this fraction of the throughput of one INCR per request. */
+	public static final double GOAL_REDIS_RATIO = 0.85;
+
+	/** Variant names. */
+	static final String ON = "limiter";
+
+	static final String OFF = "no limiter";
+
+	static final String BEFORE = "limiter, before";
+
+	static final String FLOOR = "one INCR, no limiter";
 
 	private HttpBenchmark() {
 	}
@@ -43,75 +79,125 @@ public final class HttpBenchmark {
 	/**
 	 * What to run.
 	 *
-	 * @param seconds measured seconds per case
-	 * @param warmup warm-up seconds per case, not recorded
-	 * @param rounds how many times each pair of cases runs, alternating with and without
-	 * the limiter; each case reports its best round
-	 * @param connections concurrent keep-alive connections, one load thread each
+	 * @param modes {@code cpu}, {@code saturated} and/or {@code redis}
+	 * @param seconds measured seconds per variant and round
+	 * @param warmup warm-up seconds per variant, before the first round (closed loop)
+	 * @param rounds how many times every variant is measured, in turn; each reports its median round
+	 * @param rate requests per second of the {@code cpu} mode (open loop)
+	 * @param connections concurrent keep-alive connections of the {@code saturated} mode (and of the
+	 * {@code cpu} mode's open loop), one load thread each
+	 * @param redisConnections the connection counts of the {@code redis} mode
 	 * @param clientIps distinct client addresses: 1 is the loopback peer alone (one hot key for
 	 * {@code per-ip}); more are sent in {@code X-Forwarded-For}, with 127.0.0.1 a trusted proxy
-	 * @param backends {@code memory} and/or {@code redis}
+	 * @param pin {@code auto}, {@code none} or {@code SERVER/CLIENT} CPU lists (see {@link CpuPinning#of})
 	 * @param appJar the sample app's executable jar, or {@code null} to look in {@code sample-app/target}
-	 * @param jvmOptions the sample app JVM's options, the same for every case
+	 * @param beforeJar another build of the sample app whose limiter is measured too, or {@code null}
+	 * @param jfrDirectory where each server JVM writes a JFR recording (profile settings), or {@code null}
+	 * @param jvmOptions the sample app JVM's options, the same for every variant
 	 */
-	public record Settings(int seconds, int warmup, int rounds, int connections, int clientIps, List<String> backends,
-			String appJar, List<String> jvmOptions) {
+	public record Settings(List<String> modes, int seconds, int warmup, int rounds, int rate, int connections,
+			List<Integer> redisConnections, int clientIps, String pin, String appJar, String beforeJar,
+			String jfrDirectory, List<String> jvmOptions) {
 
 		/**
 		 * Fixed heap (so no case pays for growing it) and G1 named explicitly, because the JVM
 		 * falls back to the serial collector on a machine it does not consider a server
-		 * (fewer than 2 CPUs or less than 1792 MB), which would change what is measured.
+		 * (fewer than 2 CPUs, as a server pinned to one is, or less than 1792 MB), which would
+		 * change what is measured.
 		 */
 		public static final List<String> DEFAULT_JVM = List.of("-Xms512m", "-Xmx512m", "-XX:+UseG1GC");
 
-		/** About 2.5 minutes in all: four cases of 10 s warm-up, 15 s measured, plus start-up. */
+		/** About 9 minutes in all on two cores. */
 		public static Settings defaults() {
-			return new Settings(15, 10, 2, 16, 1, List.of("memory", "redis"), null, DEFAULT_JVM);
+			return new Settings(List.of("cpu", "saturated", "redis"), 10, 15, 3, 3000, 16, List.of(16, 64), 1, "auto",
+					null, null, null, DEFAULT_JVM);
 		}
 
 		/**
-		 * Reads {@code --seconds}, {@code --warmup}, {@code --connections}, {@code --client-ips}, {@code --cases},
-		 * {@code --app-jar} and {@code --jvm} (space-separated options); the rest keep their defaults.
+		 * Reads the options of the class comment; the rest keep their defaults.
+		 * {@code --cases memory,redis} (the earlier option) still works: {@code memory}
+		 * is {@code cpu,saturated}.
 		 * @param given the parsed command line
 		 * @return the settings
 		 */
 		static Settings from(Options given) {
 			Settings d = defaults();
-			List<String> backends = given.list("cases", String.join(",", d.backends()));
-			for (String backend : backends) {
-				if (!backend.equals("memory") && !backend.equals("redis")) {
-					throw new IllegalArgumentException("--cases takes memory and/or redis, got " + backend);
+			List<String> modes = new ArrayList<>();
+			String cases = given.string("cases", null);
+			for (String mode : (cases != null) ? List.of(cases.split(","))
+					: given.list("modes", String.join(",", d.modes()))) {
+				switch (mode) {
+					case "cpu", "saturated", "redis" -> modes.add(mode);
+					case "memory" -> modes.addAll(List.of("cpu", "saturated"));
+					default -> throw new IllegalArgumentException(
+							"--modes takes cpu, saturated and/or redis, got " + mode);
 				}
 			}
 			String jvm = given.string("jvm", null);
-			return new Settings(given.integer("seconds", d.seconds()), given.integer("warmup", d.warmup()),
-					given.integer("rounds", d.rounds()), given.integer("connections", d.connections()), given.integer("client-ips", d.clientIps()), backends,
-					given.string("app-jar", null), (jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions());
+			return new Settings(modes, given.integer("seconds", d.seconds()), given.integer("warmup", d.warmup()),
+					given.integer("rounds", d.rounds()), given.integer("rate", d.rate()),
+					given.integer("connections", d.connections()),
+					given.list("redis-connections", "16,64").stream().map(Integer::valueOf).toList(),
+					given.integer("client-ips", d.clientIps()), given.string("pin", d.pin()),
+					given.string("app-jar", null), given.string("before-jar", null), given.string("jfr", null),
+					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions());
 		}
 
 	}
 
 	/**
-	 * One case's result.
+	 * One variant's median round in one mode.
 	 *
+	 * @param mode {@code cpu}, {@code saturated} or {@code redis}
 	 * @param backend {@code memory} or {@code redis}
-	 * @param limiter whether the limiter was on
-	 * @param requestsPerSecond measured requests per second
-	 * @param p50Micros median latency in microseconds
+	 * @param variant {@value #ON}, {@value #OFF}, {@value #BEFORE} or {@value #FLOOR}
+	 * @param connections the load's connections
+	 * @param requestsPerSecond measured requests per second (in {@code cpu} mode: the rate reached)
+	 * @param p50Micros median latency in microseconds (open loop: from each request's due time)
 	 * @param p99Micros 99th percentile latency in microseconds
 	 * @param p999Micros 99.9th percentile latency in microseconds
 	 * @param requests requests in the measured period
-	 * @param non2xx responses that were not 2xx, warm-up included (always 0: a run with any fails)
-	 * @param ratio with the limiter, its throughput over the same backend's without it; NaN otherwise
+	 * @param cpuMicrosPerRequest server CPU time per request, in microseconds
+	 * @param bytesPerRequest bytes the server's threads allocated per request; NaN when unknown
+	 * @param serverCpuShare server CPU time over wall time in the measured round (1.0 is one CPU busy)
+	 * @param cpuAddedMicros in {@code cpu} mode, the median over rounds of this variant's CPU time per
+	 * request minus {@value #OFF}'s in the same round; NaN otherwise
+	 * @param bytesAdded the same for bytes allocated per request
+	 * @param ratio with the limiter ({@value #ON}), its throughput over the variant without it
+	 * ({@value #OFF}, or {@value #FLOOR} on Redis) in {@code saturated} and {@code redis} modes; NaN otherwise
 	 */
-	public record Row(String backend, boolean limiter, double requestsPerSecond, double p50Micros, double p99Micros,
-			double p999Micros, long requests, long non2xx, double ratio) {
+	public record Row(String mode, String backend, String variant, int connections, double requestsPerSecond,
+			double p50Micros, double p99Micros, double p999Micros, long requests, double cpuMicrosPerRequest,
+			double bytesPerRequest, double serverCpuShare, double cpuAddedMicros, double bytesAdded, double ratio) {
 
-		Row withRatio(double ratio) {
-			return new Row(this.backend, this.limiter, this.requestsPerSecond, this.p50Micros, this.p99Micros,
-					this.p999Micros, this.requests, this.non2xx, ratio);
+		/** @return whether the limiter decided this variant's requests */
+		public boolean limiter() {
+			return this.variant.equals(ON) || this.variant.equals(BEFORE);
 		}
 
+		Row withRatio(double ratio) {
+			return new Row(this.mode, this.backend, this.variant, this.connections, this.requestsPerSecond,
+					this.p50Micros, this.p99Micros, this.p999Micros, this.requests, this.cpuMicrosPerRequest,
+					this.bytesPerRequest, this.serverCpuShare, this.cpuAddedMicros, this.bytesAdded, ratio);
+		}
+
+		Row withAdded(double cpuAddedMicros, double bytesAdded) {
+			return new Row(this.mode, this.backend, this.variant, this.connections, this.requestsPerSecond,
+					this.p50Micros, this.p99Micros, this.p999Micros, this.requests, this.cpuMicrosPerRequest,
+					this.bytesPerRequest, this.serverCpuShare, cpuAddedMicros, bytesAdded, this.ratio);
+		}
+
+	}
+
+	/**
+	 * A goal of issue 16 and whether this run met it.
+	 *
+	 * @param name what is measured
+	 * @param target the goal
+	 * @param measured the figures
+	 * @param met whether every figure meets it
+	 */
+	public record GoalCheck(String name, String target, String measured, boolean met) {
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -119,173 +205,490 @@ public final class HttpBenchmark {
 		List<Row> rows = run(options);
 		System.out.println();
 		System.out.print(table(rows, options));
-		for (Row row : rows) {
-			if (row.backend().equals("memory") && row.limiter() && !Double.isNaN(row.ratio())) {
-				System.out.printf(Locale.ROOT, "%nGoal, memory: with limiter >= %.2fx without: %s (%.2fx)%n",
-						GOAL_RATIO, (row.ratio() >= GOAL_RATIO) ? "met" : "NOT met", row.ratio());
-			}
+		System.out.println();
+		for (GoalCheck goal : goals(rows)) {
+			System.out.printf(Locale.ROOT, "Goal: %s %s: %s (%s)%n", goal.name(), goal.target(),
+					goal.met() ? "met" : "NOT met", goal.measured());
 		}
 	}
 
 	/**
-	 * Runs every case of {@code options}, printing a line per case as it ends.
+	 * Runs every mode of {@code options}, printing a line per variant and round.
 	 * @param options what to run
-	 * @return one row per case: for each backend, with the limiter then without
-	 * @throws IllegalStateException if a case got a non-2xx response, a connection failed,
-	 * or the limiter was not on (or off) as the case requires
+	 * @return the median row of every variant in every mode
+	 * @throws IllegalStateException if a response was not 2xx, a connection failed, or
+	 * the decisions counted do not match the requests
 	 */
 	public static List<Row> run(Settings options) throws InterruptedException {
 		Path jar = SampleAppProcess.locateJar(options.appJar());
+		CpuPinning pinning = CpuPinning.of(options.pin());
 		System.out.printf(Locale.ROOT,
-				"%s on %s; %d connections, %d client IPs, %ds warm-up, %ds measured per case; server JVM %s%n", PATH,
-				jar, options.connections(), options.clientIps(), options.warmup(), options.seconds(),
-				options.jvmOptions());
-		List<Row> rows = new ArrayList<>();
-		for (String backend : options.backends()) {
-			if (backend.equals("redis")) {
+				"%s on %s; modes %s; %ds warm-up, %d rounds of %ds; %d connections (redis: %s); %d/s in cpu mode; "
+						+ "%d client IPs; server JVM %s; %s%n",
+				PATH, jar, options.modes(), options.warmup(), options.rounds(), options.seconds(),
+				options.connections(), options.redisConnections(), options.rate(), options.clientIps(),
+				options.jvmOptions(), pinning.describe());
+		long self = ProcessHandle.current().pid();
+		String unpinned = pinning.pinToClient(self);
+		try {
+			List<Row> rows = new ArrayList<>();
+			if (options.modes().contains("cpu") || options.modes().contains("saturated")) {
+				rows.addAll(memory(jar, pinning, options));
+			}
+			if (options.modes().contains("redis")) {
 				try (RedisServerProcess redis = RedisServerProcess.start()) {
+					pinning.pinToClient(redis.pid());
 					System.out.printf(Locale.ROOT, "redis-server %s on port %d%n", redis.version(), redis.port());
-					rows.addAll(backendCases(backend, redis, jar, options));
+					rows.addAll(redis(jar, redis, pinning, options));
 				}
 			}
-			else {
-				rows.addAll(backendCases(backend, null, jar, options));
+			return rows;
+		}
+		finally {
+			CpuPinning.restore(self, unpinned);
+		}
+	}
+
+	private static List<Row> memory(Path jar, CpuPinning pinning, Settings options) throws InterruptedException {
+		List<Variant> variants = new ArrayList<>();
+		variants.add(new Variant("memory", ON, jar, memoryArguments(true, options)));
+		variants.add(new Variant("memory", OFF, jar, memoryArguments(false, options)));
+		if (options.beforeJar() != null) {
+			variants.add(new Variant("memory", BEFORE, SampleAppProcess.locateJar(options.beforeJar()),
+					memoryArguments(true, options)));
+		}
+		List<Row> rows = new ArrayList<>();
+		try (Servers servers = Servers.start(variants, pinning, options)) {
+			servers.warmUp(options.connections(), options.warmup());
+			if (options.modes().contains("cpu")) {
+				rows.addAll(servers.rounds("cpu", options.connections(), options, null));
+			}
+			if (options.modes().contains("saturated")) {
+				rows.addAll(servers.rounds("saturated", options.connections(), options, null));
 			}
 		}
 		return rows;
 	}
 
-	private static List<Row> backendCases(String backend, RedisServerProcess redis, Path jar, Settings options)
+	private static List<Row> redis(Path jar, RedisServerProcess redis, CpuPinning pinning, Settings options)
 			throws InterruptedException {
-		// Alternating rounds, each case keeping its best: on a shared two-core machine a
-		// single run of each swings by tens of percent with whatever else the machine does.
-		Row with = null;
-		Row without = null;
-		for (int round = 0; round < options.rounds(); round++) {
-			with = best(with, runCase(backend, true, redis, jar, options));
-			without = best(without, runCase(backend, false, redis, jar, options));
+		List<String> common = new ArrayList<>(commonArguments(options));
+		common.add("--rate-limit.backend=redis");
+		common.add("--spring.data.redis.host=127.0.0.1");
+		common.add("--spring.data.redis.port=" + redis.port());
+		// The limiter's default 100 ms command timeout is for production; on a loaded machine
+		// a slow moment would time out, and the fail-open policy would then admit requests
+		// without asking Redis, flattering the limiter. Every decision must go to Redis.
+		common.add("--rate-limit.redis.timeout=5s");
+		List<String> on = new ArrayList<>(common);
+		on.add("--rate-limit.enabled=true");
+		List<String> floor = new ArrayList<>(common);
+		// The limiter stays on, so its connection factory exists, but no route rule decides:
+		// one INCR per request through that factory instead.
+		floor.add("--rate-limit.enabled=true");
+		floor.add("--rate-limit.routes=");
+		floor.add("--sample.benchmark.redis-incr-floor=true");
+		redis.call("FLUSHALL");
+		List<Variant> variants = List.of(new Variant("redis", ON, jar, on), new Variant("redis", FLOOR, jar, floor));
+		List<Row> rows = new ArrayList<>();
+		try (Servers servers = Servers.start(variants, pinning, options)) {
+			int most = options.redisConnections().stream().mapToInt(Integer::intValue).max().orElse(16);
+			servers.warmUp(most, options.warmup());
+			for (int connections : options.redisConnections()) {
+				rows.addAll(servers.rounds("redis", connections, options, redis));
+			}
 		}
-		return List.of(with.withRatio(with.requestsPerSecond() / without.requestsPerSecond()), without);
+		return rows;
 	}
 
-	private static Row best(Row kept, Row measured) {
-		return (kept == null || measured.requestsPerSecond() > kept.requestsPerSecond()) ? measured : kept;
+	private static List<String> memoryArguments(boolean limiter, Settings options) {
+		List<String> arguments = new ArrayList<>(commonArguments(options));
+		arguments.add("--rate-limit.enabled=" + limiter);
+		arguments.add("--rate-limit.backend=memory");
+		return arguments;
 	}
 
-	private static Row runCase(String backend, boolean limiter, RedisServerProcess redis, Path jar, Settings options)
-			throws InterruptedException {
-		List<String> arguments = new ArrayList<>(List.of(
-				"--rate-limit.enabled=" + limiter,
-				"--rate-limit.backend=" + backend,
-				"--rate-limit.policies.per-ip.capacity=" + CAPACITY,
+	private static List<String> commonArguments(Settings options) {
+		List<String> arguments = new ArrayList<>(List.of("--rate-limit.policies.per-ip.capacity=" + CAPACITY,
 				"--rate-limit.policies.per-ip.refill=" + CAPACITY + "/1s",
 				// Tomcat closes a keep-alive connection after 100 requests by default; reconnecting
-				// would add TCP set-up to both cases and, at tens of thousands of requests per
+				// would add TCP set-up to every case and, at tens of thousands of requests per
 				// second, fill the ephemeral port range with TIME_WAIT sockets.
 				"--server.tomcat.max-keep-alive-requests=-1"));
 		if (options.clientIps() > 1) {
 			// The load generator is the proxy: believe the client address it sends.
 			arguments.add("--rate-limit.client-ip.trusted-proxies=127.0.0.1");
 		}
-		if (redis != null) {
-			arguments.add("--spring.data.redis.host=127.0.0.1");
-			arguments.add("--spring.data.redis.port=" + redis.port());
-			// The limiter's default 100 ms command timeout is for production; on a loaded machine
-			// a slow moment would time out, and the fail-open policy would then admit requests
-			// without asking Redis, flattering the limiter. Every decision must go to Redis.
-			arguments.add("--rate-limit.redis.timeout=5s");
-			redis.call("FLUSHALL");
+		return arguments;
+	}
+
+	/**
+	 * One server configuration: which jar, with which arguments.
+	 */
+	private record Variant(String backend, String name, Path jar, List<String> arguments) {
+
+		String fileName() {
+			return (this.backend + "-" + this.name).replaceAll("[^A-Za-z0-9]+", "-");
 		}
-		SampleAppProcess.Started started = SampleAppProcess.start(jar, options.jvmOptions(), arguments, PATH);
-		try (SampleAppProcess app = started.app()) {
+
+	}
+
+	/**
+	 * The running servers of one backend's variants, each with its probe.
+	 */
+	private static final class Servers implements AutoCloseable {
+
+		private static final int WARMUP_STEP_SECONDS = 5;
+
+		private static final int SETTLED_COMPILE_MILLIS = 50;
+
+		private static final int MAX_WARMUP_SECONDS = 180;
+
+		private final Map<Variant, SampleAppProcess> apps = new LinkedHashMap<>();
+
+		private final Map<Variant, ServerProbe> probes = new LinkedHashMap<>();
+
+		private final Settings options;
+
+		private Servers(Settings options) {
+			this.options = options;
+		}
+
+		static Servers start(List<Variant> variants, CpuPinning pinning, Settings options) {
+			Servers servers = new Servers(options);
 			try {
-				checkLimiter(limiter, started.firstResponse());
-				return measure(backend, limiter, redis, app, options);
+				for (Variant variant : variants) {
+					List<String> jvm = new ArrayList<>(options.jvmOptions());
+					if (options.jfrDirectory() != null) {
+						// Denser samples than the profile settings' 10 ms and 300 allocations/s: a request is ~100 µs.
+						// Spring MVC's stacks run deeper than JFR's default 64 frames.
+						jvm.add("-XX:FlightRecorderOptions:stackdepth=512");
+						jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,"
+								+ "jdk.ExecutionSample#period=1ms,jdk.ObjectAllocationSample#throttle=5000/s,filename="
+								+ Path.of(options.jfrDirectory(), variant.fileName() + ".jfr").toAbsolutePath());
+					}
+					SampleAppProcess.Started started = SampleAppProcess.start(pinning.serverCommandPrefix(),
+							variant.jar(), jvm, variant.arguments(), PATH);
+					servers.apps.put(variant, started.app());
+					checkHeaders(variant, started.firstResponse());
+					servers.probes.put(variant, new ServerProbe(started.app().pid(), started.app().port()));
+				}
+				return servers;
+			}
+			catch (RuntimeException ex) {
+				servers.close();
+				throw ex;
+			}
+		}
+
+		/**
+		 * Warms every variant up with a closed loop for at least {@code seconds}, then
+		 * on in steps of {@value #WARMUP_STEP_SECONDS} s until the JIT compilers spent
+		 * less than {@value #SETTLED_COMPILE_MILLIS} ms in a step (at most
+		 * {@value #MAX_WARMUP_SECONDS} s): a server pinned to one busy CPU compiles slowly,
+		 * and a round measured while it still compiles measures the compiler.
+		 */
+		void warmUp(int connections, int seconds) throws InterruptedException {
+			for (Variant variant : this.apps.keySet()) {
+				ServerProbe probe = this.probes.get(variant);
+				int port = this.apps.get(variant).port();
+				LoadGenerator.Result result = LoadGenerator.run("127.0.0.1", port, PATH, connections,
+						this.options.clientIps(), Duration.ZERO, Duration.ofSeconds(seconds));
+				checkStatus(variant, result);
+				int total = seconds;
+				long compiled = -1;
+				while (total < MAX_WARMUP_SECONDS) {
+					long before = probe.compileMillis();
+					result = LoadGenerator.run("127.0.0.1", port, PATH, connections, this.options.clientIps(),
+							Duration.ZERO, Duration.ofSeconds(WARMUP_STEP_SECONDS));
+					checkStatus(variant, result);
+					total += WARMUP_STEP_SECONDS;
+					compiled = probe.compileMillis() - before;
+					if (before < 0 || compiled < SETTLED_COMPILE_MILLIS) {
+						break;
+					}
+				}
+				System.out.printf(Locale.ROOT, "  warm-up  %-7s %-22s %9.0f requests/s after %d s (JIT: %d ms in the last %d s)%n",
+						variant.backend(), variant.name(), result.perSecond(), total, compiled, WARMUP_STEP_SECONDS);
+			}
+		}
+
+		/** Every round measures every variant once, in an order rotated by one each round; each keeps its median. */
+		List<Row> rounds(String mode, int connections, Settings options, RedisServerProcess redis)
+				throws InterruptedException {
+			String baselineName = (redis != null) ? FLOOR : OFF;
+			List<Variant> variants = new ArrayList<>(this.apps.keySet());
+			Map<Variant, List<Row>> measured = new LinkedHashMap<>();
+			for (int round = 0; round < options.rounds(); round++) {
+				for (int i = 0; i < variants.size(); i++) {
+					Variant variant = variants.get((i + round) % variants.size());
+					Row row = measure(mode, variant, connections, redis);
+					measured.computeIfAbsent(variant, (v) -> new ArrayList<>()).add(row);
+				}
+			}
+			List<Row> medians = new ArrayList<>();
+			List<Row> baseline = measured.entrySet()
+				.stream()
+				.filter((e) -> e.getKey().name().equals(baselineName))
+				.map(Map.Entry::getValue)
+				.findFirst()
+				.orElse(null);
+			for (Variant variant : variants) {
+				List<Row> all = new ArrayList<>(measured.get(variant));
+				List<Double> cpuAdded = new ArrayList<>();
+				List<Double> bytesAdded = new ArrayList<>();
+				List<Double> ratios = new ArrayList<>();
+				if (baseline != null && !variant.name().equals(baselineName)) {
+					// Paired by round: the two were measured within seconds of each other.
+					for (int round = 0; round < all.size(); round++) {
+						cpuAdded.add(all.get(round).cpuMicrosPerRequest() - baseline.get(round).cpuMicrosPerRequest());
+						bytesAdded.add(all.get(round).bytesPerRequest() - baseline.get(round).bytesPerRequest());
+						ratios.add(all.get(round).requestsPerSecond() / baseline.get(round).requestsPerSecond());
+					}
+				}
+				// cpu: the median CPU time; otherwise the median throughput.
+				all.sort(mode.equals("cpu") ? Comparator.comparingDouble(Row::cpuMicrosPerRequest)
+						: Comparator.comparingDouble(Row::requestsPerSecond));
+				Row median = all.get(all.size() / 2);
+				if (!cpuAdded.isEmpty()) {
+					median = median.withAdded(median(cpuAdded), median(bytesAdded));
+					if (!mode.equals("cpu") && variant.name().equals(ON)) {
+						// The throughput ratio, paired by round as well: a slow moment of the machine hits one round.
+						median = median.withRatio(median(ratios));
+					}
+				}
+				medians.add(median);
+			}
+			return medians;
+		}
+
+		private Row measure(String mode, Variant variant, int connections, RedisServerProcess redis)
+				throws InterruptedException {
+			SampleAppProcess app = this.apps.get(variant);
+			ServerProbe probe = this.probes.get(variant);
+			try {
+				if (redis != null) {
+					redis.call("CONFIG", "RESETSTAT");
+				}
+				ServerProbe.Sample before = probe.sample();
+				long started = System.nanoTime();
+				Duration period = Duration.ofSeconds(this.options.seconds());
+				LoadGenerator.Result result = mode.equals("cpu")
+						? LoadGenerator.paced("127.0.0.1", app.port(), PATH, connections, this.options.clientIps(),
+								this.options.rate(), Duration.ZERO, period)
+						// A second of closed loop to ramp up, not recorded; the CPU counts it as requests too.
+						: LoadGenerator.run("127.0.0.1", app.port(), PATH, connections, this.options.clientIps(),
+								Duration.ofSeconds(1), period);
+				double wallNanos = System.nanoTime() - started;
+				ServerProbe.Sample after = probe.sample();
+				checkStatus(variant, result);
+				String redisCalls = checkDecisions(variant, after.decisions() - before.decisions(),
+						result.allRequests(), redis);
+				double cpuNanos = after.cpuNanos() - before.cpuNanos();
+				Row row = new Row(mode, variant.backend(), variant.name(), connections, result.perSecond(),
+						result.percentileMicros(0.50), result.percentileMicros(0.99), result.percentileMicros(0.999),
+						result.requests(), cpuNanos / 1e3 / result.allRequests(),
+						after.allocatedSince(before) / result.allRequests(), cpuNanos / wallNanos, Double.NaN, Double.NaN,
+						Double.NaN);
+				System.out.printf(Locale.ROOT,
+						"  %-9s %-6s %-22s %3d conn %9.0f requests/s  p50 %7.0f us  p99 %7.0f us  "
+								+ "server CPU %6.1f us/request (%3.0f%% of a CPU), %7.0f B/request%s%n",
+						mode, variant.backend(), variant.name(), connections, row.requestsPerSecond(),
+						row.p50Micros(), row.p99Micros(), row.cpuMicrosPerRequest(), 100 * row.serverCpuShare(),
+						row.bytesPerRequest(), redisCalls);
+				return row;
 			}
 			catch (IllegalStateException ex) {
 				// The server's own account (Redis timeouts, an open circuit breaker, errors) is in its log.
 				throw new IllegalStateException(ex.getMessage() + app.logTail(), ex);
 			}
 		}
-	}
 
-	private static Row measure(String backend, boolean limiter, RedisServerProcess redis, SampleAppProcess app,
-			Settings options) throws InterruptedException {
-		if (redis != null) {
-			redis.call("CONFIG", "RESETSTAT");
+		private static double median(List<Double> values) {
+			List<Double> sorted = values.stream().sorted().toList();
+			int n = sorted.size();
+			return (n % 2 == 1) ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
 		}
-		LoadGenerator.Result result = LoadGenerator.run("127.0.0.1", app.port(), PATH, options.connections(),
-				options.clientIps(), Duration.ofSeconds(options.warmup()), Duration.ofSeconds(options.seconds()));
-		if (result.non2xx() > 0) {
-			throw new IllegalStateException(String.format(Locale.ROOT,
-					"%s, limiter %s: %d of %d responses were not 2xx (first: %d); the limits must admit everything",
-					backend, limiter ? "on" : "off", result.non2xx(), result.allRequests(), result.firstNon2xx()));
+
+		@Override
+		public void close() {
+			this.probes.values().forEach(ServerProbe::close);
+			this.apps.values().forEach(SampleAppProcess::close);
 		}
-		String redisCalls = "";
-		if (redis != null) {
-			redisCalls = String.format(Locale.ROOT, "  Redis scripts/request %.2f",
-					checkRedisCalls(limiter, redis, result.allRequests()));
-		}
-		Row row = new Row(backend, limiter, result.perSecond(), result.percentileMicros(0.50),
-				result.percentileMicros(0.99), result.percentileMicros(0.999), result.requests(), result.non2xx(),
-				Double.NaN);
-		System.out.printf(Locale.ROOT,
-				"%-6s limiter %-3s %9.0f requests/s  p50 %7.0f us  p99 %7.0f us  p99.9 %7.0f us  non-2xx %d"
-						+ "  sockets %d%s%n",
-				backend, limiter ? "on" : "off", row.requestsPerSecond(), row.p50Micros(), row.p99Micros(),
-				row.p999Micros(), row.non2xx(), result.connects(), redisCalls);
-		return row;
+
 	}
 
 	/** The limiter's rate-limit header fields prove the filter ran; their absence proves it did not. */
-	private static void checkLimiter(boolean limiter, HttpConnection.Response response) {
+	private static void checkHeaders(Variant variant, HttpConnection.Response response) {
 		String policy = response.header("RateLimit-Policy");
+		boolean limiter = variant.name().equals(ON) || variant.name().equals(BEFORE);
 		if (limiter && (policy == null || !policy.contains("per-ip"))) {
-			throw new IllegalStateException("Limiter should be on but " + PATH
+			throw new IllegalStateException(variant.name() + " should decide, but " + PATH
 					+ " answered without a per-ip RateLimit-Policy header: " + response.headers());
 		}
 		if (!limiter && policy != null) {
-			throw new IllegalStateException("Limiter should be off but " + PATH + " answered RateLimit-Policy: " + policy);
+			throw new IllegalStateException(variant.name() + " should not decide, but " + PATH
+					+ " answered RateLimit-Policy: " + policy);
 		}
 	}
 
-	/**
-	 * Scripts (EVALSHA, EVAL) Redis ran per request: about one with the limiter, none without.
-	 * Counted from {@code INFO commandstats}, reset right before the load.
-	 */
-	private static double checkRedisCalls(boolean limiter, RedisServerProcess redis, long requests) {
-		long scripts = redis.calls("evalsha") + redis.calls("eval");
-		double perRequest = scripts / (double) requests;
-		if (limiter ? perRequest < 0.99 : scripts != 0) {
+	private static void checkStatus(Variant variant, LoadGenerator.Result result) {
+		if (result.non2xx() > 0) {
 			throw new IllegalStateException(String.format(Locale.ROOT,
-					"redis, limiter %s: %d scripts for %d requests; the case is not what it claims",
-					limiter ? "on" : "off", scripts, requests));
+					"%s, %s: %d of %d responses were not 2xx (first: %d); the limits must admit everything",
+					variant.backend(), variant.name(), result.non2xx(), result.allRequests(), result.firstNon2xx()));
 		}
-		return perRequest;
 	}
 
 	/**
-	 * The rows as a Markdown table.
+	 * Every request decided with the limiter, none without; on Redis a script per
+	 * decision (EVAL, EVALSHA or FCALL, from {@code INFO commandstats}, reset right
+	 * before the load), and for the floor exactly one INCR per request.
+	 * @return a note for the progress line
+	 */
+	private static String checkDecisions(Variant variant, long decisions, long requests, RedisServerProcess redis) {
+		boolean limiter = variant.name().equals(ON) || variant.name().equals(BEFORE);
+		if (decisions != (limiter ? requests : 0)) {
+			throw new IllegalStateException(String.format(Locale.ROOT,
+					"%s, %s: %d allowed decisions of per-ip (rate.limit.decisions) for %d requests; "
+							+ "the variant is not what it claims",
+					variant.backend(), variant.name(), decisions, requests));
+		}
+		if (redis == null) {
+			return "";
+		}
+		long scripts = redis.calls("evalsha") + redis.calls("eval") + redis.calls("fcall") + redis.calls("fcall_ro");
+		long incr = redis.calls("incr");
+		boolean fits = limiter ? scripts >= requests : (scripts == 0 && incr == requests);
+		if (!fits) {
+			throw new IllegalStateException(String.format(Locale.ROOT,
+					"redis, %s: %d scripts and %d INCR for %d requests; the variant is not what it claims",
+					variant.name(), scripts, incr, requests));
+		}
+		return String.format(Locale.ROOT, ", Redis scripts %.2f INCR %.2f per request", scripts / (double) requests,
+				incr / (double) requests);
+	}
+
+	/**
+	 * Checks the goals against the rows of a run.
 	 * @param rows what {@link #run(Settings)} returned
-	 * @param options the options of the run, named in the header
-	 * @return the table, one line per row, ending with a newline
+	 * @return the goals whose figures the run has
+	 */
+	public static List<GoalCheck> goals(List<Row> rows) {
+		List<GoalCheck> goals = new ArrayList<>();
+		Row on = find(rows, "cpu", ON, -1);
+		Row off = find(rows, "cpu", OFF, -1);
+		if (on != null && off != null && !Double.isNaN(on.cpuAddedMicros())) {
+			double extra = on.cpuAddedMicros();
+			goals.add(new GoalCheck("HTTP: server CPU the limiter adds per request (memory backend, fixed rate)",
+					String.format(Locale.ROOT, "≤ %.0f µs", GOAL_CPU_MICROS),
+					String.format(Locale.ROOT, "%+.1f µs (median of rounds; %.1f against %.1f µs per request at %,.0f/s)", extra,
+							on.cpuMicrosPerRequest(), off.cpuMicrosPerRequest(), on.requestsPerSecond()),
+					extra <= GOAL_CPU_MICROS));
+		}
+		Row saturated = find(rows, "saturated", ON, -1);
+		if (saturated != null && !Double.isNaN(saturated.ratio())) {
+			goals.add(new GoalCheck(
+					"HTTP: saturated throughput with the limiter against without (memory backend, pinned)",
+					String.format(Locale.ROOT, "≥ %.1f×", GOAL_RATIO),
+					String.format(Locale.ROOT, "%.2f×", saturated.ratio()), saturated.ratio() >= GOAL_RATIO));
+		}
+		List<String> redis = new ArrayList<>();
+		boolean redisMet = true;
+		for (Row row : rows) {
+			if (row.mode().equals("redis") && row.variant().equals(ON) && !Double.isNaN(row.ratio())) {
+				redis.add(String.format(Locale.ROOT, "%d connections: %.2f×", row.connections(), row.ratio()));
+				redisMet &= row.ratio() >= GOAL_REDIS_RATIO;
+			}
+		}
+		if (!redis.isEmpty()) {
+			goals.add(new GoalCheck("HTTP on Redis: throughput against one INCR per request",
+					String.format(Locale.ROOT, "≥ %.2f×", GOAL_REDIS_RATIO), String.join("; ", redis), redisMet));
+		}
+		return goals;
+	}
+
+	private static Row find(List<Row> rows, String mode, String variant, int connections) {
+		return rows.stream()
+			.filter((r) -> r.mode().equals(mode) && r.variant().equals(variant)
+					&& (connections < 0 || r.connections() == connections))
+			.findFirst()
+			.orElse(null);
+	}
+
+	/**
+	 * The rows as Markdown tables, one per mode.
+	 * @param rows what {@link #run(Settings)} returned
+	 * @param options the options of the run, named in the notes
+	 * @return the tables, ending with a newline
 	 */
 	public static String table(List<Row> rows, Settings options) {
 		StringBuilder out = new StringBuilder();
-		out.append(String.format(Locale.ROOT,
-				"| Backend | Limiter | Requests/s | p50 µs | p99 µs | p99.9 µs | Ratio with/without |%n"));
-		out.append(String.format("|---|---|---:|---:|---:|---:|---:|%n"));
-		for (Row r : rows) {
-			out.append(String.format(Locale.ROOT, "| %s | %s | %,.0f | %,.0f | %,.0f | %,.0f | %s |%n", r.backend(),
-					r.limiter() ? "on" : "off", r.requestsPerSecond(), r.p50Micros(), r.p99Micros(), r.p999Micros(),
-					Double.isNaN(r.ratio()) ? "" : String.format(Locale.ROOT, "%.2f", r.ratio())));
+		List<Row> cpu = rows.stream().filter((r) -> r.mode().equals("cpu")).toList();
+		if (!cpu.isEmpty()) {
+			out.append(String.format(Locale.ROOT,
+					"**Server CPU per request at %,d requests/s** (memory backend, open loop, %d connections)%n%n",
+					options.rate(), options.connections()));
+			out.append("| Variant | Requests/s | Server CPU µs/request | Added by the limiter | Bytes allocated/request "
+					+ "| Added by the limiter | p50 µs | p99 µs |\n");
+			out.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+			for (Row r : cpu) {
+				boolean compared = !Double.isNaN(r.cpuAddedMicros());
+				out.append(String.format(Locale.ROOT, "| %s | %,.0f | %.1f | %s | %,.0f | %s | %,.0f | %,.0f |%n",
+						r.variant(), r.requestsPerSecond(), r.cpuMicrosPerRequest(),
+						compared ? String.format(Locale.ROOT, "%+.1f µs", r.cpuAddedMicros()) : "",
+						r.bytesPerRequest(), compared ? String.format(Locale.ROOT, "%+,.0f B", r.bytesAdded()) : "",
+						r.p50Micros(), r.p99Micros()));
+			}
+			out.append('\n');
+		}
+		List<Row> saturated = rows.stream().filter((r) -> r.mode().equals("saturated")).toList();
+		if (!saturated.isEmpty()) {
+			out.append(String.format(Locale.ROOT,
+					"**Saturated throughput** (memory backend, closed loop, %d connections)%n%n",
+					options.connections()));
+			out.append("| Variant | Requests/s | Ratio with/without | p50 µs | p99 µs | p99.9 µs "
+					+ "| Server CPU µs/request | Added by the limiter | Server CPU busy |\n");
+			out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+			for (Row r : saturated) {
+				out.append(String.format(Locale.ROOT, "| %s | %,.0f | %s | %,.0f | %,.0f | %,.0f | %.1f | %s | %.0f%% |%n",
+						r.variant(), r.requestsPerSecond(), ratio(r), r.p50Micros(), r.p99Micros(), r.p999Micros(),
+						r.cpuMicrosPerRequest(),
+						Double.isNaN(r.cpuAddedMicros()) ? "" : String.format(Locale.ROOT, "%+.1f µs", r.cpuAddedMicros()),
+						100 * r.serverCpuShare()));
+			}
+			out.append('\n');
+		}
+		List<Row> redis = rows.stream().filter((r) -> r.mode().equals("redis")).toList();
+		if (!redis.isEmpty()) {
+			out.append("**Redis backend against one INCR per request** (closed loop)\n\n");
+			out.append("| Connections | Variant | Requests/s | Ratio against the floor | p50 µs | p99 µs "
+					+ "| Added p50 µs | Added p99 µs | Server CPU µs/request |\n");
+			out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+			for (Row r : redis) {
+				Row floor = find(rows, "redis", FLOOR, r.connections());
+				boolean compared = floor != null && r != floor;
+				out.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %,.0f | %,.0f | %s | %s | %.1f |%n",
+						r.connections(), r.variant(), r.requestsPerSecond(), ratio(r), r.p50Micros(), r.p99Micros(),
+						compared ? String.format(Locale.ROOT, "%+,.0f", r.p50Micros() - floor.p50Micros()) : "",
+						compared ? String.format(Locale.ROOT, "%+,.0f", r.p99Micros() - floor.p99Micros()) : "",
+						r.cpuMicrosPerRequest()));
+			}
+			out.append('\n');
 		}
 		out.append(String.format(Locale.ROOT,
-				"%n%d connections, %d client IPs, %d s warm-up, %d s measured per case, best of %d alternating rounds; "
-						+ "non-2xx: %d.%n",
-				options.connections(), options.clientIps(), options.warmup(), options.seconds(), options.rounds(),
-				rows.stream().mapToLong(Row::non2xx).sum()));
+				"Every variant in its own server JVM (%s), all warmed up (at least %d s each, then until the JIT "
+						+ "settles), then %d rounds of %d s measuring "
+						+ "each in turn; each row is its variant's median round, and what the limiter adds (and the "
+						+ "ratio) is the median over rounds of the difference (the ratio) within a round. %s. %d client IP(s). Every request "
+						+ "decided with the limiter and none without (counted); non-2xx: 0.%n",
+				String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(), options.seconds(),
+				CpuPinning.of(options.pin()).describe(), options.clientIps()));
 		return out.toString();
+	}
+
+	private static String ratio(Row r) {
+		return Double.isNaN(r.ratio()) ? "" : String.format(Locale.ROOT, "%.2f", r.ratio());
 	}
 
 }

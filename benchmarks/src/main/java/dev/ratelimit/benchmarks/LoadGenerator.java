@@ -7,16 +7,21 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * A closed-loop HTTP load generator: N connections, each driven by its own
- * thread that sends a GET, waits for the whole response, and sends the next,
- * for a warm-up and then a measured period. Every measured request's latency
- * is recorded.
+ * An HTTP load generator: N connections, each driven by its own thread that
+ * sends a GET, waits for the whole response, and sends the next, for a warm-up
+ * and then a measured period. Every measured request's latency is recorded.
  * <p>
- * Closed loop means latencies are service times under N outstanding requests,
- * not what an open-loop client arriving at a fixed rate would see (no
- * coordinated-omission correction); they compare cases, as the throughput does.
+ * Two ways to pace it. <b>Closed loop</b> ({@link #run}): each connection sends
+ * its next request as soon as the last one is answered, so the server is
+ * saturated; latencies are service times under N outstanding requests (no
+ * coordinated-omission correction). <b>Open loop</b> ({@link #paced}): requests
+ * are due at a fixed total rate, spread evenly over the connections; a
+ * connection sends each request at its due time, or at once when it is late,
+ * and a request's latency runs from its due time, so a stall is charged to
+ * every request it delayed.
  */
 final class LoadGenerator {
 
@@ -69,16 +74,44 @@ final class LoadGenerator {
 	 */
 	static Result run(String host, int port, String path, int connections, int clientIps, Duration warmup,
 			Duration measured) throws InterruptedException {
+		return load(host, port, path, connections, clientIps, 0, warmup, measured);
+	}
+
+	/**
+	 * Runs the load at a fixed rate (open loop): request {@code i} of connection
+	 * {@code c} is due at {@code start + (i * connections + c) / rate}.
+	 * @param host the server's address
+	 * @param port the server's port
+	 * @param path the path to GET
+	 * @param connections concurrent connections, one thread each
+	 * @param clientIps distinct client addresses, as for {@link #run}
+	 * @param perSecond requests per second over all connections
+	 * @param warmup the unrecorded period before the measured one
+	 * @param measured the recorded period
+	 * @return what was measured; latencies from each request's due time
+	 * @throws IllegalStateException if any connection failed
+	 */
+	static Result paced(String host, int port, String path, int connections, int clientIps, double perSecond,
+			Duration warmup, Duration measured) throws InterruptedException {
+		if (perSecond <= 0) {
+			throw new IllegalArgumentException("rate must be positive, was " + perSecond);
+		}
+		return load(host, port, path, connections, clientIps, 1e9 / perSecond, warmup, measured);
+	}
+
+	/** {@code gapNanos} 0 is the closed loop; otherwise the time between two requests due over all connections. */
+	private static Result load(String host, int port, String path, int connections, int clientIps, double gapNanos,
+			Duration warmup, Duration measured) throws InterruptedException {
 		Worker[] workers = new Worker[connections];
 		CountDownLatch ready = new CountDownLatch(connections);
 		CountDownLatch go = new CountDownLatch(1);
 		AtomicReference<Throwable> failure = new AtomicReference<>();
-		long[] window = new long[2];
+		long[] window = new long[3];
 		Thread[] threads = new Thread[connections];
 		for (int c = 0; c < connections; c++) {
 			HttpConnection connection = new HttpConnection(host, port, path, clientAddresses(clientIps, c, connections),
 					TIMEOUT_MILLIS);
-			Worker worker = new Worker(connection, ready, go, window, failure);
+			Worker worker = new Worker(connection, ready, go, window, failure, gapNanos * connections, gapNanos * c);
 			workers[c] = worker;
 			threads[c] = new Thread(worker, "load-" + c);
 			threads[c].setDaemon(true);
@@ -90,6 +123,7 @@ final class LoadGenerator {
 		long start = System.nanoTime();
 		window[0] = start + warmup.toNanos();
 		window[1] = window[0] + measured.toNanos();
+		window[2] = start;
 		go.countDown();
 		for (Thread thread : threads) {
 			thread.join();
@@ -151,6 +185,12 @@ final class LoadGenerator {
 
 		private final AtomicReference<Throwable> failure;
 
+		/** Time between two of this connection's requests in the open loop; 0 in the closed loop. */
+		private final double intervalNanos;
+
+		/** When this connection's first request is due, after the start, in the open loop. */
+		private final double offsetNanos;
+
 		private long[] latencies = new long[1 << 16];
 
 		private int count;
@@ -162,12 +202,14 @@ final class LoadGenerator {
 		private int firstNon2xx;
 
 		Worker(HttpConnection connection, CountDownLatch ready, CountDownLatch go, long[] window,
-				AtomicReference<Throwable> failure) {
+				AtomicReference<Throwable> failure, double intervalNanos, double offsetNanos) {
 			this.connection = connection;
 			this.ready = ready;
 			this.go = go;
 			this.window = window;
 			this.failure = failure;
+			this.intervalNanos = intervalNanos;
+			this.offsetNanos = offsetNanos;
 		}
 
 		@Override
@@ -177,10 +219,18 @@ final class LoadGenerator {
 				this.go.await();
 				long measureFrom = this.window[0];
 				long end = this.window[1];
-				while (this.failure.get() == null) {
-					long t0 = System.nanoTime();
+				long start = this.window[2];
+				boolean paced = this.intervalNanos > 0;
+				for (long i = 0; this.failure.get() == null; i++) {
+					long t0 = paced ? start + (long) (this.offsetNanos + i * this.intervalNanos) : System.nanoTime();
 					if (t0 - end >= 0) {
 						break;
+					}
+					if (paced) {
+						// Due later: wait for it. Late: send at once, the latency still counted from t0.
+						for (long wait = t0 - System.nanoTime(); wait > 0; wait = t0 - System.nanoTime()) {
+							LockSupport.parkNanos(wait);
+						}
 					}
 					int status = c.get();
 					long elapsed = System.nanoTime() - t0;

@@ -56,6 +56,11 @@ final class RedisServerProcess implements AutoCloseable {
 		return this.port;
 	}
 
+	/** The server's process id, for pinning it to CPUs. */
+	long pid() {
+		return this.process.pid();
+	}
+
 	/** The server's version, from INFO server. */
 	String version() {
 		String info = call("INFO", "server");

@@ -50,8 +50,23 @@ final class SampleAppProcess implements AutoCloseable {
 	 * @return the running app and the first 200 response
 	 */
 	static Started start(Path jar, List<String> jvmOptions, List<String> arguments, String readinessPath) {
+		return start(List.of(), jar, jvmOptions, arguments, readinessPath);
+	}
+
+	/**
+	 * Starts the jar under a command prefix, such as {@code taskset -c 1}, and
+	 * waits until {@code readinessPath} answers 200.
+	 * @param prefix the words before {@code java}, none for none
+	 * @param jar the executable jar
+	 * @param jvmOptions options of the server JVM, such as {@code -Xmx512m}
+	 * @param arguments application arguments ({@code --name=value}); the port is added
+	 * @param readinessPath the path polled until it answers 200
+	 * @return the running app and the first 200 response
+	 */
+	static Started start(List<String> prefix, Path jar, List<String> jvmOptions, List<String> arguments,
+			String readinessPath) {
 		int port = freePort();
-		List<String> command = new ArrayList<>();
+		List<String> command = new ArrayList<>(prefix);
 		// The JVM running this benchmark, so both sides use the same Java.
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.addAll(jvmOptions);
@@ -90,6 +105,11 @@ final class SampleAppProcess implements AutoCloseable {
 
 	int port() {
 		return this.port;
+	}
+
+	/** The JVM's process id (taskset execs java in place, so it is the server's own). */
+	long pid() {
+		return this.process.pid();
 	}
 
 	/**

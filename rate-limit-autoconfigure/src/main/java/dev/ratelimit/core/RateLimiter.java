@@ -35,6 +35,10 @@ public final class RateLimiter {
 
 	private static final Logger logger = System.getLogger(RateLimiter.class.getName());
 
+	/** The outcome of a call whose every policy was skipped (a missing key the policies allow). */
+	private static final RateLimitOutcome NOTHING_DECIDED = new RateLimitOutcome(List.of(), List.of(),
+			ProvisionalTakes.NONE);
+
 	/** Policies whose failed give-back was logged at warning level: once each. */
 	private final FirstTimes giveBackFailuresLogged = new FirstTimes();
 
@@ -123,6 +127,9 @@ public final class RateLimiter {
 	 * @return the outcome
 	 */
 	public RateLimitOutcome tryAcquire(List<LimitRequest> requests) {
+		if (requests.size() == 1) {
+			return tryAcquireOne(requests.get(0));
+		}
 		// Several policies on one storage key (the same policy twice) become one, costs added.
 		Map<String, Acquisition> enforced = new LinkedHashMap<>();
 		Map<String, Acquisition> shadow = null;
@@ -156,6 +163,25 @@ public final class RateLimiter {
 		ProvisionalTakes provisional = (decided != null && byOutcome != null)
 				? provisional(decided, byOutcome, decisions) : ProvisionalTakes.NONE;
 		return new RateLimitOutcome(decisions, shadowDecisions, provisional);
+	}
+
+	/**
+	 * {@link #tryAcquire} for the usual call, one policy: the same steps without
+	 * the maps that merge several.
+	 */
+	private RateLimitOutcome tryAcquireOne(LimitRequest request) {
+		Acquisition acquisition = toAcquisition(request);
+		if (acquisition == null) {
+			return NOTHING_DECIDED;
+		}
+		if (acquisition.policy().shadow()) {
+			return new RateLimitOutcome(List.of(), decideShadow(List.of(acquisition)), ProvisionalTakes.NONE);
+		}
+		Set<String> byOutcome = request.byOutcome() ? Set.of(acquisition.key()) : null;
+		Decided decided = decide(List.of(acquisition), byOutcome);
+		ProvisionalTakes provisional = (byOutcome != null) ? provisional(decided, byOutcome, decided.decisions)
+				: ProvisionalTakes.NONE;
+		return new RateLimitOutcome(decided.decisions, List.of(), provisional);
 	}
 
 	/**
@@ -380,6 +406,14 @@ public final class RateLimiter {
 		}
 
 		Decided report(LimitListener listener, DecisionSource source) {
+			if (this.raw.size() == 1) {
+				// One decision: an immutable list of one, which the outcome keeps without copying.
+				RateLimitPolicy policy = this.acquisitions.get(0).policy();
+				Decision decision = this.raw.get(0);
+				this.decisions = List.of(new PolicyDecision(policy, decision));
+				listener.decided(policy, decision.allowed(), source);
+				return this;
+			}
 			List<PolicyDecision> result = new ArrayList<>(this.raw.size());
 			for (int i = 0; i < this.raw.size(); i++) {
 				RateLimitPolicy policy = this.acquisitions.get(i).policy();

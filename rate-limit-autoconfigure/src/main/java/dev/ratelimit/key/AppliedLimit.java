@@ -116,8 +116,8 @@ public final class AppliedLimit<L extends Limit> {
 		if (exemption.isNone()) {
 			return false;
 		}
-		KeyRequest request = (context.getRootObject().getValue() instanceof KeyContext keys) ? keys.request()
-				: null;
+		KeyContext keys = KeyExpressions.keys(context);
+		KeyRequest request = (keys != null) ? keys.request() : null;
 		if (request != null) {
 			if (!exemption.cidrs().isEmpty() && exemption.covers(request.clientAddress())) {
 				return true;

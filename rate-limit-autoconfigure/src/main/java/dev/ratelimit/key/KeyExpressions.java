@@ -24,8 +24,9 @@ import dev.ratelimit.core.LimitListener;
 
 /**
  * Parses and evaluates the SpEL expressions of keys and costs. Each distinct
- * expression is parsed once, at start-up, and cached; evaluation only builds a
- * small context per call.
+ * expression is parsed once, at start-up, and cached; evaluation builds a
+ * small context per call, and only when an expression needs one (built-in keys
+ * are read without it).
  */
 public final class KeyExpressions {
 
@@ -77,14 +78,24 @@ public final class KeyExpressions {
 	}
 
 	/**
-	 * Creates the context to evaluate a method invocation's expressions in.
+	 * Creates the context to evaluate a method invocation's expressions in. The
+	 * SpEL context itself is built on first use: a call whose keys are built-in
+	 * and whose limits need no expression never builds it.
 	 * @param request the current request, or {@code null}
 	 * @param method the invoked method, or {@code null} outside method calls
 	 * @param args the arguments, or {@code null}
 	 * @return the evaluation context
 	 */
 	public EvaluationContext context(KeyRequest request, Method method, Object[] args) {
-		KeyContext root = new KeyContext(request);
+		return new LazyEvaluationContext(this, new KeyContext(request), method, args);
+	}
+
+	/**
+	 * Builds the SpEL context of a call: the key context as root, the method's
+	 * arguments as variables, {@code #request} and the bean resolver.
+	 */
+	EvaluationContext build(KeyContext root, Method method, Object[] args) {
+		KeyRequest request = root.request();
 		StandardEvaluationContext context = (method != null)
 				? new MethodBasedEvaluationContext(root, method, (args != null) ? args : new Object[0],
 						this.parameterNames)
@@ -97,6 +108,18 @@ public final class KeyExpressions {
 			context.setBeanResolver(this.beanResolver);
 		}
 		return context;
+	}
+
+	/**
+	 * Returns a call's key context without building its SpEL context.
+	 * @param context the call's evaluation context
+	 * @return the root object when it is a key context, else {@code null}
+	 */
+	static KeyContext keys(EvaluationContext context) {
+		if (context instanceof LazyEvaluationContext lazy) {
+			return lazy.keys();
+		}
+		return (context.getRootObject().getValue() instanceof KeyContext keys) ? keys : null;
 	}
 
 	private boolean hasRequestParameter(Method method) {
@@ -113,7 +136,8 @@ public final class KeyExpressions {
 	 * @return the key, or {@code null} when the expression yields nothing or fails
 	 */
 	public String key(Expression expression, EvaluationContext context) {
-		if (context.getRootObject().getValue() instanceof KeyContext keys) {
+		KeyContext keys = keys(context);
+		if (keys != null) {
 			// The built-in keys are read directly: SpEL's reflective property access costs more than the decision.
 			switch (expression.getExpressionString()) {
 				case "ip":

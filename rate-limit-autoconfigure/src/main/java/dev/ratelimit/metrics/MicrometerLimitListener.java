@@ -1,9 +1,12 @@
 package dev.ratelimit.metrics;
 
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
@@ -44,7 +47,8 @@ import dev.ratelimit.core.RateLimitException;
  * {@code outcome}): units of calls counted by outcome that were
  * {@code given} back, or {@code failed} to be (they stay counted).</li>
  * </ul>
- * Meters are created once per name and tags; counting is a lock-free increment.
+ * Meters are created once per name and tags and found again without building
+ * a string; counting is a lock-free increment.
  */
 public final class MicrometerLimitListener implements LimitListener {
 
@@ -71,9 +75,16 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	private final Supplier<MeterRegistry> registry;
 
-	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+	/**
+	 * Per kind (by ordinal), per limit name, the counters of {@link LimitCounter}
+	 * by ordinal, each registered on first use: found without building a string.
+	 */
+	private final List<Map<String, AtomicReferenceArray<Counter>>> limitCounters;
 
-	private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+	/** Store latency timers by kind and outcome: {@code kind.ordinal() * 2}, plus 1 for a failure. */
+	private final AtomicReferenceArray<Timer> timers = new AtomicReferenceArray<>(LimitKind.values().length * 2);
+
+	private final Map<String, Counter> otherCounters = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates a listener.
@@ -82,18 +93,23 @@ public final class MicrometerLimitListener implements LimitListener {
 	 */
 	public MicrometerLimitListener(Supplier<MeterRegistry> registry) {
 		this.registry = registry;
+		List<Map<String, AtomicReferenceArray<Counter>>> byKind = new ArrayList<>();
+		for (int i = 0; i < LimitKind.values().length; i++) {
+			byKind.add(new ConcurrentHashMap<>());
+		}
+		this.limitCounters = List.copyOf(byKind);
 	}
 
 	@Override
 	public void decided(Limit limit, boolean allowed, DecisionSource source) {
 		switch (source) {
-			case STORE -> count(DECISIONS, limit, "outcome", allowed ? "allowed" : "denied");
+			case STORE -> count(limit, allowed ? LimitCounter.ALLOWED : LimitCounter.DENIED);
 			// A local fallback was counted when the failure mode applied.
 			case LOCAL_FALLBACK -> {
 			}
 			case SHADOW -> {
 				if (!allowed) {
-					count(DECISIONS, limit, "outcome", "shadow");
+					count(limit, LimitCounter.SHADOW);
 				}
 			}
 		}
@@ -101,36 +117,42 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	@Override
 	public void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
-		count(DECISIONS, limit, "outcome", "fallback");
-		count(FALLBACKS, limit, "mode", mode.name().toLowerCase());
+		count(limit, LimitCounter.FALLBACK);
+		count(limit, switch (mode) {
+			case OPEN -> LimitCounter.FALLBACK_OPEN;
+			case CLOSED -> LimitCounter.FALLBACK_CLOSED;
+			case LOCAL -> LimitCounter.FALLBACK_LOCAL;
+		});
 	}
 
 	@Override
 	public void gaveBack(Limit limit, boolean succeeded) {
-		count(GIVE_BACKS, limit, "outcome", succeeded ? "given" : "failed");
+		count(limit, succeeded ? LimitCounter.GIVEN_BACK : LimitCounter.GIVE_BACK_FAILED);
 	}
 
 	@Override
 	public void storeCalled(LimitKind kind, long nanos, boolean succeeded) {
-		String outcome = succeeded ? "success" : "failure";
-		Timer timer = this.timers.get(kind.label() + outcome);
+		int index = kind.ordinal() * 2 + (succeeded ? 0 : 1);
+		Timer timer = this.timers.get(index);
 		if (timer == null) {
 			MeterRegistry meters = this.registry.get();
 			if (meters == null) {
 				return;
 			}
-			timer = this.timers.computeIfAbsent(kind.label() + outcome, (k) -> Timer.builder(STORE_LATENCY)
+			// Registering twice in a race is harmless: the registry hands out one timer per name and tags.
+			timer = Timer.builder(STORE_LATENCY)
 				.description("Time a store of limits took to answer (one call per decision)")
 				.tag("kind", kind.label())
-				.tag("outcome", outcome)
-				.register(meters));
+				.tag("outcome", succeeded ? "success" : "failure")
+				.register(meters);
+			this.timers.set(index, timer);
 		}
 		timer.record(nanos, TimeUnit.NANOSECONDS);
 	}
 
 	@Override
 	public void planDefaulted(Limit limit, boolean unknown) {
-		count(PLAN_DEFAULTED, limit, "reason", unknown ? "unknown" : "none");
+		count(limit, unknown ? LimitCounter.PLAN_UNKNOWN : LimitCounter.PLAN_NONE);
 	}
 
 	@Override
@@ -159,32 +181,93 @@ public final class MicrometerLimitListener implements LimitListener {
 		}
 	}
 
-	private void count(String name, Limit limit, String tag, String value) {
-		Counter counter = counter(name, limit.name() + '\u0000' + value, () -> Counter.builder(name)
-			.description(switch (name) {
-				case DECISIONS -> "Decisions of limits by kind, name and outcome";
-				case PLAN_DEFAULTED -> "Calls decided by the default plan: their plan was missing or unknown";
-				case GIVE_BACKS -> "Give-backs of calls whose outcome did not count, given or failed";
-				default -> "Calls decided by a failure mode while a store could not decide them";
-			})
-			.tag("kind", limit.kind().label())
-			.tag("policy", limit.name())
-			.tag(tag, value));
-		if (counter != null) {
-			counter.increment();
+	/** Counts one event of a limit: a map look-up by the limit's name and an increment. */
+	private void count(Limit limit, LimitCounter which) {
+		Map<String, AtomicReferenceArray<Counter>> byName = this.limitCounters.get(limit.kind().ordinal());
+		AtomicReferenceArray<Counter> counters = byName.get(limit.name());
+		if (counters == null) {
+			counters = byName.computeIfAbsent(limit.name(), (name) -> new AtomicReferenceArray<>(LimitCounter.COUNT));
 		}
+		Counter counter = counters.get(which.ordinal());
+		if (counter == null) {
+			MeterRegistry meters = this.registry.get();
+			if (meters == null) {
+				return;
+			}
+			// Registering twice in a race is harmless: the registry hands out one counter per name and tags.
+			counter = which.builder(limit).register(meters);
+			counters.set(which.ordinal(), counter);
+		}
+		counter.increment();
 	}
 
 	private Counter counter(String name, String key, Supplier<Counter.Builder> builder) {
-		Counter counter = this.counters.get(name + '\u0000' + key);
+		Counter counter = this.otherCounters.get(name + '\u0000' + key);
 		if (counter == null) {
 			MeterRegistry meters = this.registry.get();
 			if (meters == null) {
 				return null;
 			}
-			counter = this.counters.computeIfAbsent(name + '\u0000' + key, (k) -> builder.get().register(meters));
+			counter = this.otherCounters.computeIfAbsent(name + '\u0000' + key, (k) -> builder.get().register(meters));
 		}
 		return counter;
+	}
+
+	/**
+	 * Every counter kept per limit: the meter, the tag that tells its series
+	 * apart besides kind and policy, and that tag's value.
+	 */
+	private enum LimitCounter {
+
+		ALLOWED(DECISIONS, "outcome", "allowed"),
+
+		DENIED(DECISIONS, "outcome", "denied"),
+
+		FALLBACK(DECISIONS, "outcome", "fallback"),
+
+		SHADOW(DECISIONS, "outcome", "shadow"),
+
+		FALLBACK_OPEN(FALLBACKS, "mode", "open"),
+
+		FALLBACK_CLOSED(FALLBACKS, "mode", "closed"),
+
+		FALLBACK_LOCAL(FALLBACKS, "mode", "local"),
+
+		PLAN_UNKNOWN(PLAN_DEFAULTED, "reason", "unknown"),
+
+		PLAN_NONE(PLAN_DEFAULTED, "reason", "none"),
+
+		GIVEN_BACK(GIVE_BACKS, "outcome", "given"),
+
+		GIVE_BACK_FAILED(GIVE_BACKS, "outcome", "failed");
+
+		static final int COUNT = values().length;
+
+		private final String meter;
+
+		private final String tag;
+
+		private final String value;
+
+		LimitCounter(String meter, String tag, String value) {
+			this.meter = meter;
+			this.tag = tag;
+			this.value = value;
+		}
+
+		Counter.Builder builder(Limit limit) {
+			return Counter.builder(this.meter)
+				.description(switch (this.meter) {
+					case DECISIONS -> "Decisions of limits by kind, name and outcome";
+					case PLAN_DEFAULTED -> "Calls decided by the default plan: their plan was missing or unknown";
+					case GIVE_BACKS -> "Give-backs of calls whose outcome did not count, given or failed";
+					default -> "Calls decided by a failure mode while a store could not decide them";
+				})
+				.tag("kind", limit.kind().label())
+				.tag("policy", limit.name())
+				.tag(this.tag, this.value);
+		}
+
 	}
 
 }

@@ -21,22 +21,28 @@ final class Disclosures {
 	}
 
 	/**
-	 * Allows a limit to be told to the caller of a request.
+	 * Allows a limit to be told to the caller of a request. The first name is
+	 * kept as it is; only a request with a second one pays for a set.
 	 * @param request the request
 	 * @param policy the limit's name
 	 */
 	@SuppressWarnings("unchecked")
 	static void add(HttpServletRequest request, String policy) {
 		Object existing = request.getAttribute(ATTRIBUTE);
-		Set<String> policies;
-		if (existing instanceof Set<?> set) {
-			policies = (Set<String>) set;
+		if (existing == null) {
+			request.setAttribute(ATTRIBUTE, policy);
+		}
+		else if (existing instanceof String only) {
+			if (!only.equals(policy)) {
+				Set<String> policies = new HashSet<>(4);
+				policies.add(only);
+				policies.add(policy);
+				request.setAttribute(ATTRIBUTE, policies);
+			}
 		}
 		else {
-			policies = new HashSet<>(4);
-			request.setAttribute(ATTRIBUTE, policies);
+			((Set<String>) existing).add(policy);
 		}
-		policies.add(policy);
 	}
 
 	/**
@@ -46,7 +52,9 @@ final class Disclosures {
 	 * @return whether it was registered as disclosed
 	 */
 	static boolean contains(HttpServletRequest request, String policy) {
-		return request.getAttribute(ATTRIBUTE) instanceof Set<?> set && set.contains(policy);
+		Object registered = request.getAttribute(ATTRIBUTE);
+		return (registered instanceof String only) ? only.equals(policy)
+				: registered instanceof Set<?> set && set.contains(policy);
 	}
 
 }

@@ -12,8 +12,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.expression.EvaluationContext;
-import org.springframework.http.server.PathContainer;
-import org.springframework.http.server.RequestPath;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 import dev.ratelimit.core.ClientIpResolver;
@@ -21,6 +19,7 @@ import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
@@ -40,6 +39,11 @@ import dev.ratelimit.key.OutcomeSettlement;
 public class RateLimitFilter extends OncePerRequestFilter {
 
 	private final List<RouteRule> routes;
+
+	private final RouteMatcher[] matchers;
+
+	/** {@link #getAlreadyFilteredAttributeName()}, made once the filter has its name. */
+	private volatile String alreadyFilteredAttributeName;
 
 	private final RateLimiter limiter;
 
@@ -63,6 +67,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
 			ClientIpResolver ipResolver, RateLimitHeaders headers, Rejections rejections) {
 		this.routes = List.copyOf(routes);
+		this.matchers = this.routes.stream().map(RouteMatcher::new).toArray(RouteMatcher[]::new);
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
@@ -83,6 +88,23 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		return this.routes.isEmpty();
 	}
 
+	/**
+	 * The same name as {@link OncePerRequestFilter}'s, made once rather than
+	 * concatenated for every request.
+	 */
+	@Override
+	protected String getAlreadyFilteredAttributeName() {
+		String name = this.alreadyFilteredAttributeName;
+		if (name == null) {
+			name = super.getAlreadyFilteredAttributeName();
+			if (getFilterName() != null) {
+				// Before init there is no name yet, and the class name stands in: keep only the final one.
+				this.alreadyFilteredAttributeName = name;
+			}
+		}
+		return name;
+	}
+
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
@@ -91,22 +113,12 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			chain.doFilter(request, response);
 			return;
 		}
+		// Built only if an expression needs it: the built-in keys (ip, principal, global) do not.
 		EvaluationContext context = this.expressions.context(new ServletKeyRequest(request, this.ipResolver), null,
 				null);
-		List<LimitRequest> calls = new ArrayList<>(policies.size());
 		RateLimitOutcome outcome;
 		try {
-			for (BoundPolicy bound : policies) {
-				// A route rule is enforced on the request itself.
-				if (bound.policy().visibility().disclosed(bound.policy().key(), true)) {
-					Disclosures.add(request, bound.policy().name());
-				}
-				LimitRequest call = bound.toRequest(this.expressions, context);
-				if (call != null) {
-					calls.add(call);
-				}
-			}
-			outcome = this.limiter.acquire(calls);
+			outcome = this.limiter.acquire(requests(request, policies, context));
 		}
 		catch (RateLimitException ex) {
 			this.rejections.send(request, response, ex);
@@ -122,6 +134,32 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			return;
 		}
 		continueCountingByOutcome(request, response, chain, policies, outcome, context);
+	}
+
+	/** The limiter's requests for the matched policies; each disclosed one registered for the headers. */
+	private List<LimitRequest> requests(HttpServletRequest request, List<BoundPolicy> policies,
+			EvaluationContext context) {
+		if (policies.size() == 1) {
+			LimitRequest call = request(request, policies.get(0), context);
+			return (call != null) ? List.of(call) : List.of();
+		}
+		List<LimitRequest> calls = new ArrayList<>(policies.size());
+		for (BoundPolicy bound : policies) {
+			LimitRequest call = request(request, bound, context);
+			if (call != null) {
+				calls.add(call);
+			}
+		}
+		return calls;
+	}
+
+	private LimitRequest request(HttpServletRequest request, BoundPolicy bound, EvaluationContext context) {
+		RateLimitPolicy policy = bound.policy();
+		// A route rule is enforced on the request itself.
+		if (policy.visibility().disclosed(policy.key(), true)) {
+			Disclosures.add(request, policy.name());
+		}
+		return bound.toRequest(this.expressions, context);
 	}
 
 	/**
@@ -198,25 +236,46 @@ public class RateLimitFilter extends OncePerRequestFilter {
 
 	}
 
+	/**
+	 * The policies of every rule that matches, each once; the path is compared
+	 * as a string where {@link RouteMatcher} can, parsed at most once otherwise.
+	 */
 	private List<BoundPolicy> matchingPolicies(HttpServletRequest request) {
-		PathContainer path = RequestPath.parse(request.getRequestURI(), request.getContextPath())
-			.pathWithinApplication();
 		String method = request.getMethod();
+		RouteMatcher.ParsedPath path = new RouteMatcher.ParsedPath();
 		List<BoundPolicy> matched = List.of();
-		for (RouteRule route : this.routes) {
-			if (route.matches(method, path)) {
-				if (matched.isEmpty()) {
-					matched = new ArrayList<>(route.policies().size());
-				}
-				for (BoundPolicy bound : route.policies()) {
-					// A policy listed by two matching routes is applied once.
-					if (matched.stream().noneMatch((b) -> b.policy().name().equals(bound.policy().name()))) {
-						matched.add(bound);
-					}
+		boolean merged = false;
+		for (RouteMatcher matcher : this.matchers) {
+			if (!matcher.matches(method, request, path)) {
+				continue;
+			}
+			List<BoundPolicy> policies = matcher.policies();
+			if (matched.isEmpty()) {
+				// The usual case, one matching rule: its own list, copied by nobody.
+				matched = policies;
+				continue;
+			}
+			if (!merged) {
+				matched = new ArrayList<>(matched);
+				merged = true;
+			}
+			for (BoundPolicy bound : policies) {
+				// A policy listed by two matching routes is applied once.
+				if (!contains(matched, bound.policy().name())) {
+					matched.add(bound);
 				}
 			}
 		}
 		return matched;
+	}
+
+	private static boolean contains(List<BoundPolicy> policies, String name) {
+		for (BoundPolicy bound : policies) {
+			if (bound.policy().name().equals(name)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

@@ -2,6 +2,8 @@ package dev.ratelimit.web;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -9,6 +11,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.PolicyDecision;
 import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.RateLimitPolicy;
 
 /**
  * Writes the rate-limit header fields of a response. Decisions of one request
@@ -32,6 +35,8 @@ public final class RateLimitHeaders {
 	private final HeaderMode mode;
 
 	private final boolean includeShadow;
+
+	private final Map<String, PolicyField> policyFields = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates a writer that leaves shadow policies out.
@@ -71,13 +76,24 @@ public final class RateLimitHeaders {
 				continue;
 			}
 			decisions = (decisions != null) ? decisions : decisions(request);
-			decisions.removeIf((d) -> d.policy().name().equals(decision.policy().name()));
-			decisions.add(decision);
+			replace(decisions, decision);
 			changed = true;
 		}
 		if (changed && !response.isCommitted()) {
 			write(response, decisions);
 		}
+	}
+
+	/** Puts a decision in place of an earlier one of the same policy, or at the end. */
+	private static void replace(List<PolicyDecision> decisions, PolicyDecision decision) {
+		String name = decision.policy().name();
+		for (int i = 0; i < decisions.size(); i++) {
+			if (decisions.get(i).policy().name().equals(name)) {
+				decisions.remove(i);
+				break;
+			}
+		}
+		decisions.add(decision);
 	}
 
 	private int shadowCount(RateLimitOutcome outcome) {
@@ -97,24 +113,24 @@ public final class RateLimitHeaders {
 
 	private void write(HttpServletResponse response, List<PolicyDecision> decisions) {
 		if (this.mode == HeaderMode.IETF || this.mode == HeaderMode.BOTH) {
-			StringBuilder policy = new StringBuilder();
-			StringBuilder state = new StringBuilder();
-			for (PolicyDecision pd : decisions) {
-				String name = "\"" + pd.policy().name() + "\"";
-				Decision d = pd.decision();
-				separate(policy).append(name)
-					.append(";q=")
-					.append(d.limit())
-					.append(";w=")
-					.append(seconds(pd.policy().windowMicros()));
-				separate(state).append(name)
-					.append(";r=")
-					.append(d.remaining())
-					.append(";t=")
-					.append(seconds(d.resetAfterMicros()));
+			if (decisions.size() == 1) {
+				// The common case: one policy, its RateLimit-Policy item ready made.
+				PolicyDecision only = decisions.get(0);
+				PolicyField field = policyField(only);
+				response.setHeader("RateLimit-Policy", field.item());
+				response.setHeader("RateLimit", state(field, only.decision()));
 			}
-			response.setHeader("RateLimit-Policy", policy.toString());
-			response.setHeader("RateLimit", state.toString());
+			else {
+				StringBuilder policy = new StringBuilder();
+				StringBuilder state = new StringBuilder();
+				for (PolicyDecision pd : decisions) {
+					PolicyField field = policyField(pd);
+					separate(policy).append(field.item());
+					separate(state).append(state(field, pd.decision()));
+				}
+				response.setHeader("RateLimit-Policy", policy.toString());
+				response.setHeader("RateLimit", state.toString());
+			}
 		}
 		if (this.mode == HeaderMode.LEGACY || this.mode == HeaderMode.BOTH) {
 			// One set of numbers only: report the policy closest to denying.
@@ -128,6 +144,40 @@ public final class RateLimitHeaders {
 			response.setHeader("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
 			response.setHeader("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfterMicros())));
 		}
+	}
+
+	/** {@code "name";r=3;t=2}: what is left and when the quota is whole again. */
+	private static String state(PolicyField field, Decision d) {
+		return field.quotedName() + ";r=" + d.remaining() + ";t=" + seconds(d.resetAfterMicros());
+	}
+
+	/**
+	 * The policy's {@code RateLimit-Policy} item, {@code "name";q=5;w=5}: the same
+	 * for every decision of one policy variant, so it is made once and kept, by
+	 * name, while the variant and its quota stay the same.
+	 */
+	private PolicyField policyField(PolicyDecision pd) {
+		RateLimitPolicy policy = pd.policy();
+		long limit = pd.decision().limit();
+		PolicyField field = this.policyFields.get(policy.name());
+		if (field == null || field.policy() != policy || field.limit() != limit) {
+			String quoted = "\"" + policy.name() + "\"";
+			field = new PolicyField(policy, limit, quoted, quoted + ";q=" + limit + ";w=" + seconds(policy.windowMicros()));
+			// Names are bounded by the configuration; a plan's variants of one name take turns.
+			this.policyFields.put(policy.name(), field);
+		}
+		return field;
+	}
+
+	/**
+	 * A policy variant's ready-made header parts.
+	 *
+	 * @param policy the variant, compared by identity
+	 * @param limit the quota its decisions report
+	 * @param quotedName the name as a Structured Field String
+	 * @param item the whole {@code RateLimit-Policy} item
+	 */
+	private record PolicyField(RateLimitPolicy policy, long limit, String quotedName, String item) {
 	}
 
 	private static StringBuilder separate(StringBuilder sb) {

@@ -1,0 +1,121 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Keeps the server under test and the load apart on the machine's CPUs with
+ * {@code taskset}: the server JVM is started under {@code taskset -c <server>},
+ * and this JVM (the load generator) and any {@code redis-server} it started
+ * are moved, every thread, to the other CPUs with {@code taskset -a -cp}. On
+ * a two-core machine: the server on CPU 1, the load generator and Redis on
+ * CPU 0. Redis goes with the load generator, not with the server, because in
+ * production it runs on another machine: its time then neither slows the
+ * server down nor counts as the server's CPU time. {@link #NONE} pins nothing.
+ *
+ * @param serverCpus the server's CPU list as taskset takes it ({@code 1}), or {@code null} for none
+ * @param clientCpus the load generator's and Redis' CPU list ({@code 0}), or {@code null} for none
+ */
+record CpuPinning(String serverCpus, String clientCpus) {
+
+	static final CpuPinning NONE = new CpuPinning(null, null);
+
+	/**
+	 * Reads {@code --pin}: {@code auto} (the default) pins the server to the last
+	 * CPU and the load to the others when {@code taskset} exists and there are
+	 * at least two CPUs, else nothing; {@code none} pins nothing; {@code S/C}
+	 * gives both CPU lists, such as {@code 1/0} or {@code 2-3/0-1}.
+	 */
+	static CpuPinning of(String option) {
+		if (option == null || option.equals("auto")) {
+			int cpus = Runtime.getRuntime().availableProcessors();
+			if (cpus < 2 || !tasksetWorks()) {
+				return NONE;
+			}
+			return new CpuPinning(Integer.toString(cpus - 1), (cpus == 2) ? "0" : "0-" + (cpus - 2));
+		}
+		if (option.equals("none")) {
+			return NONE;
+		}
+		String[] parts = option.split("/");
+		if (parts.length != 2 || parts[0].isBlank() || parts[1].isBlank()) {
+			throw new IllegalArgumentException("--pin takes auto, none or SERVER/CLIENT CPU lists (1/0), got " + option);
+		}
+		return new CpuPinning(parts[0], parts[1]);
+	}
+
+	boolean pins() {
+		return this.serverCpus != null;
+	}
+
+	/** The prefix of the server's command line: {@code taskset -c <server>}, or nothing. */
+	List<String> serverCommandPrefix() {
+		return pins() ? List.of("taskset", "-c", this.serverCpus) : List.of();
+	}
+
+	/**
+	 * Moves every thread of a process to the client CPUs.
+	 * @param pid the process
+	 * @return the process's CPU list before, to restore with {@link #restore}; {@code null} when nothing was pinned
+	 */
+	String pinToClient(long pid) {
+		if (!pins()) {
+			return null;
+		}
+		String before = affinity(pid);
+		taskset("-a", "-cp", this.clientCpus, Long.toString(pid));
+		return before;
+	}
+
+	/** Gives every thread of a process back its former CPU list. */
+	static void restore(long pid, String cpus) {
+		if (cpus != null) {
+			taskset("-a", "-cp", cpus, Long.toString(pid));
+		}
+	}
+
+	/** How the run was pinned, for the table's notes. */
+	String describe() {
+		return pins() ? "server JVM on CPU " + this.serverCpus + ", load generator and redis-server on CPU "
+				+ this.clientCpus + " (taskset)" : "not pinned: server, load generator and Redis share the CPUs";
+	}
+
+	private static String affinity(long pid) {
+		String out = taskset("-pc", Long.toString(pid));
+		// "pid 123's current affinity list: 0,1"
+		return out.substring(out.lastIndexOf(':') + 1).trim();
+	}
+
+	private static boolean tasksetWorks() {
+		try {
+			affinity(ProcessHandle.current().pid());
+			return true;
+		}
+		catch (IllegalStateException ex) {
+			return false;
+		}
+	}
+
+	private static String taskset(String... arguments) {
+		List<String> command = new ArrayList<>();
+		command.add("taskset");
+		command.addAll(List.of(arguments));
+		try {
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+			String out = new String(process.getInputStream().readAllBytes()).trim();
+			if (process.waitFor() != 0) {
+				throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
+			}
+			return out;
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot run " + String.join(" ", command), ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted running " + String.join(" ", command), ex);
+		}
+	}
+
+}

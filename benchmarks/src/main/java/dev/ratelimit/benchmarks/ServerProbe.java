@@ -1,0 +1,197 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import javax.management.MBeanServerConnection;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
+
+import com.sun.management.ThreadMXBean;
+import com.sun.tools.attach.VirtualMachine;
+
+/**
+ * What a server process spent, read from outside it: CPU time from
+ * {@code /proc/<pid>/stat} (user plus system, every thread, in clock ticks),
+ * bytes its threads allocated (through the JDK's attach API and the target's
+ * local JMX agent, {@code ThreadMXBean#getThreadAllocatedBytes}), and the
+ * limiter's decision count from the sample app's actuator metrics. Differences
+ * of two {@link Sample}s over a measured period, divided by its requests, are
+ * the per-request costs the HTTP benchmark reports. Linux only (for
+ * {@code /proc}); allocation is {@code NaN} when the attach API is unavailable.
+ */
+final class ServerProbe implements AutoCloseable {
+
+	/** Linux's USER_HZ, the unit of utime and stime; 100 on every common kernel build. */
+	private static final double TICKS_PER_SECOND = clockTicks();
+
+	private static final Pattern COUNT = Pattern.compile("\"statistic\"\\s*:\\s*\"COUNT\"\\s*,\\s*\"value\"\\s*:\\s*([0-9.eE+-]+)");
+
+	private final long pid;
+
+	private final int port;
+
+	private JMXConnector jmx;
+
+	private ThreadMXBean threads;
+
+	private CompilationMXBean compilation;
+
+	private boolean attachFailed;
+
+	ServerProbe(long pid, int port) {
+		this.pid = pid;
+		this.port = port;
+	}
+
+	/**
+	 * The process's counters at one instant.
+	 *
+	 * @param cpuNanos user plus system CPU time of every thread so far
+	 * @param allocatedBytes per live thread id, bytes allocated so far; empty when unknown
+	 * @param decisions the limiter's allowed {@code per-ip} decisions so far (0 before the first, or without limiter)
+	 */
+	record Sample(long cpuNanos, Map<Long, Long> allocatedBytes, long decisions) {
+
+		/** Bytes allocated since {@code before} by the threads alive now; NaN when unknown. */
+		double allocatedSince(Sample before) {
+			if (this.allocatedBytes.isEmpty()) {
+				return Double.NaN;
+			}
+			long sum = 0;
+			for (Map.Entry<Long, Long> e : this.allocatedBytes.entrySet()) {
+				// A thread started in between allocated all of its count in the period.
+				sum += e.getValue() - before.allocatedBytes.getOrDefault(e.getKey(), 0L);
+			}
+			return sum;
+		}
+
+	}
+
+	Sample sample() {
+		return new Sample(cpuNanos(), allocated(), decisions());
+	}
+
+	/** User plus system time of the process, from {@code /proc/<pid>/stat}, in nanoseconds. */
+	long cpuNanos() {
+		try {
+			String stat = Files.readString(Path.of("/proc", Long.toString(this.pid), "stat"));
+			// The command name is in parentheses and may hold spaces: fields count from after it.
+			String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+			long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+			return (long) (ticks * 1e9 / TICKS_PER_SECOND);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read the CPU time of process " + this.pid
+					+ " (the HTTP benchmark's CPU figures need Linux's /proc)", ex);
+		}
+	}
+
+	private Map<Long, Long> allocated() {
+		ThreadMXBean bean = threads();
+		if (bean == null) {
+			return Map.of();
+		}
+		long[] ids = bean.getAllThreadIds();
+		long[] bytes = bean.getThreadAllocatedBytes(ids);
+		Map<Long, Long> result = new HashMap<>();
+		for (int i = 0; i < ids.length; i++) {
+			if (bytes[i] >= 0) {
+				result.put(ids[i], bytes[i]);
+			}
+		}
+		return result;
+	}
+
+	private ThreadMXBean threads() {
+		if (this.threads == null && !this.attachFailed) {
+			try {
+				VirtualMachine vm = VirtualMachine.attach(Long.toString(this.pid));
+				String address;
+				try {
+					address = vm.startLocalManagementAgent();
+				}
+				finally {
+					vm.detach();
+				}
+				this.jmx = JMXConnectorFactory.connect(new JMXServiceURL(address));
+				MBeanServerConnection connection = this.jmx.getMBeanServerConnection();
+				this.threads = ManagementFactory.newPlatformMXBeanProxy(connection,
+						ManagementFactory.THREAD_MXBEAN_NAME, ThreadMXBean.class);
+				this.compilation = ManagementFactory.newPlatformMXBeanProxy(connection,
+						ManagementFactory.COMPILATION_MXBEAN_NAME, CompilationMXBean.class);
+			}
+			catch (Exception | LinkageError ex) {
+				this.attachFailed = true;
+				System.out.println("  (no allocation figures: cannot attach to process " + this.pid + ": " + ex + ")");
+			}
+		}
+		return this.threads;
+	}
+
+	/**
+	 * Milliseconds the JIT compilers have spent so far, or -1 when unknown: the
+	 * warm-up goes on until this stops growing.
+	 */
+	long compileMillis() {
+		return (threads() != null && this.compilation.isCompilationTimeMonitoringSupported())
+				? this.compilation.getTotalCompilationTime() : -1;
+	}
+
+	/** The allowed decisions of {@code per-ip} so far, from {@code /actuator/metrics}; 0 when there is no such meter. */
+	long decisions() {
+		String path = "/actuator/metrics/" + "rate.limit.decisions" + "?tag=policy:per-ip&tag=outcome:allowed";
+		try (HttpConnection connection = new HttpConnection("127.0.0.1", this.port, path, 5_000)) {
+			HttpConnection.Response response = connection.getFully();
+			if (response.status() == 404) {
+				return 0;
+			}
+			Matcher count = COUNT.matcher(response.body());
+			if (response.status() != 200 || !count.find()) {
+				throw new IllegalStateException("Unexpected answer of " + path + ": " + response.status() + " "
+						+ response.body());
+			}
+			return (long) Double.parseDouble(count.group(1));
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read " + path, ex);
+		}
+	}
+
+	@Override
+	public void close() {
+		if (this.jmx != null) {
+			try {
+				this.jmx.close();
+			}
+			catch (IOException ex) {
+				// the server is going away anyway
+			}
+		}
+	}
+
+	private static double clockTicks() {
+		try {
+			Process getconf = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+			String out = new String(getconf.getInputStream().readAllBytes()).trim();
+			return (getconf.waitFor() == 0) ? Double.parseDouble(out) : 100;
+		}
+		catch (IOException | NumberFormatException ex) {
+			return 100;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return 100;
+		}
+	}
+
+}

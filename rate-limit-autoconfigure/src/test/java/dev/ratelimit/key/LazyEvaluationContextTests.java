@@ -1,0 +1,83 @@
+package dev.ratelimit.key;
+
+import java.lang.reflect.Method;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.expression.EvaluationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A call's evaluation context is built only when an expression needs it: the
+ * built-in keys are read from the key context, anything else builds the SpEL
+ * context, with the same variables it always had.
+ */
+class LazyEvaluationContextTests {
+
+	private final KeyExpressions expressions = new KeyExpressions(null);
+
+	private final FixedRequest request = new FixedRequest("203.0.113.7", "alice", Map.of("X-Api-Key", "k-1"));
+
+	@Test
+	void builtInKeysDoNotBuildTheContext() {
+		EvaluationContext context = this.expressions.context(this.request, null, null);
+		assertThat(this.expressions.key(this.expressions.parse("ip"), context)).isEqualTo("203.0.113.7");
+		assertThat(this.expressions.key(this.expressions.parse("principal"), context)).isEqualTo("alice");
+		assertThat(this.expressions.key(this.expressions.parse("global"), context)).isEqualTo("global");
+		assertThat(((LazyEvaluationContext) context).isBuilt()).isFalse();
+	}
+
+	@Test
+	void anExpressionBuildsTheContextOnceWithTheRequestVariable() {
+		EvaluationContext context = this.expressions.context(this.request, null, null);
+		assertThat(this.expressions.key(this.expressions.parse("header('X-Api-Key')"), context)).isEqualTo("k-1");
+		assertThat(((LazyEvaluationContext) context).isBuilt()).isTrue();
+		assertThat(this.expressions.condition(this.expressions.parse("#request == 'native'"), context)).isTrue();
+		assertThat(context.getRootObject().getValue()).isInstanceOf(KeyContext.class);
+	}
+
+	@Test
+	void methodArgumentsAreVariablesOfTheBuiltContext() throws Exception {
+		Method method = Target.class.getDeclaredMethod("call", String.class);
+		EvaluationContext context = this.expressions.context(this.request, method, new Object[] { "acme" });
+		assertThat(this.expressions.key(this.expressions.parse("#tenant + ':' + ip"), context))
+			.isEqualTo("acme:203.0.113.7");
+		// The method has no parameter named request: the native request is #request.
+		assertThat(this.expressions.condition(this.expressions.parse("#request == 'native'"), context)).isTrue();
+	}
+
+	static class Target {
+
+		void call(String tenant) {
+		}
+
+	}
+
+	/** A request with fixed answers; its native request is the string {@code native}. */
+	record FixedRequest(String clientIp, String principalName, Map<String, String> headers) implements KeyRequest {
+
+		@Override
+		public String header(String name) {
+			return this.headers.get(name);
+		}
+
+		@Override
+		public byte[] clientAddress() {
+			return new byte[] { (byte) 203, 0, 113, 7 };
+		}
+
+		@Override
+		public boolean isUserInRole(String role) {
+			return false;
+		}
+
+		@Override
+		public Object nativeRequest() {
+			return "native";
+		}
+
+	}
+
+}
