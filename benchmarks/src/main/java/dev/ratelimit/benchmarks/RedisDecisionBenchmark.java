@@ -1,5 +1,6 @@
 package dev.ratelimit.benchmarks;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -7,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,11 +25,17 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.NestedMultiOutput;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.DefaultRedisScript;
+import org.springframework.data.redis.core.script.RedisScript;
 
+import dev.ratelimit.benchmarks.LuaDecision.Send;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
@@ -45,13 +53,16 @@ import dev.ratelimit.redis.RedisRateLimitBackend;
  * nothing is denied) through Spring's {@link LettuceConnectionFactory} (one
  * shared, multiplexed Lettuce connection, as Spring Boot sets it up); a plain
  * {@code INCR} through the same connection factory, the floor one round trip
- * allows; Bucket4j's Lettuce compare-and-swap proxy on one shared Lettuce
- * connection to the same server. Each on one hot key and on 10,000 keys drawn
- * uniformly. Redis commands per decision come from {@code INFO commandstats},
- * reset after the warm-up.
+ * allows; the minimal GCRA script ({@link LuaDecision#minimalGcra()}, the
+ * floor of an exact decision in Lua) through the same connection factory, sent
+ * as Spring sends ours ({@code EVALSHA}) and as {@code FCALL}; Bucket4j's
+ * Lettuce compare-and-swap proxy on one shared Lettuce connection to the same
+ * server. Each on one hot key and on 10,000 keys drawn uniformly. Redis
+ * commands per decision come from {@code INFO commandstats}, reset after the
+ * warm-up; each case's throughput is also shown over INCR's.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisDecisionBenchmark
- * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,prefetch,incr,bucket4j]}
+ * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,prefetch,incr,floor,bucket4j]}
  */
 public final class RedisDecisionBenchmark {
 
@@ -63,7 +74,13 @@ public final class RedisDecisionBenchmark {
 	private static final long PREFETCH = 100;
 
 	/** Commands a client sends and whose server time is reported; scripts' inner commands are counted apart. */
-	private static final List<String> SCRIPTED = List.of("evalsha", "eval", "incr");
+	private static final List<String> SCRIPTED = List.of("evalsha", "eval", "fcall", "incr");
+
+	/** The name of the INCR case, the floor of a round trip that the other cases are compared with. */
+	static final String INCR = "plain INCR (floor)";
+
+	/** Name prefix of the minimal script's cases, the floor of a Lua decision. */
+	static final String MINIMAL_SCRIPT = "minimal GCRA script";
 
 	private RedisDecisionBenchmark() {
 	}
@@ -97,13 +114,13 @@ public final class RedisDecisionBenchmark {
 				.sum() / (double) this.decisions;
 		}
 
-		/** Scripts (EVAL, EVALSHA) sent by the client per decision. */
+		/** Scripts (EVAL, EVALSHA, FCALL) sent by the client per decision. */
 		double scriptsPerDecision() {
-			return (this.commands.getOrDefault("eval", 0L) + this.commands.getOrDefault("evalsha", 0L))
-					/ (double) this.decisions;
+			return (this.commands.getOrDefault("eval", 0L) + this.commands.getOrDefault("evalsha", 0L)
+					+ this.commands.getOrDefault("fcall", 0L)) / (double) this.decisions;
 		}
 
-		/** Server microseconds per decision spent in the top-level EVAL, EVALSHA or INCR. */
+		/** Server microseconds per decision spent in the top-level EVAL, EVALSHA, FCALL or INCR. */
 		double serverMicrosPerDecision() {
 			return this.commands.entrySet()
 				.stream()
@@ -119,6 +136,7 @@ public final class RedisDecisionBenchmark {
 		List<Result> results = run(options);
 		System.out.println();
 		System.out.println(table(results, options.integer("threads", 64)));
+		System.out.println("Minimal GCRA script over plain INCR: " + minimalScriptVersusIncr(results));
 	}
 
 	/**
@@ -131,7 +149,7 @@ public final class RedisDecisionBenchmark {
 		int seconds = options.integer("seconds", 10);
 		int warmup = options.integer("warmup", 3);
 		int threads = options.integer("threads", 64);
-		List<String> cases = options.list("cases", "ours,prefetch,incr,bucket4j");
+		List<String> cases = options.list("cases", "ours,prefetch,incr,floor,bucket4j");
 		List<Result> results = new ArrayList<>();
 		try (RedisServerProcess server = RedisServerProcess.start()) {
 			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %ds measured per case%n",
@@ -150,11 +168,8 @@ public final class RedisDecisionBenchmark {
 				}
 				Map<String, Decider> deciders = new LinkedHashMap<>();
 				if (cases.contains("ours")) {
-					RateLimitPolicy policy = RateLimitPolicy.builder("bench")
-						.algorithm(Algorithm.TOKEN_BUCKET)
-						.capacity(CAPACITY)
-						.refill(Refill.of(CAPACITY, Duration.ofSeconds(1)))
-						.build();
+					// The policy whose command RedisServerTimeBenchmark replays.
+					RateLimitPolicy policy = ProductionCommand.tokenBucket("bench");
 					RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
 					deciders.put("ours (EVALSHA token bucket)",
 							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
@@ -173,7 +188,10 @@ public final class RedisDecisionBenchmark {
 				}
 				if (cases.contains("incr")) {
 					StringRedisTemplate template = new StringRedisTemplate(factory);
-					deciders.put("plain INCR (floor)", (k) -> template.opsForValue().increment(keyNames[k]) > 0);
+					deciders.put(INCR, (k) -> template.opsForValue().increment(keyNames[k]) > 0);
+				}
+				if (cases.contains("floor")) {
+					addMinimalScript(deciders, factory, server, keyNames);
 				}
 				if (cases.contains("bucket4j")) {
 					LettuceBasedProxyManager<String> proxies = Bucket4jLettuce.casBasedBuilder(bucket4jConnection)
@@ -218,6 +236,73 @@ public final class RedisDecisionBenchmark {
 			}
 		}
 		return results;
+	}
+
+	/**
+	 * The minimal GCRA script through the same connection factory: as EVALSHA
+	 * the way Spring runs ours ({@link StringRedisTemplate#execute(RedisScript, List, Object...)},
+	 * EVAL once on NOSCRIPT), and as FCALL on a connection of the factory, its
+	 * reply read as Lettuce reads nested arrays.
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	private static void addMinimalScript(Map<String, Decider> deciders, LettuceConnectionFactory factory,
+			RedisServerProcess server, String[] keyNames) {
+		LuaDecision floor = LuaDecision.minimalGcra();
+		StringRedisTemplate template = new StringRedisTemplate(factory);
+		RedisScript<List<Object>> script = (RedisScript) new DefaultRedisScript<>(floor.script(), List.class);
+		Object[] arguments = floor.arguments().toArray();
+		List<List<String>> keys = new ArrayList<>(MANY_KEYS);
+		byte[][][] fcall = new byte[MANY_KEYS][][];
+		for (int k = 0; k < MANY_KEYS; k++) {
+			keys.add(List.of(keyNames[k]));
+			List<String> command = floor.command(Send.FCALL, keyNames[k]);
+			fcall[k] = command.subList(1, command.size())
+				.stream()
+				.map((argument) -> argument.getBytes(StandardCharsets.UTF_8))
+				.toArray(byte[][]::new);
+		}
+		deciders.put(MINIMAL_SCRIPT + ", EVALSHA",
+				(k) -> Long.valueOf(1).equals(template.execute(script, keys.get(k), arguments).get(0)));
+		server.reply("FUNCTION", "LOAD", "REPLACE", floor.library());
+		deciders.put(MINIMAL_SCRIPT + ", FCALL", (k) -> {
+			try (RedisConnection connection = factory.getConnection()) {
+				List<Object> reply = (List<Object>) ((LettuceConnection) connection).execute("FCALL",
+						new NestedMultiOutput<>(ByteArrayCodec.INSTANCE), fcall[k]);
+				return Long.valueOf(1).equals(reply.get(0));
+			}
+		});
+	}
+
+	/**
+	 * A case's throughput over plain INCR's with the same number of keys.
+	 * @param results the results of one run
+	 * @param result one of them
+	 * @return the ratio, NaN without an INCR case
+	 */
+	static double versusIncr(List<Result> results, Result result) {
+		return results.stream()
+			.filter((r) -> r.name().equals(INCR) && r.keys() == result.keys())
+			.findFirst()
+			.map((incr) -> result.perSecond() / incr.perSecond())
+			.orElse(Double.NaN);
+	}
+
+	/**
+	 * How close the floor of a Lua decision, the minimal script, gets to plain
+	 * INCR's throughput: the bound of what any script can reach against the goal
+	 * of ours at 0.85× INCR.
+	 * @param results the results of one run
+	 * @return per way of sending and key count, the ratio, e.g. {@code "EVALSHA, 1 key(s): 0.62×; ..."}
+	 */
+	static String minimalScriptVersusIncr(List<Result> results) {
+		StringJoiner ratios = new StringJoiner("; ");
+		for (Result result : results) {
+			if (result.name().startsWith(MINIMAL_SCRIPT)) {
+				ratios.add(String.format(Locale.ROOT, "%s, %,d key(s): %.2f×",
+						result.name().substring(MINIMAL_SCRIPT.length() + 2), result.keys(), versusIncr(results, result)));
+			}
+		}
+		return ratios.toString();
 	}
 
 	private static Result run(Decider decider, int keys, int threads, int seconds, boolean record)
@@ -314,9 +399,9 @@ public final class RedisDecisionBenchmark {
 	static String table(List<Result> results, int threads) {
 		StringBuilder table = new StringBuilder();
 		table.append(String.format(Locale.ROOT, "| Case (%d callers) | Keys | Decisions/s | p50 µs | p99 µs | p99.9 µs "
-				+ "| Server µs/decision | Scripts/decision | Redis commands per decision, incl. those run inside scripts |%n",
-				threads));
-		table.append("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+				+ "| × INCR | Server µs/decision | Scripts/decision "
+				+ "| Redis commands per decision, incl. those run inside scripts |%n", threads));
+		table.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 		for (Result r : results) {
 			StringBuilder commands = new StringBuilder();
 			r.commands().forEach((command, n) -> {
@@ -329,10 +414,12 @@ public final class RedisDecisionBenchmark {
 				commands.append(String.format(Locale.ROOT, "%s %.3f", command.toUpperCase(Locale.ROOT),
 						n / (double) r.decisions()));
 			});
-			table.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %,.0f | %,.0f | %.1f | %.2f | %.2f (%s) |%n",
+			double versusIncr = versusIncr(results, r);
+			table.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %,.0f | %,.0f | %s | %.1f | %.2f | %.2f (%s) |%n",
 					r.name(), r.keys(), r.perSecond(), r.percentileMicros(0.50), r.percentileMicros(0.99),
-					r.percentileMicros(0.999), r.serverMicrosPerDecision(), r.scriptsPerDecision(),
-					r.commandsPerDecision(), commands));
+					r.percentileMicros(0.999),
+					Double.isNaN(versusIncr) ? "–" : String.format(Locale.ROOT, "%.2f×", versusIncr),
+					r.serverMicrosPerDecision(), r.scriptsPerDecision(), r.commandsPerDecision(), commands));
 		}
 		return table.toString();
 	}

@@ -11,6 +11,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -34,10 +35,20 @@ final class RedisServerProcess implements AutoCloseable {
 	}
 
 	static RedisServerProcess start() {
+		return start(List.of());
+	}
+
+	/**
+	 * Starts the server under another program, such as {@code valgrind}.
+	 * @param wrapper the program and its options, before the server's command line; empty for none
+	 * @return the server, answering PING
+	 */
+	static RedisServerProcess start(List<String> wrapper) {
 		Path binary = binary();
 		int port = freePort();
-		List<String> command = List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-				"--save", "", "--appendonly", "no");
+		List<String> command = new ArrayList<>(wrapper);
+		command.addAll(List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save",
+				"", "--appendonly", "no"));
 		try {
 			Path log = Files.createTempFile("benchmark-redis-" + port + "-", ".log");
 			log.toFile().deleteOnExit();
@@ -56,7 +67,7 @@ final class RedisServerProcess implements AutoCloseable {
 		return this.port;
 	}
 
-	/** The server's process id, for pinning it to CPUs. */
+	/** The server's process id, for pinning it to CPUs (under valgrind, valgrind's, which is the same process). */
 	long pid() {
 		return this.process.pid();
 	}
@@ -94,17 +105,8 @@ final class RedisServerProcess implements AutoCloseable {
 	 * error or integer line, or the text of a bulk string.
 	 */
 	String call(String... arguments) {
-		try (Socket socket = new Socket()) {
-			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 1000);
-			socket.setSoTimeout(5000);
-			OutputStream out = socket.getOutputStream();
-			StringBuilder request = new StringBuilder("*").append(arguments.length).append("\r\n");
-			for (String argument : arguments) {
-				byte[] bytes = argument.getBytes(StandardCharsets.UTF_8);
-				request.append('$').append(bytes.length).append("\r\n").append(argument).append("\r\n");
-			}
-			out.write(request.toString().getBytes(StandardCharsets.UTF_8));
-			out.flush();
+		try (Socket socket = connect()) {
+			send(socket, arguments);
 			InputStream in = socket.getInputStream();
 			String line = readLine(in);
 			if (!line.startsWith("$")) {
@@ -116,6 +118,90 @@ final class RedisServerProcess implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Redis on port " + this.port + " did not answer " + arguments[0], ex);
+		}
+	}
+
+	/**
+	 * Sends one command on a fresh connection and returns its whole reply: a
+	 * status as a {@code String}, an integer as a {@code Long}, a bulk string as
+	 * a {@code String} (or {@code null}), an array as a {@code List} of these.
+	 * @param arguments the command and its arguments
+	 * @return the reply
+	 * @throws IllegalStateException if Redis answers with an error
+	 */
+	Object reply(String... arguments) {
+		try (Socket socket = connect()) {
+			send(socket, arguments);
+			return readReply(socket.getInputStream(), arguments[0]);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Redis on port " + this.port + " did not answer " + arguments[0], ex);
+		}
+	}
+
+	/** CPU seconds the server process has used (user and system), from INFO cpu: microsecond resolution. */
+	double cpuSeconds() {
+		double seconds = 0;
+		for (String line : call("INFO", "cpu").split("\r\n")) {
+			if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+				seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1));
+			}
+		}
+		return seconds;
+	}
+
+	private Socket connect() throws IOException {
+		Socket socket = new Socket();
+		socket.connect(new InetSocketAddress("127.0.0.1", this.port), 1000);
+		socket.setSoTimeout(5000);
+		return socket;
+	}
+
+	private static void send(Socket socket, String... arguments) throws IOException {
+		OutputStream out = socket.getOutputStream();
+		StringBuilder request = new StringBuilder("*").append(arguments.length).append("\r\n");
+		for (String argument : arguments) {
+			byte[] bytes = argument.getBytes(StandardCharsets.UTF_8);
+			request.append('$').append(bytes.length).append("\r\n").append(argument).append("\r\n");
+		}
+		out.write(request.toString().getBytes(StandardCharsets.UTF_8));
+		out.flush();
+	}
+
+	private static Object readReply(InputStream in, String command) throws IOException {
+		String line = readLine(in);
+		if (line.isEmpty()) {
+			throw new IOException("Connection closed before the reply to " + command);
+		}
+		String rest = line.substring(1);
+		switch (line.charAt(0)) {
+			case '+':
+				return rest;
+			case '-':
+				throw new IllegalStateException("Redis answered " + command + " with " + rest);
+			case ':':
+				return Long.parseLong(rest);
+			case '$': {
+				int length = Integer.parseInt(rest);
+				if (length < 0) {
+					return null;
+				}
+				byte[] body = in.readNBytes(length + 2);
+				return new String(body, 0, length, StandardCharsets.UTF_8);
+			}
+			case '*': {
+				int length = Integer.parseInt(rest);
+				if (length < 0) {
+					return null;
+				}
+				List<Object> items = new ArrayList<>(length);
+				for (int i = 0; i < length; i++) {
+					items.add(readReply(in, command));
+				}
+				return items;
+			}
+			default:
+				throw new IOException("Unexpected reply to " + command + ": " + line);
 		}
 	}
 
@@ -131,7 +217,8 @@ final class RedisServerProcess implements AutoCloseable {
 	}
 
 	private void awaitPing() {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		// Long enough for valgrind to start the server on a loaded machine.
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 		while (System.nanoTime() - deadline < 0) {
 			if (!this.process.isAlive()) {
 				throw new IllegalStateException("redis-server exited with " + this.process.exitValue());
@@ -147,7 +234,7 @@ final class RedisServerProcess implements AutoCloseable {
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
 		}
 		close();
-		throw new IllegalStateException("redis-server did not answer PING within 10s");
+		throw new IllegalStateException("redis-server did not answer PING within 30s");
 	}
 
 	private static String readLine(InputStream in) throws IOException {
@@ -173,20 +260,36 @@ final class RedisServerProcess implements AutoCloseable {
 	}
 
 	private static Path binary() {
-		String configured = System.getProperty("benchmark.redis-server");
+		return executable("redis-server", "benchmark.redis-server", "install Redis");
+	}
+
+	/**
+	 * Finds a program the benchmarks run: the path in a system property, else
+	 * the first of that name on the {@code PATH}.
+	 * @param name the program's file name
+	 * @param property the system property that may name it
+	 * @param hint how to get it, for the error
+	 * @return its path
+	 * @throws IllegalStateException if there is none
+	 */
+	static Path executable(String name, String property, String hint) {
+		String configured = System.getProperty(property);
 		if (configured != null && !configured.isBlank()) {
+			if (!Files.isExecutable(Path.of(configured))) {
+				throw new IllegalStateException("-D" + property + "=" + configured + " is not an executable file");
+			}
 			return Path.of(configured);
 		}
 		String path = System.getenv("PATH");
 		if (path != null) {
 			for (String directory : path.split(File.pathSeparator)) {
-				Path candidate = Path.of(directory, "redis-server");
+				Path candidate = Path.of(directory, name);
 				if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
 					return candidate;
 				}
 			}
 		}
-		throw new IllegalStateException("No redis-server on the PATH; install Redis or set -Dbenchmark.redis-server");
+		throw new IllegalStateException("No " + name + " on the PATH; " + hint + " or set -D" + property);
 	}
 
 }

@@ -1,0 +1,154 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Refill;
+import dev.ratelimit.redis.RedisRateLimitBackend;
+
+/**
+ * The command {@link RedisRateLimitBackend} sends for one token-bucket
+ * decision, as the server saw it ({@code MONITOR}): so that a benchmark
+ * replaying it with {@code redis-benchmark} sends exactly what production
+ * sends, arguments included, whatever the backend's code does to build them.
+ */
+final class ProductionCommand {
+
+	/** Effectively unlimited, as in the other benchmarks: 10^9 tokens, refilled at 10^9 per second. */
+	static final long CAPACITY = 1_000_000_000L;
+
+	private static final String MARK = "rlbench-capture-done";
+
+	private ProductionCommand() {
+	}
+
+	/**
+	 * The token-bucket policy the Redis benchmarks decide: capacity and rate so
+	 * high that nothing is denied.
+	 * @param name the policy's name
+	 * @return the policy
+	 */
+	static RateLimitPolicy tokenBucket(String name) {
+		return RateLimitPolicy.builder(name)
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.capacity(CAPACITY)
+			.refill(Refill.of(CAPACITY, Duration.ofSeconds(1)))
+			.build();
+	}
+
+	/**
+	 * Decides {@link #tokenBucket} twice for {@code key} through a fresh
+	 * backend on Spring's {@link LettuceConnectionFactory}, and returns the
+	 * command the second decision sent (the first also loads the script).
+	 * @param server the server
+	 * @param key the key decided
+	 * @return the command and its arguments, as sent
+	 * @throws IllegalStateException if the decision took other than one command
+	 */
+	static List<String> capture(RedisServerProcess server, String key) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", server.port()));
+		factory.afterPropertiesSet();
+		factory.start();
+		try (Socket monitor = new Socket()) {
+			RateLimitPolicy policy = tokenBucket("capture");
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
+			backend.tryConsume(policy, key, 1);
+			monitor.connect(new InetSocketAddress("127.0.0.1", server.port()), 1000);
+			monitor.setSoTimeout(5000);
+			BufferedReader in = new BufferedReader(
+					new InputStreamReader(monitor.getInputStream(), StandardCharsets.ISO_8859_1));
+			OutputStream out = monitor.getOutputStream();
+			out.write("*1\r\n$7\r\nMONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
+			out.flush();
+			if (!"+OK".equals(in.readLine())) {
+				throw new IllegalStateException("MONITOR refused");
+			}
+			backend.tryConsume(policy, key, 1);
+			server.call("ECHO", MARK);
+			List<List<String>> sent = new ArrayList<>();
+			for (String line = in.readLine(); line != null; line = in.readLine()) {
+				// Commands a script runs show as from "lua"; only the client's own count.
+				if (line.contains(" lua] ")) {
+					continue;
+				}
+				List<String> command = parse(line);
+				if (command.size() == 2 && command.get(0).equalsIgnoreCase("ECHO") && command.get(1).equals(MARK)) {
+					break;
+				}
+				sent.add(command);
+			}
+			if (sent.size() != 1) {
+				throw new IllegalStateException("One decision sent " + sent.size() + " commands, not 1: " + sent);
+			}
+			return sent.get(0);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("MONITOR on port " + server.port() + " failed", ex);
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
+	/**
+	 * The arguments of one {@code MONITOR} line,
+	 * {@code +1700000000.123456 [0 127.0.0.1:5555] "EVALSHA" "ab12" "1" ...}, unescaped
+	 * (Redis writes them as {@code sdscatrepr} does).
+	 */
+	static List<String> parse(String line) {
+		int at = line.indexOf("] ");
+		if (at < 0) {
+			throw new IllegalStateException("Not a MONITOR line: " + line);
+		}
+		List<String> arguments = new ArrayList<>();
+		int i = at + 2;
+		while (i < line.length()) {
+			if (line.charAt(i) != '"') {
+				throw new IllegalStateException("Not a MONITOR line: " + line);
+			}
+			i++;
+			StringBuilder argument = new StringBuilder();
+			while (line.charAt(i) != '"') {
+				char c = line.charAt(i);
+				if (c != '\\') {
+					argument.append(c);
+					i++;
+					continue;
+				}
+				char escaped = line.charAt(i + 1);
+				i += 2;
+				switch (escaped) {
+					case 'n' -> argument.append('\n');
+					case 'r' -> argument.append('\r');
+					case 't' -> argument.append('\t');
+					case 'a' -> argument.append('\u0007');
+					case 'b' -> argument.append('\b');
+					case 'x' -> {
+						argument.append((char) Integer.parseInt(line.substring(i, i + 2), 16));
+						i += 2;
+					}
+					default -> argument.append(escaped);
+				}
+			}
+			arguments.add(argument.toString());
+			i += 2;
+		}
+		return arguments;
+	}
+
+}
