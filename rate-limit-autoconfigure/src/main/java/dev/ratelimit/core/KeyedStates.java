@@ -13,9 +13,11 @@ import java.util.concurrent.locks.LockSupport;
  * and the bound are written once, here.
  * <p>
  * A key's state is an {@link Entry}: the store's state class extends it, so
- * that the lock, the freshness and the state a decision reads and writes are
- * one object, most often in one cache line. Two threads deciding on one hot key
- * then pass one line between their cores per decision rather than two.
+ * that the lock, the freshness and the fields a decision reads and writes are
+ * one object of a few dozen bytes. Two threads deciding on one hot key then pass
+ * one or two cache lines between their cores per decision (one when the object
+ * does not straddle a line boundary), where a lock and a state kept apart took
+ * two or three.
  * <p>
  * The rule of the bound: a key is dropped only once forgetting it changes
  * nothing, that is once the clock has reached the time its store last said its
