@@ -30,16 +30,19 @@ import dev.ratelimit.memory.InMemoryRateLimitBackend;
 /**
  * Nanoseconds per in-memory decision: our token bucket on
  * {@link InMemoryRateLimitBackend} against Bucket4j's local lock-free bucket,
- * Resilience4j's {@link AtomicRateLimiter} and Guava's
- * {@link com.google.common.util.concurrent.RateLimiter}. Every limiter is set
- * so high that it never denies (nor waits), so the benchmark measures the cost
- * of an admitted decision, the common case.
+ * Resilience4j's {@link AtomicRateLimiter}, Guava's
+ * {@link com.google.common.util.concurrent.RateLimiter} and Alibaba Sentinel
+ * (see {@link SentinelLimits}). Every limiter is set so high that it never
+ * denies (nor waits), so the benchmark measures the cost of an admitted
+ * decision, the common case.
  * <p>
  * {@code keys=1}: every call hits one key. {@code keys=10000}: calls are spread
  * over 10,000 keys with a Zipf (s = 1) distribution; the libraries without keys
  * get an array of 10,000 limiters indexed the same way (a cheaper lookup than
- * our string-keyed map, which is part of what a real caller pays). Run with
- * {@code -t 1} and {@code -t 2} for one and two threads.
+ * our string-keyed map, which is part of what a real caller pays), Sentinel's
+ * hot-parameter rule ({@link #sentinel}) gets the key as its parameter. Sentinel's
+ * plain flow rule, one resource, is {@link OneResource#sentinelResource}, on one
+ * key only. Run with {@code -t 1} and {@code -t 2} for one and two threads.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -105,6 +108,8 @@ public class InMemoryDecisionBenchmark {
 		for (int k = 0; k < this.keys; k++) {
 			this.ours.tryConsume(this.policy, this.keyNames[k], 1);
 		}
+		SentinelLimits.logToTemporaryDirectory();
+		SentinelLimits.hotParameterRule(this.keyNames, CAPACITY);
 	}
 
 	/** Each thread walks the shared index sequence from its own offset. */
@@ -145,6 +150,48 @@ public class InMemoryDecisionBenchmark {
 	@Benchmark
 	public boolean guava(Cursor cursor) {
 		return this.guava[cursor.next(this.indices)].tryAcquire();
+	}
+
+	/** Sentinel's limit per key: a hot-parameter rule on one resource, the key its parameter. */
+	@Benchmark
+	public boolean sentinel(Cursor cursor) {
+		return SentinelLimits.passes(SentinelLimits.KEYED, this.keyNames[cursor.next(this.indices)]);
+	}
+
+	/**
+	 * Sentinel's plain QPS flow rule on one resource: one key only, since a
+	 * resource per key would leave all but 6,000 keys unchecked (see
+	 * {@link SentinelLimits}). Its own state, so that it runs on {@code keys=1}
+	 * alone (and JMH's settings repeated: a nested class does not inherit them).
+	 */
+	@BenchmarkMode(Mode.AverageTime)
+	@OutputTimeUnit(TimeUnit.NANOSECONDS)
+	@Warmup(iterations = 3, time = 2)
+	@Measurement(iterations = 5, time = 2)
+	@Fork(1)
+	@State(Scope.Benchmark)
+	public static class OneResource {
+
+		private static final String RESOURCE = "bench-resource";
+
+		@Param("1")
+		public int keys;
+
+		@Setup(Level.Trial)
+		public void setUp() {
+			if (this.keys != 1) {
+				throw new IllegalArgumentException("sentinelResource is one resource, so keys=1 only; keys=" + this.keys
+						+ " would need a resource per key, and Sentinel checks at most 6,000 of them");
+			}
+			SentinelLimits.logToTemporaryDirectory();
+			SentinelLimits.flowRule(RESOURCE, CAPACITY);
+		}
+
+		@Benchmark
+		public boolean sentinelResource() {
+			return SentinelLimits.passes(RESOURCE);
+		}
+
 	}
 
 }

@@ -10,7 +10,9 @@ import java.util.Map;
  * count and a key count, with the time and the bytes allocated per decision.
  *
  * @param limiter the benchmark method: {@code ours}, {@code bucket4jLockFree},
- * {@code resilience4jAtomic} or {@code guava}
+ * {@code resilience4jAtomic}, {@code guava}, {@code sentinel} (a hot-parameter
+ * rule, the key its parameter) or {@code sentinelResource} (a flow rule on one
+ * resource, one key only)
  * @param threads the JMH threads
  * @param keys the number of keys
  * @param nanos the average time per decision
@@ -19,18 +21,23 @@ import java.util.Map;
  */
 record InMemoryRow(String limiter, int threads, int keys, double nanos, double error, double bytes) {
 
-	private static final List<String> LIMITERS = List.of("ours", "bucket4jLockFree", "resilience4jAtomic", "guava");
+	private static final List<String> LIMITERS = List.of("ours", "bucket4jLockFree", "resilience4jAtomic", "guava",
+			"sentinel", "sentinelResource");
 
-	/** One row per thread and key count, the limiters side by side. */
+	/**
+	 * One row per thread and key count, the limiters side by side; a limiter not
+	 * run for a case (Sentinel's one resource on 10,000 keys) shows "–".
+	 */
 	static String table(List<InMemoryRow> rows) {
 		Map<String, Map<String, InMemoryRow>> byCase = new LinkedHashMap<>();
 		for (InMemoryRow row : rows) {
 			byCase.computeIfAbsent(row.threads() + "/" + row.keys(), (k) -> new LinkedHashMap<>()).put(row.limiter(), row);
 		}
 		StringBuilder table = new StringBuilder();
-		table.append("| Threads | Keys | ours ns | Bucket4j ns | Resilience4j ns | Guava ns | ours / Bucket4j "
-				+ "| ours B/op | Bucket4j B/op | Resilience4j B/op | Guava B/op |\n");
-		table.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		table.append("| Threads | Keys | ours ns | Bucket4j ns | Resilience4j ns | Guava ns | Sentinel hot-param ns "
+				+ "| Sentinel one resource ns | ours / Bucket4j | ours B/op | Bucket4j B/op | Resilience4j B/op "
+				+ "| Guava B/op | Sentinel hot-param B/op | Sentinel one resource B/op |\n");
+		table.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (Map<String, InMemoryRow> limiters : byCase.values()) {
 			InMemoryRow any = limiters.values().iterator().next();
 			table.append(String.format(Locale.ROOT, "| %d | %,d |", any.threads(), any.keys()));

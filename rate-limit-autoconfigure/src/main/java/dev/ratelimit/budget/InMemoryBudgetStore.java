@@ -24,7 +24,7 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	private final TimeSource time;
 
-	private final KeyedStates<BudgetPolicy, BudgetState> states;
+	private final KeyedStates<BudgetPolicy, Held> states;
 
 	/**
 	 * Creates a store.
@@ -44,7 +44,8 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	 */
 	public InMemoryBudgetStore(TimeSource time, KeyBound bound) {
 		this.time = time;
-		this.states = new KeyedStates<>(InMemoryBudgetStore::freshState, bound, time.currentTimeMicros());
+		this.states = new KeyedStates<>((policy, now) -> new Held(freshState(policy, now)), bound,
+				time.currentTimeMicros());
 	}
 
 	@Override
@@ -103,7 +104,7 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	private BudgetDecision apply(BudgetPolicy policy, String key, Creation creation,
 			Function<BudgetState, BudgetDecision> operation) {
 		long now = now();
-		KeyedStates.Entry<BudgetState> entry = switch (creation) {
+		Held entry = switch (creation) {
 			case NEVER -> this.states.lockIfPresent(key);
 			case WITHIN_BOUND -> this.states.lock(policy, key, now);
 			case ALWAYS -> this.states.lockEvenAtBound(policy, key, now);
@@ -112,8 +113,8 @@ public final class InMemoryBudgetStore implements BudgetStore {
 			return operation.apply(freshState(policy, now));
 		}
 		try {
-			BudgetDecision decision = operation.apply(entry.state());
-			entry.freshAt(entry.state().forgettableAt(policy));
+			BudgetDecision decision = operation.apply(entry.state);
+			entry.freshAt(entry.state.forgettableAt(policy));
 			return decision;
 		}
 		finally {
@@ -131,6 +132,20 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	private BudgetWindow.Span[] spans(BudgetPolicy policy) {
 		return BudgetStore.spans(policy, now());
+	}
+
+	/**
+	 * A key's budget state in the keyed states. A {@link BudgetState} is also the
+	 * Redis store's model, so it is held here rather than made an entry itself.
+	 */
+	private static final class Held extends KeyedStates.Entry {
+
+		private final BudgetState state;
+
+		Held(BudgetState state) {
+			this.state = state;
+		}
+
 	}
 
 	/** Whether an operation on an absent key adds it. */

@@ -62,9 +62,9 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 
 	@Override
 	public Permit acquire(ConcurrencyPolicy policy, String key) {
-		KeyedStates.Entry<Slot> entry;
+		Slot slot;
 		try {
-			entry = join(policy, id(policy, key));
+			slot = join(policy, id(policy, key));
 		}
 		catch (TooManyKeysException ex) {
 			// Open, and local too: this is the in-memory store there is, and it is full.
@@ -74,7 +74,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		boolean permitted = false;
 		try {
 			// Outside the key's lock: a caller may wait here for up to the policy's max-wait.
-			Bulkhead bulkhead = entry.state().bulkhead;
+			Bulkhead bulkhead = slot.bulkhead;
 			permitted = bulkhead.tryAcquirePermission();
 			if (permitted && inUse(bulkhead) > policy.permits()) {
 				// The key's bulkhead is larger than this call's permits (another plan, or an override that
@@ -85,7 +85,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		}
 		finally {
 			if (!permitted) {
-				leave(entry);
+				leave(slot);
 			}
 		}
 		if (!permitted) {
@@ -94,8 +94,8 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		AtomicBoolean released = new AtomicBoolean();
 		return () -> {
 			if (released.compareAndSet(false, true)) {
-				entry.state().bulkhead.onComplete();
-				leave(entry);
+				slot.bulkhead.onComplete();
+				leave(slot);
 			}
 		};
 	}
@@ -107,15 +107,15 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 * @return the number of permits in use
 	 */
 	public int inUse(ConcurrencyPolicy policy, String key) {
-		KeyedStates.Entry<Slot> entry = this.slots.lockIfPresent(id(policy, key));
-		if (entry == null) {
+		Slot slot = this.slots.lockIfPresent(id(policy, key));
+		if (slot == null) {
 			return 0;
 		}
 		try {
-			return inUse(entry.state().bulkhead);
+			return inUse(slot.bulkhead);
 		}
 		finally {
-			entry.unlock();
+			slot.unlock();
 		}
 	}
 
@@ -137,19 +137,19 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	}
 
 	/**
-	 * Returns the entry of a key with this caller counted among its users, so
+	 * Returns the slot of a key with this caller counted among its users, so
 	 * that no sweep drops it while the caller waits for or holds a permit.
 	 */
-	private KeyedStates.Entry<Slot> join(ConcurrencyPolicy policy, String id) {
-		KeyedStates.Entry<Slot> entry = this.slots.lock(policy, id, this.time.currentTimeMicros());
+	private Slot join(ConcurrencyPolicy policy, String id) {
+		Slot slot = this.slots.lock(policy, id, this.time.currentTimeMicros());
 		try {
-			entry.state().users++;
-			entry.state().fit(policy);
-			entry.freshAt(Long.MAX_VALUE);
-			return entry;
+			slot.users++;
+			slot.fit(policy);
+			slot.freshAt(Long.MAX_VALUE);
+			return slot;
 		}
 		finally {
-			entry.unlock();
+			slot.unlock();
 		}
 	}
 
@@ -157,23 +157,24 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 * Counts a caller out of a key's users; the key is fresh again, and may be
 	 * dropped, once none is left.
 	 */
-	private static void leave(KeyedStates.Entry<Slot> entry) {
-		entry.lock();
+	private static void leave(Slot slot) {
+		slot.lock();
 		try {
-			if (--entry.state().users == 0) {
-				entry.freshAt(Long.MIN_VALUE);
+			if (--slot.users == 0) {
+				slot.freshAt(Long.MIN_VALUE);
 			}
 		}
 		finally {
-			entry.unlock();
+			slot.unlock();
 		}
 	}
 
 	/**
 	 * One key's bulkhead and the number of callers using it: those waiting for a
-	 * permit and those holding one. Users are counted under the key's lock.
+	 * permit and those holding one. Users are counted under the key's lock, the
+	 * slot's own.
 	 */
-	static final class Slot {
+	static final class Slot extends KeyedStates.Entry {
 
 		final Bulkhead bulkhead;
 

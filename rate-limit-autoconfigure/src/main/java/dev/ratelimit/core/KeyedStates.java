@@ -12,6 +12,13 @@ import java.util.concurrent.locks.LockSupport;
  * the decisions they take on it; the map, the locking, the sweep of idle keys
  * and the bound are written once, here.
  * <p>
+ * A key's state is an {@link Entry}: the store's state class extends it, so
+ * that the lock, the freshness and the fields a decision reads and writes are
+ * one object of a few dozen bytes. Two threads deciding on one hot key then pass
+ * one or two cache lines between their cores per decision (one when the object
+ * does not straddle a line boundary), where a lock and a state kept apart took
+ * two or three.
+ * <p>
  * The rule of the bound: a key is dropped only once forgetting it changes
  * nothing, that is once the clock has reached the time its store last said its
  * state is fresh again ({@link Entry#freshAt}); a key that still matters is
@@ -34,24 +41,28 @@ import java.util.concurrent.locks.LockSupport;
  *
  * @param <P> the kind of limit, whose name a key is counted under and from
  * which a new key's state is created
- * @param <S> the state type
+ * @param <E> the state type, an entry
  */
-public final class KeyedStates<P extends Limit, S> {
+public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 
 	/** Least time between two sweeps for idle keys. */
 	public static final long SWEEP_INTERVAL_MICROS = 1_000_000L;
 
+	/** Attempts that back off by spinning, each up to twice as long as the one before. */
 	private static final int SPINS = 100;
+
+	/** The longest spin between two attempts, in {@link Thread#onSpinWait()} calls. */
+	private static final int MAX_BACKOFF = 64;
 
 	private static final int YIELDS = 20;
 
 	private static final long PARK_NANOS = 20_000L;
 
-	private final Creator<P, S> creator;
+	private final Creator<P, E> creator;
 
 	private final KeyBound bound;
 
-	private final ConcurrentHashMap<String, Entry<S>> entries = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<String, E> entries = new ConcurrentHashMap<>();
 
 	/** Drops idle keys, once a second of the clock at most. */
 	private final IdleSweeper sweeper;
@@ -62,42 +73,42 @@ public final class KeyedStates<P extends Limit, S> {
 	 * @param bound the most keys kept per policy, and the count of drops and refusals
 	 * @param nowMicros the current time of the store's clock
 	 */
-	public KeyedStates(Creator<P, S> creator, KeyBound bound, long nowMicros) {
+	public KeyedStates(Creator<P, E> creator, KeyBound bound, long nowMicros) {
 		this.creator = creator;
 		this.bound = bound;
 		this.sweeper = new IdleSweeper(SWEEP_INTERVAL_MICROS, nowMicros, this::sweep);
 	}
 
 	/**
-	 * Returns the live entry of a key with its lock held, creating it within the
+	 * Returns the live state of a key with its lock held, creating it within the
 	 * policy's bound if absent. The caller unlocks it.
 	 * @param policy the policy, which a new key's state is created from
 	 * @param key the key
 	 * @param nowMicros the current time
-	 * @return the entry, locked
+	 * @return the state, locked
 	 * @throws TooManyKeysException if the key is new and the policy holds its bound
 	 * of keys that still matter
 	 */
-	public Entry<S> lock(P policy, String key, long nowMicros) {
+	public E lock(P policy, String key, long nowMicros) {
 		return lock(policy, key, nowMicros, false);
 	}
 
 	/**
-	 * Returns the live entry of a key with its lock held, creating it even at the
+	 * Returns the live state of a key with its lock held, creating it even at the
 	 * policy's bound: for state that must be kept whatever the bound, such as the
 	 * spend of a settle whose reservation outlived its key. Such keys must be few
 	 * (bounded by the calls in flight).
 	 * @param policy the policy, which a new key's state is created from
 	 * @param key the key
 	 * @param nowMicros the current time
-	 * @return the entry, locked
+	 * @return the state, locked
 	 */
-	public Entry<S> lockEvenAtBound(P policy, String key, long nowMicros) {
+	public E lockEvenAtBound(P policy, String key, long nowMicros) {
 		return lock(policy, key, nowMicros, true);
 	}
 
-	private Entry<S> lock(P policy, String key, long nowMicros, boolean evenAtBound) {
-		Entry<S> entry = this.entries.get(key);
+	private E lock(P policy, String key, long nowMicros, boolean evenAtBound) {
+		E entry = this.entries.get(key);
 		while (true) {
 			if (entry == null) {
 				entry = create(policy, key, nowMicros, evenAtBound);
@@ -113,14 +124,14 @@ public final class KeyedStates<P extends Limit, S> {
 	}
 
 	/**
-	 * Returns the live entry of a key with its lock held, or {@code null} if the
+	 * Returns the live state of a key with its lock held, or {@code null} if the
 	 * key is not held: for operations that read a state or give something back,
 	 * and so have nothing to keep for a key already forgotten.
 	 * @param key the key
-	 * @return the entry, locked, or {@code null}
+	 * @return the state, locked, or {@code null}
 	 */
-	public Entry<S> lockIfPresent(String key) {
-		Entry<S> entry = this.entries.get(key);
+	public E lockIfPresent(String key) {
+		E entry = this.entries.get(key);
 		while (entry != null) {
 			entry.lock();
 			if (entry.live) {
@@ -133,19 +144,19 @@ public final class KeyedStates<P extends Limit, S> {
 	}
 
 	/**
-	 * Returns the entry of a key without locking it, creating it within the bound
+	 * Returns the state of a key without locking it, creating it within the bound
 	 * if absent: for callers that lock several keys in an order of their own.
 	 * Such a caller must check {@link Entry#isLive()} once it holds the lock, and
 	 * look again if it is not.
 	 * @param policy the policy, which a new key's state is created from
 	 * @param key the key
 	 * @param nowMicros the current time
-	 * @return the entry, not locked
+	 * @return the state, not locked
 	 * @throws TooManyKeysException if the key is new and the policy holds its bound
 	 * of keys that still matter
 	 */
-	public Entry<S> entry(P policy, String key, long nowMicros) {
-		Entry<S> entry = this.entries.get(key);
+	public E entry(P policy, String key, long nowMicros) {
+		E entry = this.entries.get(key);
 		return (entry != null) ? entry : create(policy, key, nowMicros, false);
 	}
 
@@ -155,7 +166,7 @@ public final class KeyedStates<P extends Limit, S> {
 	 * @param key the key
 	 */
 	public void remove(String key) {
-		Entry<S> entry = this.entries.get(key);
+		E entry = this.entries.get(key);
 		if (entry != null) {
 			entry.lock();
 			try {
@@ -186,7 +197,7 @@ public final class KeyedStates<P extends Limit, S> {
 	 * Adds the entry of a key (unless another thread just did), within the
 	 * policy's bound unless told otherwise.
 	 */
-	private Entry<S> create(P policy, String key, long nowMicros, boolean evenAtBound) {
+	private E create(P policy, String key, long nowMicros, boolean evenAtBound) {
 		this.sweeper.sweepIfDue(nowMicros);
 		KeyBound.Keys keys = this.bound.of(policy.name());
 		if (evenAtBound) {
@@ -196,8 +207,11 @@ public final class KeyedStates<P extends Limit, S> {
 			// Every key held still matters: forgetting one would hand its caller a fresh quota.
 			throw keys.refuse();
 		}
-		Entry<S> created = new Entry<>(key, this.creator.create(policy, nowMicros), keys);
-		Entry<S> entry = this.entries.putIfAbsent(key, created);
+		E created = this.creator.create(policy, nowMicros);
+		// Set before the map publishes the entry, and never again.
+		created.key = key;
+		created.owner = keys;
+		E entry = this.entries.putIfAbsent(key, created);
 		if (entry != null) {
 			keys.removed();
 			return entry;
@@ -210,7 +224,7 @@ public final class KeyedStates<P extends Limit, S> {
 	 * thread at a time.
 	 */
 	private void sweep(long nowMicros) {
-		for (Entry<S> entry : this.entries.values()) {
+		for (E entry : this.entries.values()) {
 			// A racy first look, checked again under the entry's lock.
 			if (entry.freshBy(nowMicros)) {
 				entry.lock();
@@ -232,34 +246,35 @@ public final class KeyedStates<P extends Limit, S> {
 	 * Creates the state of a key not held: the state a forgotten key starts from.
 	 *
 	 * @param <P> the kind of limit
-	 * @param <S> the state type
+	 * @param <E> the state type
 	 */
 	@FunctionalInterface
-	public interface Creator<P, S> {
+	public interface Creator<P, E> {
 
 		/**
-		 * Creates a fresh state.
+		 * Creates a fresh state, not yet in any map.
 		 * @param policy the policy
 		 * @param nowMicros the current time
 		 * @return the state
 		 */
-		S create(P policy, long nowMicros);
+		E create(P policy, long nowMicros);
 
 	}
 
 	/**
-	 * One key's state and the lock that guards it.
+	 * One key's lock, liveness and freshness: the part of a key's state that
+	 * {@link KeyedStates} keeps, extended by each store's state class with the
+	 * fields its decisions read and write under the lock.
 	 * <p>
 	 * The lock is a flag taken by compare-and-set and released by a plain
 	 * release store: half the atomic instructions of a monitor, and it can be
 	 * taken in one method and released in another. Locks are held for a
 	 * decision's arithmetic only (tens of nanoseconds), so a waiter spins, then
-	 * yields, then sleeps briefly; there is no queue to wake. The lock is not
-	 * reentrant.
-	 *
-	 * @param <S> the state type
+	 * yields, then sleeps briefly; there is no queue to wake. A spinning waiter
+	 * backs off between attempts without reading the lock, so that the holder
+	 * keeps the cache line it writes. The lock is not reentrant.
 	 */
-	public static final class Entry<S> {
+	public abstract static class Entry {
 
 		private static final VarHandle LOCKED;
 
@@ -276,35 +291,30 @@ public final class KeyedStates<P extends Limit, S> {
 		@SuppressWarnings("unused")
 		private volatile int locked;
 
-		private final String key;
-
-		private final S state;
-
-		/** The policy's key count, given back when the entry leaves the map. */
-		private final KeyBound.Keys owner;
-
 		/** From when forgetting the state changes nothing; written under the lock. */
 		private long freshAtMicros = Long.MIN_VALUE;
 
+		// The three fields below are KeyedStates' own; package-private only because it reaches them
+		// through its type variable, which private access does not allow.
+
 		/** Cleared, under the lock, when the entry leaves the map. */
-		private boolean live = true;
+		boolean live = true;
 
-		Entry(String key, S state, KeyBound.Keys owner) {
-			this.key = key;
-			this.state = state;
-			this.owner = owner;
-		}
+		/** Set by {@link KeyedStates#create} before the entry is published; {@code null} outside a map. */
+		String key;
+
+		/** The policy's key count, given back when the entry leaves the map; set with {@link #key}. */
+		KeyBound.Keys owner;
 
 		/**
-		 * Returns the key's state; read and change it with the lock held only.
-		 * @return the state
+		 * Creates the state of a key, not yet in a map (or one that never will be,
+		 * such as the fresh state an unknown key is read as).
 		 */
-		public S state() {
-			return this.state;
+		protected Entry() {
 		}
 
 		/**
-		 * Returns the key.
+		 * Returns the key, {@code null} for a state not held by a map.
 		 * @return the key
 		 */
 		public String key() {
@@ -355,11 +365,15 @@ public final class KeyedStates<P extends Limit, S> {
 
 		private void lockContended() {
 			int attempts = 0;
-			// Test before test-and-set, so that waiters only read the line the holder writes.
-			while ((int) LOCKED.getOpaque(this) != 0 || !LOCKED.compareAndSet(this, 0, 1)) {
+			int backoff = 1;
+			do {
 				attempts++;
 				if (attempts < SPINS) {
-					Thread.onSpinWait();
+					// Spin without reading the lock: each read would take the holder's line away from it.
+					for (int i = 0; i < backoff; i++) {
+						Thread.onSpinWait();
+					}
+					backoff = Math.min(backoff << 1, MAX_BACKOFF);
 				}
 				else if (attempts < SPINS + YIELDS) {
 					Thread.yield();
@@ -368,7 +382,9 @@ public final class KeyedStates<P extends Limit, S> {
 					// The holder is likely descheduled: stop competing with it for a core.
 					LockSupport.parkNanos(PARK_NANOS);
 				}
+				// Test before test-and-set, so that a waiter writes the line only when the lock is free.
 			}
+			while ((int) LOCKED.getOpaque(this) != 0 || !LOCKED.compareAndSet(this, 0, 1));
 		}
 
 		/** Releases the lock. */

@@ -5,14 +5,16 @@ package dev.ratelimit.core;
  * exact integer arithmetic. The Lua scripts in {@code META-INF/scripts} mirror
  * each subclass line by line, so both backends decide alike.
  * <p>
- * Instances are not thread-safe: callers hold the state's monitor while they
- * decide. A decision is made in two steps so that layered policies can be
+ * Instances are not thread-safe: callers hold the state's lock while they
+ * decide. A state is the {@link KeyedStates.Entry} of its key in the in-memory
+ * backend, so that the lock and the fields a decision writes share an object. A
+ * decision is made in two steps so that layered policies can be
  * all-or-nothing: {@link #decide} with {@code commit = false} answers as if the
  * cost were taken without taking it; with {@code commit = true} it takes it.
  * Bringing the state up to date (refilling, rolling a window, dropping expired
  * entries) changes no decision and may happen in either step.
  */
-public abstract class LimitState {
+public abstract class LimitState extends KeyedStates.Entry {
 
 	/**
 	 * Creates the state of a key that has not been seen (or was forgotten): a full

@@ -11,7 +11,6 @@ import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.KeyedStates;
-import dev.ratelimit.core.KeyedStates.Entry;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitState;
 import dev.ratelimit.core.RateLimitBackend;
@@ -39,7 +38,8 @@ import dev.ratelimit.core.TooManyKeysException;
  * buckets.
  * <p>
  * A decision on a known key costs one map read, one clock read and the key's
- * lock, and allocates nothing.
+ * lock, and allocates nothing. The key's state is its {@link KeyedStates.Entry}:
+ * the lock and the fields a decision writes are one object.
  */
 public final class InMemoryRateLimitBackend implements RateLimitBackend {
 
@@ -49,14 +49,14 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		try {
 			LOCK = MethodHandles.publicLookup()
 				.findVirtual(KeyedStates.class, "lock",
-						MethodType.methodType(Entry.class, Limit.class, String.class, long.class));
+						MethodType.methodType(KeyedStates.Entry.class, Limit.class, String.class, long.class));
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
 		}
 	}
 
-	private static final Comparator<Entry<LimitState>> BY_KEY = Comparator.comparing(Entry::key);
+	private static final Comparator<LimitState> BY_KEY = Comparator.comparing(LimitState::key);
 
 	private final TimeSource time;
 
@@ -97,36 +97,37 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	@Override
 	public Decision tryConsume(RateLimitPolicy policy, String key, long cost) {
 		long now = this.time.currentTimeMicros();
-		Entry<LimitState> entry;
+		// Worked out before the lock is taken: what the lock guards is the state, not the arithmetic.
+		long freshAt = freshAfterUse(policy, now);
+		LimitState state;
 		try {
-			entry = lockedEntry(this.lock, this.states, policy, key, now);
+			state = locked(this.lock, this.states, policy, key, now);
 		}
 		catch (Throwable ex) {
 			// lock throws nothing checked: rethrow what it threw, unwrapped.
 			throw sneakyThrow(ex);
 		}
 		try {
-			used(entry, policy, now);
-			return entry.state().decide(policy, cost, now, true);
+			state.freshNoEarlierThan(freshAt);
+			return state.decide(policy, cost, now, true);
 		}
 		finally {
-			entry.unlock();
+			state.unlock();
 		}
 	}
 
-	@SuppressWarnings("unchecked")
-	private static Entry<LimitState> lockedEntry(MethodHandle lock, KeyedStates<RateLimitPolicy, LimitState> states,
+	private static LimitState locked(MethodHandle lock, KeyedStates<RateLimitPolicy, LimitState> states,
 			RateLimitPolicy policy, String key, long now) throws Throwable {
-		return (Entry<LimitState>) lock.invokeExact(states, (Limit) policy, key, now);
+		return (LimitState) (KeyedStates.Entry) lock.invokeExact(states, (Limit) policy, key, now);
 	}
 
 	/**
-	 * Keeps a key for as long after its use as forgetting it would change a
-	 * decision.
+	 * Returns from when forgetting a key used now changes no decision: a key is
+	 * kept for that long after its use.
 	 */
-	private static void used(Entry<LimitState> entry, RateLimitPolicy policy, long now) {
+	private static long freshAfterUse(RateLimitPolicy policy, long now) {
 		// In wait mode a bucket may be owed up to max-wait beyond empty, which takes that long more to repay.
-		entry.freshNoEarlierThan(now + policy.idleMicros() + policy.maxWaitMicros());
+		return now + policy.idleMicros() + policy.maxWaitMicros();
 	}
 
 	@Override
@@ -162,15 +163,15 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	@Override
 	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
 		long takenAt = Long.parseLong(receipt);
-		Entry<LimitState> entry = this.states.lockIfPresent(key);
-		if (entry == null) {
+		LimitState state = this.states.lockIfPresent(key);
+		if (state == null) {
 			return;
 		}
 		try {
-			entry.state().giveBack(policy, cost, takenAt, this.time.currentTimeMicros());
+			state.giveBack(policy, cost, takenAt, this.time.currentTimeMicros());
 		}
 		finally {
-			entry.unlock();
+			state.unlock();
 		}
 	}
 
@@ -181,13 +182,12 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 */
 	private List<Decision> decideAll(List<Acquisition> acquisitions, long now, long[] receipts) {
 		while (true) {
-			@SuppressWarnings("unchecked")
-			Entry<LimitState>[] byIndex = new Entry[acquisitions.size()];
+			LimitState[] byIndex = new LimitState[acquisitions.size()];
 			for (int i = 0; i < byIndex.length; i++) {
 				Acquisition acquisition = acquisitions.get(i);
 				byIndex[i] = this.states.entry(acquisition.policy(), acquisition.key(), now);
 			}
-			Entry<LimitState>[] lockOrder = byIndex.clone();
+			LimitState[] lockOrder = byIndex.clone();
 			Arrays.sort(lockOrder, BY_KEY);
 			int locked = 0;
 			try {
@@ -217,27 +217,27 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	/**
 	 * Decides all or nothing, with every entry's lock held.
 	 */
-	private static List<Decision> decideLocked(Entry<LimitState>[] byIndex, List<Acquisition> acquisitions,
-			long now, long[] receipts) {
+	private static List<Decision> decideLocked(LimitState[] byIndex, List<Acquisition> acquisitions, long now,
+			long[] receipts) {
 		Decision[] decisions = new Decision[byIndex.length];
 		boolean allAllowed = true;
 		for (int i = 0; i < decisions.length; i++) {
 			Acquisition acquisition = acquisitions.get(i);
-			used(byIndex[i], acquisition.policy(), now);
-			decisions[i] = byIndex[i].state().decide(acquisition.policy(), acquisition.cost(), now, false);
+			byIndex[i].freshNoEarlierThan(freshAfterUse(acquisition.policy(), now));
+			decisions[i] = byIndex[i].decide(acquisition.policy(), acquisition.cost(), now, false);
 			allAllowed &= decisions[i].allowed();
 		}
 		for (int i = 0; i < decisions.length; i++) {
 			Acquisition acquisition = acquisitions.get(i);
 			if (allAllowed) {
-				decisions[i] = byIndex[i].state().decide(acquisition.policy(), acquisition.cost(), now, true);
+				decisions[i] = byIndex[i].decide(acquisition.policy(), acquisition.cost(), now, true);
 				if (receipts != null) {
-					receipts[i] = byIndex[i].state().receipt(acquisition.policy(), acquisition.cost(), now);
+					receipts[i] = byIndex[i].receipt(acquisition.policy(), acquisition.cost(), now);
 				}
 			}
 			else if (decisions[i].allowed()) {
 				// Nothing is taken when another policy denies: report the state as it stays.
-				decisions[i] = byIndex[i].state().decide(acquisition.policy(), 0, now, false);
+				decisions[i] = byIndex[i].decide(acquisition.policy(), 0, now, false);
 			}
 		}
 		return List.of(decisions);
@@ -246,16 +246,16 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	@Override
 	public Decision peek(RateLimitPolicy policy, String key) {
 		long now = this.time.currentTimeMicros();
-		Entry<LimitState> entry = this.states.lockIfPresent(key);
-		if (entry == null) {
+		LimitState state = this.states.lockIfPresent(key);
+		if (state == null) {
 			// An unknown key reads as a fresh one, which is what it would start as.
 			return LimitState.create(policy, now).decide(policy, 0, now, false);
 		}
 		try {
-			return entry.state().decide(policy, 0, now, false);
+			return state.decide(policy, 0, now, false);
 		}
 		finally {
-			entry.unlock();
+			state.unlock();
 		}
 	}
 
