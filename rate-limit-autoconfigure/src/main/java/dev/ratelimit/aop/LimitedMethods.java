@@ -4,6 +4,7 @@ import java.lang.annotation.Annotation;
 import java.lang.annotation.AnnotationFormatError;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -20,11 +21,13 @@ import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.core.annotation.RepeatableContainers;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.RateLimits;
+import dev.ratelimit.core.LimitKind;
 
 /**
  * Which methods carry a limit annotation ({@link RateLimited}, {@link RateLimits},
@@ -52,44 +55,25 @@ import dev.ratelimit.RateLimits;
 public final class LimitedMethods {
 
 	/**
-	 * The three kinds of limit, each with the annotations that declare it: the
-	 * annotation and, where it repeats, its container. Both are searched as
-	 * soon as either is seen, because Spring finds a container on a method
-	 * as the container but one carried as a meta-annotation as what it contains.
+	 * The annotations that declare each kind of limit: the annotation and,
+	 * where it repeats, its container. Both are searched as soon as either is
+	 * seen, because Spring finds a container on a method as the container but
+	 * one carried as a meta-annotation as what it contains.
 	 */
-	private enum Kind {
+	private static final Map<LimitKind, List<Class<? extends Annotation>>> ANNOTATIONS = new EnumMap<>(Map.of(
+			LimitKind.RATE_LIMIT, List.of(RateLimited.class, RateLimits.class), LimitKind.BUDGET,
+			List.of(CostBudget.class, CostBudget.List.class), LimitKind.CONCURRENCY, List.of(Concurrency.class)));
 
-		RATE_LIMIT(RateLimited.class, RateLimits.class), BUDGET(CostBudget.class, CostBudget.List.class),
-		CONCURRENCY(Concurrency.class);
-
-		private final List<Class<? extends Annotation>> types;
-
-		@SafeVarargs
-		Kind(Class<? extends Annotation>... types) {
-			this.types = List.of(types);
-		}
-
-		static @Nullable Kind of(Class<?> annotationType) {
-			for (Kind kind : values()) {
-				if (kind.types.contains(annotationType)) {
-					return kind;
-				}
-			}
-			return null;
-		}
-
-	}
-
-	private static final Set<Kind> NONE = Set.of();
+	private static final Set<LimitKind> NONE = Set.of();
 
 	/** Per annotation type: the kinds it is or carries as meta-annotations. */
-	private final Map<Class<? extends Annotation>, Set<Kind>> annotationKinds = new ConcurrentHashMap<>();
+	private final Map<Class<? extends Annotation>, Set<LimitKind>> annotationKinds = new ConcurrentHashMap<>();
 
 	/** Per type: the kinds its own declared methods carry. */
-	private final Map<Class<?>, Set<Kind>> declaredKinds = new ConcurrentHashMap<>();
+	private final Map<Class<?>, Set<LimitKind>> declaredKinds = new ConcurrentHashMap<>();
 
 	/** Per class: the kinds the methods of its whole hierarchy carry. */
-	private final Map<Class<?>, Set<Kind>> hierarchyKinds = new ConcurrentHashMap<>();
+	private final Map<Class<?>, Set<LimitKind>> hierarchyKinds = new ConcurrentHashMap<>();
 
 	/** Per method and target class of a class that carries some: whether the method is limited. */
 	private final Map<MethodClassKey, Boolean> limited = new ConcurrentHashMap<>();
@@ -115,12 +99,12 @@ public final class LimitedMethods {
 	 * @return whether the method is limited
 	 */
 	public boolean isLimited(Method method, @Nullable Class<?> targetClass) {
-		Set<Kind> kinds = kindsIn(method.getDeclaringClass());
+		Set<LimitKind> kinds = kindsIn(method.getDeclaringClass());
 		boolean targetSearched = targetClass != null && !Proxy.isProxyClass(targetClass);
 		if (targetSearched) {
-			Set<Kind> targetKinds = kindsIn(targetClass);
+			Set<LimitKind> targetKinds = kindsIn(targetClass);
 			if (!targetKinds.isEmpty() && !kinds.containsAll(targetKinds)) {
-				Set<Kind> union = EnumSet.copyOf(targetKinds);
+				Set<LimitKind> union = EnumSet.copyOf(targetKinds);
 				union.addAll(kinds);
 				kinds = union;
 			}
@@ -128,7 +112,7 @@ public final class LimitedMethods {
 		if (kinds.isEmpty()) {
 			return false;
 		}
-		Set<Kind> searched = kinds;
+		Set<LimitKind> searched = kinds;
 		Class<?> target = targetSearched ? targetClass : null;
 		return this.limited.computeIfAbsent(new MethodClassKey(method, target),
 				(key) -> isLimited(method, target, searched));
@@ -148,7 +132,7 @@ public final class LimitedMethods {
 	 * The match of {@code AnnotationMatchingPointcut(null, type, true)} for each
 	 * kind searched, as the union of those pointcuts matched before.
 	 */
-	private static boolean isLimited(Method method, @Nullable Class<?> targetClass, Set<Kind> kinds) {
+	private static boolean isLimited(Method method, @Nullable Class<?> targetClass, Set<LimitKind> kinds) {
 		if (carries(method, kinds)) {
 			return true;
 		}
@@ -159,9 +143,9 @@ public final class LimitedMethods {
 		return specific != method && carries(specific, kinds);
 	}
 
-	private static boolean carries(Method method, Set<Kind> kinds) {
-		for (Kind kind : kinds) {
-			for (Class<? extends Annotation> type : kind.types) {
+	private static boolean carries(Method method, Set<LimitKind> kinds) {
+		for (LimitKind kind : kinds) {
+			for (Class<? extends Annotation> type : ANNOTATIONS.get(kind)) {
 				if (AnnotatedElementUtils.hasAnnotation(method, type)) {
 					return true;
 				}
@@ -171,16 +155,16 @@ public final class LimitedMethods {
 	}
 
 	/** The kinds declared anywhere in the hierarchy of a class: its superclasses and all its interfaces. */
-	private Set<Kind> kindsIn(Class<?> type) {
-		Set<Kind> kinds = this.hierarchyKinds.get(type);
+	private Set<LimitKind> kindsIn(Class<?> type) {
+		Set<LimitKind> kinds = this.hierarchyKinds.get(type);
 		if (kinds == null) {
 			kinds = this.hierarchyKinds.computeIfAbsent(type, this::collectKinds);
 		}
 		return kinds;
 	}
 
-	private Set<Kind> collectKinds(Class<?> type) {
-		Set<Kind> kinds = null;
+	private Set<LimitKind> collectKinds(Class<?> type) {
+		Set<LimitKind> kinds = null;
 		for (Class<?> current = type; current != null; current = current.getSuperclass()) {
 			kinds = add(kinds, declared(current));
 		}
@@ -190,36 +174,37 @@ public final class LimitedMethods {
 		return (kinds != null) ? kinds : NONE;
 	}
 
-	private static @Nullable Set<Kind> add(@Nullable Set<Kind> kinds, Set<Kind> more) {
+	private static @Nullable Set<LimitKind> add(@Nullable Set<LimitKind> kinds, Set<LimitKind> more) {
 		if (more.isEmpty()) {
 			return kinds;
 		}
-		Set<Kind> union = (kinds != null) ? kinds : EnumSet.noneOf(Kind.class);
+		Set<LimitKind> union = (kinds != null) ? kinds : EnumSet.noneOf(LimitKind.class);
 		union.addAll(more);
 		return union;
 	}
 
 	/** The kinds the methods a type declares itself carry, directly or as meta-annotations. */
-	private Set<Kind> declared(Class<?> type) {
+	private Set<LimitKind> declared(Class<?> type) {
 		// The JDK's own types carry none of ours (Spring's annotation search skips them too).
 		if (type.getName().startsWith("java.")) {
 			return NONE;
 		}
-		Set<Kind> kinds = this.declaredKinds.get(type);
+		Set<LimitKind> kinds = this.declaredKinds.get(type);
 		if (kinds == null) {
 			kinds = this.declaredKinds.computeIfAbsent(type, this::readDeclared);
 		}
 		return kinds;
 	}
 
-	private Set<Kind> readDeclared(Class<?> type) {
-		Set<Kind> kinds = null;
-		for (Method method : type.getDeclaredMethods()) {
+	private Set<LimitKind> readDeclared(Class<?> type) {
+		Set<LimitKind> kinds = EnumSet.noneOf(LimitKind.class);
+		// Spring's cache of declared methods, which the auto-proxy creator has filled for this class already.
+		ReflectionUtils.doWithLocalMethods(type, (method) -> {
 			for (Annotation annotation : declaredAnnotations(method)) {
-				kinds = add(kinds, kindsOf(annotation.annotationType()));
+				kinds.addAll(kindsOf(annotation.annotationType()));
 			}
-		}
-		return (kinds != null) ? kinds : NONE;
+		});
+		return kinds.isEmpty() ? NONE : kinds;
 	}
 
 	private static Annotation[] declaredAnnotations(Method method) {
@@ -232,8 +217,8 @@ public final class LimitedMethods {
 		}
 	}
 
-	private Set<Kind> kindsOf(Class<? extends Annotation> annotationType) {
-		Set<Kind> kinds = this.annotationKinds.get(annotationType);
+	private Set<LimitKind> kindsOf(Class<? extends Annotation> annotationType) {
+		Set<LimitKind> kinds = this.annotationKinds.get(annotationType);
 		if (kinds == null) {
 			kinds = this.annotationKinds.computeIfAbsent(annotationType, LimitedMethods::readKinds);
 		}
@@ -241,23 +226,32 @@ public final class LimitedMethods {
 	}
 
 	/** The kinds an annotation type is, or carries at any depth of its meta-annotations. */
-	private static Set<Kind> readKinds(Class<? extends Annotation> annotationType) {
-		Kind itself = Kind.of(annotationType);
+	private static Set<LimitKind> readKinds(Class<? extends Annotation> annotationType) {
+		LimitKind itself = kindOf(annotationType);
 		if (itself != null) {
 			return EnumSet.of(itself);
 		}
 		if (annotationType.getName().startsWith("java.")) {
 			return NONE;
 		}
-		Set<Kind> kinds = null;
+		Set<LimitKind> kinds = null;
 		for (MergedAnnotation<Annotation> meta : MergedAnnotations
 			.from(annotationType, SearchStrategy.DIRECT, RepeatableContainers.none())) {
-			Kind kind = Kind.of(meta.getType());
+			LimitKind kind = kindOf(meta.getType());
 			if (kind != null) {
 				kinds = add(kinds, EnumSet.of(kind));
 			}
 		}
 		return (kinds != null) ? kinds : NONE;
+	}
+
+	private static @Nullable LimitKind kindOf(Class<?> annotationType) {
+		for (Map.Entry<LimitKind, List<Class<? extends Annotation>>> kind : ANNOTATIONS.entrySet()) {
+			if (kind.getValue().contains(annotationType)) {
+				return kind.getKey();
+			}
+		}
+		return null;
 	}
 
 }

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +18,10 @@ import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
 
 /**
- * A copy of the sample app's executable jar as it would be without the
+ * Copies of a Spring Boot executable jar with the starter taken out or put in,
+ * for the start-up benchmarks.
+ * <p>
+ * {@link #without(Path)}: the sample app's jar as it would be without the
  * starter: the jars only the starter brings removed from {@code BOOT-INF/lib}
  * (and from the class-path and layer indexes), so that the app starts with
  * the rest of its dependencies exactly as built.
@@ -38,8 +42,14 @@ import java.util.zip.ZipOutputStream;
  * {@code rate-limit-spring-boot-starter} that no other dependency of the
  * sample app brings. Each must be found exactly once, so a change of the
  * starter's dependencies fails this class instead of measuring something else.
+ * <p>
+ * {@link #with(Path, Path)}: the other way round, an application built without
+ * the starter (Spring PetClinic, say) with the starter's jars added, taken from
+ * the sample app's jar, those the application already has (AspectJ, Caffeine)
+ * left as they are: what adding the dependency to its build would give, as
+ * long as it uses the same Spring Boot version.
  */
-final class WithoutStarterJar {
+final class StarterJars {
 
 	/** File name prefixes, in {@code BOOT-INF/lib}, of the jars only the starter brings. */
 	static final List<String> REMOVED = List.of("rate-limit-spring-boot-starter-", "aspectjweaver-", "caffeine-",
@@ -51,16 +61,16 @@ final class WithoutStarterJar {
 
 	private static final String LIB = "BOOT-INF/lib/";
 
-	private WithoutStarterJar() {
+	private StarterJars() {
 	}
 
 	/**
-	 * Writes the copy into a temporary file, deleted when this JVM exits.
+	 * Writes a copy without the starter into a temporary file, deleted when this JVM exits.
 	 * @param appJar the sample app's executable jar, with the starter
 	 * @return the copy without it
 	 * @throws IllegalStateException if a jar to remove or deactivate is not in {@code appJar} exactly once
 	 */
-	static Path create(Path appJar) {
+	static Path without(Path appJar) {
 		try {
 			Path copy = Files.createTempFile("benchmark-sample-app-without-starter-", ".jar");
 			copy.toFile().deleteOnExit();
@@ -93,13 +103,72 @@ final class WithoutStarterJar {
 			found.forEach((prefix, count) -> {
 				if (count != 1) {
 					throw new IllegalStateException(appJar + " holds " + count + " " + LIB + prefix
-							+ "*.jar; the list of jars the starter brings (WithoutStarterJar) needs updating");
+							+ "*.jar; the list of jars the starter brings (StarterJars) needs updating");
 				}
 			});
 			return copy;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot write a copy of " + appJar + " without the starter", ex);
+		}
+	}
+
+	/**
+	 * Writes a copy of an application's jar with the starter's jars added into a
+	 * temporary file, deleted when this JVM exits.
+	 * @param appJar an executable jar built without the starter
+	 * @param donor the sample app's executable jar, whose copies of the starter's jars are added
+	 * @return the copy with the starter
+	 * @throws IllegalStateException if {@code appJar} already has the starter, or {@code donor} lacks one of its jars
+	 */
+	static Path with(Path appJar, Path donor) {
+		try {
+			Path copy = Files.createTempFile("benchmark-app-with-starter-", ".jar");
+			copy.toFile().deleteOnExit();
+			try (ZipFile source = new ZipFile(appJar.toFile());
+					ZipFile starter = new ZipFile(donor.toFile());
+					ZipOutputStream target = new ZipOutputStream(Files.newOutputStream(copy))) {
+				List<String> present = source.stream()
+					.map((entry) -> libraryPrefix(entry.getName()))
+					.filter((prefix) -> prefix != null)
+					.toList();
+				if (present.contains(DEACTIVATED)) {
+					throw new IllegalStateException(appJar + " has the starter already");
+				}
+				List<ZipEntry> added = new ArrayList<>();
+				for (ZipEntry entry : starter.stream().toList()) {
+					String prefix = libraryPrefix(entry.getName());
+					if (prefix != null && !present.contains(prefix)) {
+						added.add(entry);
+					}
+				}
+				if (added.stream().noneMatch((entry) -> DEACTIVATED.equals(libraryPrefix(entry.getName())))) {
+					throw new IllegalStateException(donor + " has no " + LIB + DEACTIVATED + "*.jar");
+				}
+				for (ZipEntry entry : source.stream().toList()) {
+					try (InputStream in = source.getInputStream(entry)) {
+						if (entry.getName().equals("BOOT-INF/classpath.idx")) {
+							StringBuilder index = new StringBuilder(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+							for (ZipEntry jar : added) {
+								index.append("- \"").append(jar.getName()).append("\"\n");
+							}
+							writeDeflated(target, entry.getName(), index.toString().getBytes(StandardCharsets.UTF_8));
+						}
+						else {
+							copy(entry, in, target);
+						}
+					}
+				}
+				for (ZipEntry jar : added) {
+					try (InputStream in = starter.getInputStream(jar)) {
+						copy(jar, in, target);
+					}
+				}
+			}
+			return copy;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot write a copy of " + appJar + " with the starter", ex);
 		}
 	}
 
