@@ -13,8 +13,9 @@ import java.util.Locale;
 /**
  * The {@code main} that {@link WarmStartBenchmark} runs in a JVM of its own,
  * on the sample app's class path: starts the application, asks
- * {@code /api/hello} (or the path of system property {@value #PATH_PROPERTY}) once, closes it, again and again, and prints the CPU
- * time and the bytes allocated by the calling thread for each start (until
+ * {@code /api/hello} (or the path of system property {@value #PATH_PROPERTY})
+ * once, closes it, again and again, and prints the CPU time and the bytes
+ * allocated by the calling thread for each start (until
  * that answer), one line each:
  * {@code restart <i> <cpu-nanos> <wall-nanos> <allocated-bytes> <RateLimit-Policy header or ->}.
  * <p>

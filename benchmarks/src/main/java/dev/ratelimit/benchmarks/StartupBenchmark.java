@@ -35,7 +35,8 @@ import java.util.Map;
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.StartupBenchmark
  * [--runs 7] [--warmup-runs 1] [--cases starter,disabled,without] [--app-jar path | --jars label=path,...]
- * [--starter-from path | label=path,...] [--path /api/hello] [--expect-header true] [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}.
+ * [--starter-from path | label=path,...] [--path /api/hello] [--expect-header true]
+ * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}.
  * Other code calls {@link #run(Settings)}.
  */
 public final class StartupBenchmark {
@@ -74,7 +75,7 @@ public final class StartupBenchmark {
 	public record Settings(int runs, int warmupRuns, List<String> cases, Map<String, String> jars,
 			Map<String, String> starterFrom, String path, boolean expectHeader, List<String> jvmOptions) {
 
-		/** About 5 minutes on 2 cores: 8 starts of each of the three variants. */
+		/** About 9 minutes on 2 cores: 8 starts of each of the three variants, stops included. */
 		public static Settings defaults() {
 			Map<String, String> jars = new LinkedHashMap<>();
 			jars.put("this build", null);

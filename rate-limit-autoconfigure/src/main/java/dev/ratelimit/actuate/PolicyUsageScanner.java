@@ -18,8 +18,9 @@ import dev.ratelimit.key.BoundPolicy;
 
 /**
  * Fills {@link PolicyUsages} once every singleton exists, with the annotated
- * methods of every bean (the scan the start-up report made, not another) and the policies they use, as the interceptor resolves
- * them (the same resolver, so names, inline policies and key overrides cannot
+ * methods of every bean (the scan the start-up report made, not another walk
+ * over the beans) and the policies they use, as the interceptor resolves them
+ * (the same resolver, so names, inline policies and key overrides cannot
  * differ from what is enforced). A policy absent from the configured ones is
  * inline.
  * <p>

@@ -98,9 +98,10 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		for (AnnotatedBeans.AnnotatedMethod annotated : this.beans.methods()) {
 			String where = annotated.where();
 			if (!annotated.interceptable()) {
-				logger.warn("Method " + where + " is annotated for rate limiting but is " + modifiers(annotated.method())
-						+ ": Spring proxies cannot intercept it, so it will NOT be limited. Make it public and "
-						+ "non-final, and call it through the bean (not from its own class).");
+				logger.warn("Method " + where + " is annotated for rate limiting but is "
+						+ modifiers(annotated.method()) + ": Spring proxies cannot intercept it, so it will NOT be "
+						+ "limited. Make it public and non-final, and call it through the bean (not from its own "
+						+ "class).");
 				continue;
 			}
 			MethodLimits limits = this.annotations.resolve(annotated.method(), annotated.beanType());
