@@ -26,6 +26,8 @@ final class SampleAppProcess implements AutoCloseable {
 
 	private static final long STARTUP_TIMEOUT_SECONDS = 120;
 
+	private static final long DEFAULT_POLL_MILLIS = 200;
+
 	private final int port;
 
 	private final Process process;
@@ -50,7 +52,7 @@ final class SampleAppProcess implements AutoCloseable {
 	 * @return the running app and the first 200 response
 	 */
 	static Started start(Path jar, List<String> jvmOptions, List<String> arguments, String readinessPath) {
-		return start(List.of(), jar, jvmOptions, arguments, readinessPath);
+		return start(List.of(), jar, jvmOptions, arguments, readinessPath, DEFAULT_POLL_MILLIS);
 	}
 
 	/**
@@ -65,6 +67,37 @@ final class SampleAppProcess implements AutoCloseable {
 	 */
 	static Started start(List<String> prefix, Path jar, List<String> jvmOptions, List<String> arguments,
 			String readinessPath) {
+		return start(prefix, jar, jvmOptions, arguments, readinessPath, DEFAULT_POLL_MILLIS);
+	}
+
+	/**
+	 * Starts the jar and waits until {@code readinessPath} answers 200, asking
+	 * every {@code pollMillis}.
+	 * @param jar the executable jar
+	 * @param jvmOptions options of the server JVM, such as {@code -Xmx512m}
+	 * @param arguments application arguments ({@code --name=value}); the port is added
+	 * @param readinessPath the path polled until it answers 200
+	 * @param pollMillis the pause between two attempts
+	 * @return the running app and the first 200 response
+	 */
+	static Started start(Path jar, List<String> jvmOptions, List<String> arguments, String readinessPath,
+			long pollMillis) {
+		return start(List.of(), jar, jvmOptions, arguments, readinessPath, pollMillis);
+	}
+
+	/**
+	 * Starts the jar under a command prefix and waits until {@code readinessPath}
+	 * answers 200, asking every {@code pollMillis}.
+	 * @param prefix the words before {@code java}, none for none
+	 * @param jar the executable jar
+	 * @param jvmOptions options of the server JVM, such as {@code -Xmx512m}
+	 * @param arguments application arguments ({@code --name=value}); the port is added
+	 * @param readinessPath the path polled until it answers 200
+	 * @param pollMillis the pause between two attempts
+	 * @return the running app and the first 200 response
+	 */
+	static Started start(List<String> prefix, Path jar, List<String> jvmOptions, List<String> arguments,
+			String readinessPath, long pollMillis) {
 		int port = freePort();
 		List<String> command = new ArrayList<>(prefix);
 		// The JVM running this benchmark, so both sides use the same Java.
@@ -82,7 +115,7 @@ final class SampleAppProcess implements AutoCloseable {
 			SampleAppProcess app = new SampleAppProcess(port, process, log);
 			Runtime.getRuntime().addShutdownHook(app.hook);
 			try {
-				return new Started(app, app.awaitReady(readinessPath));
+				return new Started(app, app.awaitReady(readinessPath, pollMillis));
 			}
 			catch (RuntimeException ex) {
 				app.close();
@@ -166,7 +199,7 @@ final class SampleAppProcess implements AutoCloseable {
 				+ "; build it with: mvn -q -pl benchmarks,sample-app -am package -DskipTests (or pass --app-jar)");
 	}
 
-	private HttpConnection.Response awaitReady(String path) {
+	private HttpConnection.Response awaitReady(String path, long pollMillis) {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STARTUP_TIMEOUT_SECONDS);
 		String last = "no answer";
 		while (System.nanoTime() - deadline < 0) {
@@ -184,7 +217,7 @@ final class SampleAppProcess implements AutoCloseable {
 			catch (IOException ex) {
 				last = ex.toString();
 			}
-			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(pollMillis));
 		}
 		throw new IllegalStateException("Sample app did not answer 200 on " + path + " within "
 				+ STARTUP_TIMEOUT_SECONDS + "s (last: " + last + ")" + logTail());

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.actuate.PolicyUsages.AnnotatedMethod;
@@ -19,8 +18,9 @@ import dev.ratelimit.key.BoundPolicy;
 
 /**
  * Fills {@link PolicyUsages} once every singleton exists, with the annotated
- * methods of every bean and the policies they use, as the interceptor resolves
- * them (the same resolver, so names, inline policies and key overrides cannot
+ * methods of every bean (the scan the start-up report made, not another walk
+ * over the beans) and the policies they use, as the interceptor resolves them
+ * (the same resolver, so names, inline policies and key overrides cannot
  * differ from what is enforced). A policy absent from the configured ones is
  * inline.
  * <p>
@@ -29,7 +29,7 @@ import dev.ratelimit.key.BoundPolicy;
  */
 final class PolicyUsageScanner implements SmartInitializingSingleton {
 
-	private final ConfigurableListableBeanFactory beanFactory;
+	private final AnnotatedBeans beans;
 
 	private final PolicyUsages usages;
 
@@ -39,14 +39,14 @@ final class PolicyUsageScanner implements SmartInitializingSingleton {
 
 	/**
 	 * Creates a scanner.
-	 * @param beanFactory the bean factory whose beans are scanned
+	 * @param beans the limited methods of the beans, as the start-up report sees them
 	 * @param usages the registry to fill
 	 * @param limits the configured limits
 	 * @param annotations the interceptor's resolver of the annotations
 	 */
-	public PolicyUsageScanner(ConfigurableListableBeanFactory beanFactory, PolicyUsages usages, LimitRegistry limits,
+	public PolicyUsageScanner(AnnotatedBeans beans, PolicyUsages usages, LimitRegistry limits,
 			LimitAnnotations annotations) {
-		this.beanFactory = beanFactory;
+		this.beans = beans;
 		this.usages = usages;
 		this.limits = limits;
 		this.annotations = annotations;
@@ -57,12 +57,13 @@ final class PolicyUsageScanner implements SmartInitializingSingleton {
 		List<AnnotatedMethod> methods = new ArrayList<>();
 		List<RateLimitPolicy> inlineRateLimits = new ArrayList<>();
 		List<ConcurrencyPolicy> inlineConcurrency = new ArrayList<>();
-		AnnotatedBeans.forEachLimitedMethod(this.beanFactory, (type, where, method, interceptable) -> {
-			if (!interceptable) {
+		for (AnnotatedBeans.AnnotatedMethod annotated : this.beans.methods()) {
+			if (!annotated.interceptable()) {
 				// The limit does not apply there; the start-up report warns about it.
-				return;
+				continue;
 			}
-			MethodLimits resolved = this.annotations.resolve(method, type);
+			String where = annotated.where();
+			MethodLimits resolved = this.annotations.resolve(annotated.method(), annotated.beanType());
 			for (BoundPolicy bound : resolved.rateLimits()) {
 				boolean inline = this.limits.rateLimits().find(bound.policy().name()).isEmpty();
 				methods.add(new AnnotatedMethod(Kind.RATE_LIMIT, bound.policy().name(), where, bound.policy().key(),
@@ -83,7 +84,7 @@ final class PolicyUsageScanner implements SmartInitializingSingleton {
 					inlineConcurrency.add(policy);
 				}
 			}
-		});
+		}
 		this.usages.setMethods(methods, inlineRateLimits, inlineConcurrency);
 	}
 

@@ -5,7 +5,6 @@ import java.util.Locale;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.actuate.autoconfigure.endpoint.PropertiesEndpointAccessResolver;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
@@ -24,6 +23,7 @@ import org.springframework.core.env.Environment;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitProperties;
+import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
@@ -58,9 +58,9 @@ public class RateLimitActuatorAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		PolicyUsageScanner rateLimitPolicyUsageScanner(ConfigurableListableBeanFactory beanFactory,
-				PolicyUsages usages, LimitRegistry limits, LimitAnnotations annotations) {
-			return new PolicyUsageScanner(beanFactory, usages, limits, annotations);
+		PolicyUsageScanner rateLimitPolicyUsageScanner(AnnotatedBeans beans, PolicyUsages usages,
+				LimitRegistry limits, LimitAnnotations annotations) {
+			return new PolicyUsageScanner(beans, usages, limits, annotations);
 		}
 
 		@Bean

@@ -2,74 +2,114 @@ package dev.ratelimit.aop;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
-import dev.ratelimit.Concurrency;
-import dev.ratelimit.CostBudget;
-import dev.ratelimit.RateLimited;
-import dev.ratelimit.RateLimits;
-
 /**
- * Finds the limited methods of every bean of an application, for the start-up
- * report and the {@code ratelimits} endpoint: one walk over the beans, so both
- * see the same methods.
+ * The limited methods of every bean of an application, for the start-up report
+ * and the {@code ratelimits} endpoint: one walk over the beans, made the first
+ * time they are asked for (once every singleton exists) and kept, so both see
+ * the same methods and neither walks the beans again.
+ * <p>
+ * Which classes carry limits is {@link LimitedMethods}' answer, the one the
+ * pointcut gave when the beans were proxied: a class without a limit
+ * annotation in its hierarchy is passed over with a map lookup, and only the
+ * methods of the others are looked at.
  */
 public final class AnnotatedBeans {
 
 	private static final Log logger = LogFactory.getLog(AnnotatedBeans.class);
 
-	private AnnotatedBeans() {
+	private final ConfigurableListableBeanFactory beanFactory;
+
+	private final LimitedMethods limitedMethods;
+
+	private volatile List<AnnotatedMethod> methods;
+
+	/**
+	 * Creates the scan of a bean factory's beans.
+	 * @param beanFactory the bean factory
+	 * @param limitedMethods which methods are limited
+	 */
+	public AnnotatedBeans(ConfigurableListableBeanFactory beanFactory, LimitedMethods limitedMethods) {
+		this.beanFactory = beanFactory;
+		this.limitedMethods = limitedMethods;
 	}
 
 	/**
-	 * Visits every method of every bean class carrying a limit annotation,
+	 * Returns every method of every bean class carrying a limit annotation,
 	 * directly or as a meta-annotation; each class once, however many beans it
-	 * backs.
-	 * @param beanFactory the bean factory
-	 * @param visitor what to do with each method
+	 * backs. Scanned on the first call, which should come once every singleton
+	 * exists (the types of beans are final then).
+	 * @return the methods, in bean definition order
 	 */
-	public static void forEachLimitedMethod(ConfigurableListableBeanFactory beanFactory, Visitor visitor) {
+	public List<AnnotatedMethod> methods() {
+		List<AnnotatedMethod> found = this.methods;
+		if (found == null) {
+			synchronized (this) {
+				found = this.methods;
+				if (found == null) {
+					found = scan();
+					this.methods = found;
+				}
+			}
+		}
+		return found;
+	}
+
+	private List<AnnotatedMethod> scan() {
+		List<AnnotatedMethod> found = new ArrayList<>();
 		Set<Class<?>> seen = new HashSet<>();
-		for (String name : beanFactory.getBeanDefinitionNames()) {
-			Class<?> type = typeOf(beanFactory, name);
-			if (type == null || !seen.add(ClassUtils.getUserClass(type)) || !isCandidate(type)) {
+		for (String name : this.beanFactory.getBeanDefinitionNames()) {
+			Class<?> type = typeOf(name);
+			if (type == null) {
 				continue;
 			}
 			Class<?> userClass = ClassUtils.getUserClass(type);
+			if (!seen.add(userClass) || !this.limitedMethods.mayHaveLimitedMethods(userClass)) {
+				continue;
+			}
 			ReflectionUtils.doWithMethods(userClass, (method) -> {
-				if (LimitAnnotations.isAnnotated(method)) {
-					visitor.visit(type, userClass.getName() + "#" + method.getName(), method,
-							isInterceptable(method));
+				if (this.limitedMethods.isAnnotated(method)) {
+					found.add(new AnnotatedMethod(userClass, userClass.getName() + "#" + method.getName(), method,
+							isInterceptable(method)));
 				}
 			}, (method) -> !method.isBridge() && !method.isSynthetic());
 		}
+		return List.copyOf(found);
 	}
 
-	private static Class<?> typeOf(ConfigurableListableBeanFactory beanFactory, String beanName) {
+	/**
+	 * The class whose methods are called: for a singleton behind an AOP proxy,
+	 * its target's (a JDK proxy's class has only the interfaces' methods, all
+	 * final, and would hide those of the target); else the bean's type.
+	 */
+	private Class<?> typeOf(String beanName) {
 		try {
-			return beanFactory.getType(beanName, false);
+			Object singleton = this.beanFactory.containsSingleton(beanName) ? this.beanFactory.getSingleton(beanName)
+					: null;
+			if (singleton != null && !(singleton instanceof FactoryBean) && AopUtils.isAopProxy(singleton)) {
+				return AopProxyUtils.ultimateTargetClass(singleton);
+			}
+			return this.beanFactory.getType(beanName, false);
 		}
 		catch (RuntimeException ex) {
 			// A bean whose type cannot be predicted has no annotations we could read either.
 			logger.debug("Cannot determine the type of bean '" + beanName + "'", ex);
 			return null;
 		}
-	}
-
-	private static boolean isCandidate(Class<?> type) {
-		return AnnotationUtils.isCandidateClass(type, RateLimited.class)
-				|| AnnotationUtils.isCandidateClass(type, RateLimits.class)
-				|| AnnotationUtils.isCandidateClass(type, CostBudget.class)
-				|| AnnotationUtils.isCandidateClass(type, Concurrency.class);
 	}
 
 	/** Whether a class proxy can advise the method: package-private and protected ones included. */
@@ -79,21 +119,15 @@ public final class AnnotatedBeans {
 	}
 
 	/**
-	 * What to do with a limited method.
+	 * A limited method of a bean class.
+	 *
+	 * @param beanType the bean's class (a proxy's user class)
+	 * @param where {@code fully.qualified.Class#method}
+	 * @param method the method
+	 * @param interceptable whether a Spring proxy can intercept it (not private, static or
+	 * final); when not, its limits do not apply
 	 */
-	@FunctionalInterface
-	public interface Visitor {
-
-		/**
-		 * Visits a limited method.
-		 * @param beanType the bean's type, as the proxy sees it
-		 * @param where {@code fully.qualified.Class#method}
-		 * @param method the method
-		 * @param interceptable whether a Spring proxy can intercept it (not private,
-		 * static or final); when not, its limits do not apply
-		 */
-		void visit(Class<?> beanType, String where, Method method, boolean interceptable);
-
+	public record AnnotatedMethod(Class<?> beanType, String where, Method method, boolean interceptable) {
 	}
 
 }

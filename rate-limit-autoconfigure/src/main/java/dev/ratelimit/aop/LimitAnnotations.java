@@ -84,20 +84,6 @@ public final class LimitAnnotations {
 	}
 
 	/**
-	 * Returns whether a method carries any of the three annotations, directly or
-	 * as a meta-annotation.
-	 * @param method the method
-	 * @return whether it is limited
-	 */
-	public static boolean isAnnotated(Method method) {
-		return AnnotatedElementUtils.hasAnnotation(method, RateLimited.class)
-				|| AnnotatedElementUtils.hasAnnotation(method, RateLimits.class)
-				|| AnnotatedElementUtils.hasAnnotation(method, CostBudget.class)
-				|| AnnotatedElementUtils.hasAnnotation(method, CostBudget.List.class)
-				|| AnnotatedElementUtils.hasAnnotation(method, Concurrency.class);
-	}
-
-	/**
 	 * Returns the limits of a method, resolved on first use.
 	 * @param method the invoked method, possibly an interface method
 	 * @param targetClass the class of the target bean

@@ -7,16 +7,12 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.aop.support.ComposablePointcut;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.expression.EvaluationContext;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
-import dev.ratelimit.RateLimits;
 import dev.ratelimit.budget.BudgetMeter;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.Reservation;
@@ -38,8 +34,8 @@ import dev.ratelimit.key.RequestBinding;
 
 /**
  * Enforces {@link RateLimited}, {@link CostBudget} and {@link Concurrency} on
- * Spring bean methods: one advice for the three kinds, with one evaluation
- * context per call. Around each call, in this order:
+ * Spring bean methods (those {@link LimitPointcut} matches): one advice for the three kinds, with one
+ * evaluation context per call. Around each call, in this order:
  * <ol>
  * <li>the rate limits decide (all or nothing), and a refusal throws
  * {@link RateLimitExceededException} before anything else is taken;</li>
@@ -112,23 +108,6 @@ public final class LimitInterceptor implements MethodInterceptor {
 		this.concurrency = concurrency;
 		this.requests = requests;
 		this.listener = listener;
-	}
-
-	/**
-	 * Returns the pointcut of the methods this interceptor applies to: those
-	 * carrying any of the three annotations, directly or as a meta-annotation.
-	 * @return the pointcut
-	 */
-	public static Pointcut pointcut() {
-		return new ComposablePointcut(annotated(RateLimited.class)).union(annotated(RateLimits.class))
-			.union(annotated(CostBudget.class))
-			.union(annotated(CostBudget.List.class))
-			.union(annotated(Concurrency.class));
-	}
-
-	private static Pointcut annotated(Class<? extends java.lang.annotation.Annotation> annotation) {
-		// checkInherited: meta-annotations, and annotations on interfaces and superclasses, count too.
-		return new AnnotationMatchingPointcut(null, annotation, true);
 	}
 
 	@Override

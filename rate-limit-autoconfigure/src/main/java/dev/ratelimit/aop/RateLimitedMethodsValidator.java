@@ -11,7 +11,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.Amounts;
@@ -43,7 +42,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private static final Log logger = LogFactory.getLog(RateLimitedMethodsValidator.class);
 
-	private final ConfigurableListableBeanFactory beanFactory;
+	private final AnnotatedBeans beans;
 
 	private final LimitAnnotations annotations;
 
@@ -57,20 +56,20 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	/**
 	 * Creates a validator.
-	 * @param beanFactory the bean factory whose beans are checked
+	 * @param beans the limited methods of the beans checked
 	 * @param annotations the resolver of the annotations
 	 * @param policies the configured policies, budgets and caps
 	 * @param routeUsages the route rules naming each rate-limit policy, as text
 	 * @param backend where the limits are kept, as the report's first line says it
 	 */
-	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, LimitAnnotations annotations,
-			LimitRegistry policies, Map<String, List<String>> routeUsages, String backend) {
-		this(beanFactory, annotations, policies, routeUsages, Map.of(), backend);
+	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
+			Map<String, List<String>> routeUsages, String backend) {
+		this(beans, annotations, policies, routeUsages, Map.of(), backend);
 	}
 
 	/**
 	 * Creates a validator that also reports the limits provider clients use.
-	 * @param beanFactory the bean factory whose beans are checked
+	 * @param beans the limited methods of the beans checked
 	 * @param annotations the resolver of the annotations
 	 * @param policies the configured policies, budgets and caps
 	 * @param routeUsages the route rules naming each rate-limit policy, as text
@@ -78,10 +77,9 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	 * concurrency cap, as text
 	 * @param backend where the limits are kept, as the report's first line says it
 	 */
-	public RateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory, LimitAnnotations annotations,
-			LimitRegistry policies, Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages,
-			String backend) {
-		this.beanFactory = beanFactory;
+	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
+			Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages, String backend) {
+		this.beans = beans;
 		this.annotations = annotations;
 		this.policies = policies;
 		this.routeUsages = routeUsages;
@@ -97,14 +95,16 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			String kind = this.policies.rateLimits().live(limit).isPresent() ? "rate" : "concurrency";
 			clients.forEach((client) -> usages.add(kind, limit, client));
 		});
-		AnnotatedBeans.forEachLimitedMethod(this.beanFactory, (type, where, method, interceptable) -> {
-			if (!interceptable) {
-				logger.warn("Method " + where + " is annotated for rate limiting but is " + modifiers(method)
-						+ ": Spring proxies cannot intercept it, so it will NOT be limited. Make it public and "
-						+ "non-final, and call it through the bean (not from its own class).");
-				return;
+		for (AnnotatedBeans.AnnotatedMethod annotated : this.beans.methods()) {
+			String where = annotated.where();
+			if (!annotated.interceptable()) {
+				logger.warn("Method " + where + " is annotated for rate limiting but is "
+						+ modifiers(annotated.method()) + ": Spring proxies cannot intercept it, so it will NOT be "
+						+ "limited. Make it public and non-final, and call it through the bean (not from its own "
+						+ "class).");
+				continue;
 			}
-			MethodLimits limits = this.annotations.resolve(method, type);
+			MethodLimits limits = this.annotations.resolve(annotated.method(), annotated.beanType());
 			for (BoundPolicy bound : limits.rateLimits()) {
 				usages.add("rate", bound.policy().name(), "method " + where);
 				usages.describe("rate", bound.policy().name(),
@@ -119,7 +119,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 				usages.describe("concurrency", policy.name(),
 						describe(policy) + following(limits.cap().applied().definition()));
 			}
-		});
+		}
 		report(usages);
 	}
 

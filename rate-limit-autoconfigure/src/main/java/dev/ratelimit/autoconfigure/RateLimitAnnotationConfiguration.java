@@ -19,8 +19,11 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 
 import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.aop.LimitInterceptor;
+import dev.ratelimit.aop.LimitPointcut;
+import dev.ratelimit.aop.LimitedMethods;
 import dev.ratelimit.aop.RateLimitedMethodsValidator;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
@@ -57,25 +60,44 @@ class RateLimitAnnotationConfiguration {
 	}
 
 	/**
+	 * Which methods carry limits, worked out once per class: shared by the
+	 * pointcut, which asks about every bean's class, and the start-up scan.
+	 */
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static LimitedMethods rateLimitLimitedMethods() {
+		return new LimitedMethods();
+	}
+
+	/**
 	 * The advisor, created with the auto-proxy creator, before most beans: it
 	 * fetches the interceptor (and with it the limiter and its backend) on the
 	 * first limited call, so that creating it initialises nothing early.
 	 */
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static Advisor rateLimitAdvisor(ObjectProvider<LimitInterceptor> interceptor, Environment environment) {
+	static Advisor rateLimitAdvisor(LimitedMethods limitedMethods, ObjectProvider<LimitInterceptor> interceptor,
+			Environment environment) {
 		MethodInterceptor lazy = (invocation) -> interceptor.getObject().invoke(invocation);
-		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(LimitInterceptor.pointcut(), lazy);
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new LimitPointcut(limitedMethods), lazy);
 		// Runs outside transaction, cache and retry advice (which default to the lowest precedence),
 		// so that a refused call starts none of them.
 		advisor.setOrder(environment.getProperty("rate-limit.aspect.order", Integer.class, 0));
 		return advisor;
 	}
 
+	/** The one walk over the beans' methods, for the start-up report and the {@code ratelimits} endpoint. */
 	@Bean
-	RateLimitedMethodsValidator rateLimitedMethodsValidator(ConfigurableListableBeanFactory beanFactory,
-			LimitAnnotations annotations, LimitRegistry limits, RateLimitProperties properties) {
-		return new RateLimitedMethodsValidator(beanFactory, annotations, limits, routeUsages(properties),
+	@ConditionalOnMissingBean
+	AnnotatedBeans rateLimitAnnotatedBeans(ConfigurableListableBeanFactory beanFactory,
+			LimitedMethods limitedMethods) {
+		return new AnnotatedBeans(beanFactory, limitedMethods);
+	}
+
+	@Bean
+	RateLimitedMethodsValidator rateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations,
+			LimitRegistry limits, RateLimitProperties properties) {
+		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages(properties),
 				clientUsages(properties), backend(properties));
 	}
 
