@@ -2,7 +2,9 @@ package dev.ratelimit.benchmarks;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -10,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 import dev.ratelimit.benchmarks.LuaDecision.Send;
@@ -44,6 +47,9 @@ public final class RedisServerTimeBenchmark {
 
 	/** The goal of the issue: our server time per decision at most this many times the floor's. */
 	public static final double GOAL_WITHIN_FLOOR = 1.1;
+
+	/** Far longer than any case takes (200,000 calls at 15,000 a second or more). */
+	private static final Duration REDIS_BENCHMARK_DEADLINE = Duration.ofMinutes(5);
 
 	/** The key every call goes to: {@code redis-benchmark} replaces the marker; the braces make it a hash tag. */
 	private static final String KEY = "rl:{__rand_int__}";
@@ -430,9 +436,22 @@ public final class RedisServerTimeBenchmark {
 				Integer.toString(server.port()), "-c", Integer.toString(settings.clients()), "-n",
 				Integer.toString(requests), "-r", Integer.toString(settings.keys()), "--csv"));
 		command.addAll(c.command(KEY));
-		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-		int exit = process.waitFor();
+		// Output to a file and a deadline: redis-benchmark retries a server that went away for ever.
+		Path log = Files.createTempFile("redis-benchmark-", ".log");
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+		int exit;
+		try {
+			if (!process.waitFor(REDIS_BENCHMARK_DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
+				throw new IllegalStateException("redis-benchmark did not finish within " + REDIS_BENCHMARK_DEADLINE
+						+ " for " + c.name() + " as " + c.sentAs() + "; is the server still up?");
+			}
+			exit = process.exitValue();
+		}
+		finally {
+			process.destroyForcibly();
+		}
+		String output = Files.readString(log, StandardCharsets.UTF_8);
+		Files.deleteIfExists(log);
 		// --csv: a header line, then "<command>","<rps>",<latencies>...
 		String[] lines = output.strip().split("\n");
 		String last = lines[lines.length - 1];

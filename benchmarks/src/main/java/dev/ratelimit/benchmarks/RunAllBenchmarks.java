@@ -37,13 +37,18 @@ public final class RunAllBenchmarks {
 
 	static final String END = "<!-- benchmark-results:end -->";
 
+	/** Forks and measured iterations of the two-threads-one-key run: the issue asks for {@code -f 3 -i 10} or longer. */
+	private static final int HOT_KEY_FORKS = 3;
+
+	private static final int HOT_KEY_ITERATIONS = 10;
+
 	private RunAllBenchmarks() {
 	}
 
 	public static void main(String[] args) throws Exception {
 		Options options = Options.parse(args);
 		boolean quick = Boolean.parseBoolean(options.string("quick", "false"));
-		List<String> parts = options.list("parts", "memory,redis,http,accuracy");
+		List<String> parts = options.list("parts", "memory,redis,lua,http,startup,accuracy");
 		String docs = options.string("docs", "docs/performance.md");
 		long began = System.nanoTime();
 		Goals goals = new Goals();
@@ -53,10 +58,19 @@ public final class RunAllBenchmarks {
 		if (parts.contains("memory")) {
 			List<InMemoryRow> rows = new ArrayList<>();
 			for (int threads : new int[] { 1, 2 }) {
-				rows.addAll(inMemory(threads, quick));
+				rows.addAll(inMemory(InMemoryDecisionBenchmark.class.getName() + "\\.", threads, 1, quick ? 1 : 3,
+						quick ? 2 : 5));
 			}
 			results.append("### In-memory decision\n\n").append(InMemoryRow.table(rows)).append('\n');
 			goals.inMemory(rows);
+			// The contended case again, long enough for error bars that tell the two apart.
+			List<InMemoryRow> hot = inMemory(InMemoryDecisionBenchmark.class.getName() + "\\.(ours|bucket4jLockFree)$",
+					2, quick ? 1 : HOT_KEY_FORKS, quick ? 1 : 5, quick ? 2 : HOT_KEY_ITERATIONS, "keys", "1");
+			results.append("### In-memory: two threads on one hot key\n\n")
+				.append(InMemoryRow.table(hot))
+				.append(String.format(Locale.ROOT, "%n%d forks × %d iterations of 1 s after 5 of warm-up; ± is JMH's "
+						+ "99.9%% interval.%n%n", quick ? 1 : HOT_KEY_FORKS, quick ? 2 : HOT_KEY_ITERATIONS));
+			goals.hotKey(hot);
 		}
 		if (parts.contains("redis")) {
 			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "10", "--warmup", quick ? "1" : "3",
@@ -65,12 +79,28 @@ public final class RunAllBenchmarks {
 			results.append("### Redis decision\n\n").append(RedisDecisionBenchmark.table(rows, 64)).append('\n');
 			goals.redis(rows);
 		}
+		if (parts.contains("lua")) {
+			Options lua = Options.parse(quick ? new String[] { "--requests", "20000", "--rounds", "1" }
+					: new String[] { "--instructions", "true" });
+			List<RedisServerTimeBenchmark.Row> rows = RedisServerTimeBenchmark.run(lua);
+			results.append("### Redis server time per decision\n\n").append(RedisServerTimeBenchmark.table(rows))
+				.append('\n');
+			goals.serverTime(rows);
+		}
 		if (parts.contains("http")) {
 			HttpBenchmark.Settings http = HttpBenchmark.Settings
 				.from(Options.parse(quick ? new String[] { "--seconds", "3", "--warmup", "2", "--rounds", "1" } : new String[0]));
 			List<HttpBenchmark.Row> rows = HttpBenchmark.run(http);
 			results.append("### HTTP\n\n").append(HttpBenchmark.table(rows, http)).append('\n');
 			goals.http(rows);
+		}
+		if (parts.contains("startup")) {
+			StartupBenchmark.Settings startup = StartupBenchmark.Settings
+				.from(Options.parse(quick ? new String[] { "--runs", "2", "--warmup-runs", "1" } : new String[0]));
+			List<StartupBenchmark.Row> rows = StartupBenchmark.run(startup);
+			results.append("### Start-up of the sample app\n\n").append(StartupBenchmark.table(rows, startup))
+				.append('\n');
+			goals.startup(rows);
 		}
 		if (parts.contains("accuracy")) {
 			Options accuracy = Options.parse(quick ? new String[] { "--seconds", "2", "--fleet-seconds", "2" }
@@ -98,17 +128,21 @@ public final class RunAllBenchmarks {
 		}
 	}
 
-	private static List<InMemoryRow> inMemory(int threads, boolean quick) throws Exception {
-		org.openjdk.jmh.runner.options.Options jmh = new OptionsBuilder()
-			.include(InMemoryDecisionBenchmark.class.getName() + "\\.")
-			.forks(1)
+	private static List<InMemoryRow> inMemory(String include, int threads, int forks, int warmups, int iterations,
+			String... param) throws Exception {
+		OptionsBuilder builder = new OptionsBuilder();
+		builder.include(include)
+			.forks(forks)
 			.threads(threads)
-			.warmupIterations(quick ? 1 : 3)
+			.warmupIterations(warmups)
 			.warmupTime(TimeValue.seconds(1))
-			.measurementIterations(quick ? 2 : 5)
+			.measurementIterations(iterations)
 			.measurementTime(TimeValue.seconds(1))
-			.addProfiler(GCProfiler.class)
-			.build();
+			.addProfiler(GCProfiler.class);
+		if (param.length == 2) {
+			builder.param(param[0], param[1]);
+		}
+		org.openjdk.jmh.runner.options.Options jmh = builder.build();
 		Collection<RunResult> runs = new Runner(jmh).run();
 		List<InMemoryRow> rows = new ArrayList<>();
 		for (RunResult run : runs) {
