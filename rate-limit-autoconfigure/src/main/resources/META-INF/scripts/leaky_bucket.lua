@@ -1,9 +1,10 @@
 -- Leaky bucket as a meter (policing): a line-by-line mirror of
 -- dev.ratelimit.core.LeakyBucket.
 --
--- KEYS[i]  the bucket, a hash
---            l   scaledLevel: the level scaled by the refill period (one unit = P)
---            ts  lastMicros: time of the last drain in µs
+-- KEYS[i]  the bucket, a string 'scaledLevel lastMicros' (loadPair in lib.lua):
+--            scaledLevel  the level scaled by the refill period (one unit = P)
+--            lastMicros   time of the last drain in µs
+--          (a hash of fields l and ts before; still read)
 --          A missing key is an empty bucket; an empty bucket is deleted.
 -- ARGV     code 'lb', capacity, drains n units, per P µs (n/P reduced), cost, max wait µs
 -- TTL      until the bucket would be empty again
@@ -16,8 +17,7 @@ local LeakyBucket = { rateBased = true, load = false, decide = false, store = fa
 ALGORITHMS['lb'] = LeakyBucket
 
 function LeakyBucket.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 'l', 'ts')
-	local scaledLevel, lastMicros = tonumber(stored[1]), tonumber(stored[2])
+	local scaledLevel, lastMicros = loadPair(key, 'l', 'ts')
 	if scaledLevel == nil or lastMicros == nil then
 		return { key = key, scaledLevel = 0, lastMicros = nowMicros, taken = false }
 	end
@@ -60,14 +60,14 @@ end
 function LeakyBucket.store(self, policy, resetAfterMicros)
 	local receipt = ''
 	if self.taken then
-		receipt = int(self.lastMicros + floorDiv(self.scaledLevel - self.taken, policy.tokens))
+		-- A number, as the token bucket's receipt.
+		receipt = self.lastMicros + floorDiv(self.scaledLevel - self.taken, policy.tokens)
 	end
 	if resetAfterMicros == 0 then
 		-- An empty bucket is the same as no bucket.
 		redis.call('DEL', self.key)
 	else
-		redis.call('HSET', self.key, 'l', int(self.scaledLevel), 'ts', int(self.lastMicros))
-		expireAfter(self.key, resetAfterMicros)
+		storePair(self.key, self.scaledLevel, self.lastMicros, resetAfterMicros)
 	end
 	return receipt
 end

@@ -1,9 +1,10 @@
 -- Leaky bucket as a queue (shaping): a line-by-line mirror of
 -- dev.ratelimit.core.ShapingLeakyBucket.
 --
--- KEYS[i]  the queue, a hash
---            d   drainMicros: the whole µs at which the queue drains
---            r   drainRemainder: plus this many 1/n µs
+-- KEYS[i]  the queue, a string 'drainMicros drainRemainder' (loadPair in lib.lua):
+--            drainMicros     the whole µs at which the queue drains
+--            drainRemainder  plus this many 1/n µs
+--          (a hash of fields d and r before; still read)
 --          A missing key is an empty queue; an empty queue is deleted.
 -- ARGV     code 'ls', capacity, serves n units, per P µs (n/P reduced), cost
 -- TTL      until the queue has drained
@@ -15,8 +16,7 @@ local ShapingLeakyBucket = { rateBased = true, load = false, decide = false, sto
 ALGORITHMS['ls'] = ShapingLeakyBucket
 
 function ShapingLeakyBucket.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 'd', 'r')
-	local drainMicros, drainRemainder = tonumber(stored[1]), tonumber(stored[2])
+	local drainMicros, drainRemainder = loadPair(key, 'd', 'r')
 	if drainMicros == nil or drainRemainder == nil then
 		return { key = key, drainMicros = nowMicros, drainRemainder = 0 }
 	end
@@ -61,8 +61,7 @@ function ShapingLeakyBucket.store(self, policy, resetAfterMicros)
 		redis.call('DEL', self.key)
 		return ''
 	end
-	redis.call('HSET', self.key, 'd', int(self.drainMicros), 'r', int(self.drainRemainder))
-	expireAfter(self.key, resetAfterMicros)
+	storePair(self.key, self.drainMicros, self.drainRemainder, resetAfterMicros)
 	return tail(self)
 end
 

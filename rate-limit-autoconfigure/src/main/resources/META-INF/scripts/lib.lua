@@ -73,6 +73,40 @@ local function expireAfter(key, resetAfterMicros)
 	redis.call('PEXPIRE', key, int(ceilDiv(resetAfterMicros, 1000)))
 end
 
+-- The two whole numbers of a bucket's state, kept as one string 'a b' so that a
+-- decision is one GET and one SET ... PX: a hash took HMGET, HSET and PEXPIRE,
+-- and every redis.call is among the dearest steps of a script. Returns nil,
+-- nil for a missing key. A hash is the state as versions before this one wrote
+-- it (fields legacyA and legacyB): read, not forgotten, and replaced by the
+-- string on the next store, so an upgrade never hands out quota again.
+local function loadPair(key, legacyA, legacyB)
+	local stored = redis.pcall('GET', key)
+	if type(stored) == 'string' then
+		local space = string.find(stored, ' ', 1, true)
+		local a = space and tonumber(string.sub(stored, 1, space - 1))
+		local b = space and tonumber(string.sub(stored, space + 1))
+		if a and b then
+			return a, b
+		end
+		-- Never a fresh bucket: that would hand out the whole quota again.
+		return error('rate limit state of ' .. key .. ' is not two numbers: ' .. stored)
+	end
+	if not stored then
+		return nil, nil
+	end
+	if not string.find(stored.err or '', 'WRONGTYPE', 1, true) then
+		return error(stored.err)
+	end
+	local legacy = redis.call('HMGET', key, legacyA, legacyB)
+	return tonumber(legacy[1]), tonumber(legacy[2])
+end
+
+-- Stores a state read by loadPair, kept as expireAfter keeps a key; SET
+-- replaces a legacy hash whole.
+local function storePair(key, a, b, resetAfterMicros)
+	redis.call('SET', key, string.format('%d %d', a, b), 'PX', int(ceilDiv(resetAfterMicros, 1000)))
+end
+
 -- Algorithm code (as sent by RedisRateLimitBackend) to implementation; each
 -- algorithm file registers itself. An implementation has
 --   rateBased                            configured with a refill rather than a window

@@ -1,9 +1,10 @@
 -- Token bucket: a line-by-line mirror of dev.ratelimit.core.TokenBucket, so
 -- that the in-memory and Redis backends make the same decisions.
 --
--- KEYS[i]  the bucket, a hash
---            t   scaledTokens: tokens scaled by the refill period (one token = P units)
---            ts  lastMicros: time of the last refill in µs
+-- KEYS[i]  the bucket, a string 'scaledTokens lastMicros' (loadPair in lib.lua):
+--            scaledTokens  tokens scaled by the refill period (one token = P units)
+--            lastMicros    time of the last refill in µs
+--          (a hash of fields t and ts before; still read)
 --          A missing key is a full bucket; a full bucket is deleted.
 -- ARGV     code 'tb', capacity, n tokens, per P µs (n/P reduced), cost, max wait µs
 --          (wait mode: the tokens may go negative by what refills within it)
@@ -17,8 +18,7 @@ local TokenBucket = { rateBased = true, load = false, decide = false, store = fa
 ALGORITHMS['tb'] = TokenBucket
 
 function TokenBucket.load(key, policy, nowMicros)
-	local stored = redis.call('HMGET', key, 't', 'ts')
-	local scaledTokens, lastMicros = tonumber(stored[1]), tonumber(stored[2])
+	local scaledTokens, lastMicros = loadPair(key, 't', 'ts')
 	if scaledTokens == nil or lastMicros == nil then
 		return { key = key, scaledTokens = policy.capacity * policy.periodMicros, lastMicros = nowMicros, taken = false }
 	end
@@ -63,15 +63,15 @@ end
 function TokenBucket.store(self, policy, resetAfterMicros)
 	local receipt = ''
 	if self.taken then
-		receipt = int(self.lastMicros + floorDiv(policy.capacity * policy.periodMicros - self.scaledTokens - self.taken,
-			policy.tokens))
+		-- A number, not int(...): the reply turns it into an integer, exactly, without a string.format.
+		receipt = self.lastMicros + floorDiv(policy.capacity * policy.periodMicros - self.scaledTokens - self.taken,
+			policy.tokens)
 	end
 	if resetAfterMicros == 0 then
 		-- A full bucket is the same as no bucket: keep no state for it.
 		redis.call('DEL', self.key)
 	else
-		redis.call('HSET', self.key, 't', int(self.scaledTokens), 'ts', int(self.lastMicros))
-		expireAfter(self.key, resetAfterMicros)
+		storePair(self.key, self.scaledTokens, self.lastMicros, resetAfterMicros)
 	end
 	return receipt
 end

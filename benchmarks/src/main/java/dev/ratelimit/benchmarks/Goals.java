@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.StringJoiner;
 
 /**
@@ -11,6 +12,9 @@ import java.util.StringJoiner;
  * each with its target, what was measured and whether it was met.
  */
 final class Goals {
+
+	/** The commands the token-bucket script runs inside, which INFO commandstats counts too. */
+	private static final Set<String> INSIDE_TOKEN_BUCKET = Set.of("time", "get", "set", "del");
 
 	private record Goal(String name, String target, String measured, boolean met) {
 	}
@@ -67,10 +71,16 @@ final class Goals {
 		boolean one = true;
 		for (RedisDecisionBenchmark.Result result : rows) {
 			if (result.name().startsWith("ours (")) {
-				one &= Math.abs(result.scriptsPerDecision() - 1) < 0.005
-						&& result.commands().keySet().stream().noneMatch((c) -> c.equals("get") || c.equals("set"));
-				scripts.add(String.format(Locale.ROOT, "%,d key(s): %.3f EVALSHA, nothing else", result.keys(),
-						result.scriptsPerDecision()));
+				// INFO commandstats also counts what a script runs inside: the token bucket's TIME, GET and
+				// SET (DEL when a bucket fills up). Anything else, or any of them more than once a decision,
+				// was sent besides the script.
+				boolean onlyInside = result.commands().entrySet().stream()
+					.filter((e) -> !e.getKey().endsWith(".usec") && !RedisDecisionBenchmark.SCRIPTED.contains(e.getKey()))
+					.allMatch((e) -> INSIDE_TOKEN_BUCKET.contains(e.getKey())
+							&& e.getValue() <= result.decisions() * 1.005);
+				one &= Math.abs(result.scriptsPerDecision() - 1) < 0.005 && onlyInside;
+				scripts.add(String.format(Locale.ROOT, "%,d key(s): %.3f EVALSHA, %s", result.keys(),
+						result.scriptsPerDecision(), onlyInside ? "nothing else" : "and more: " + result.commands()));
 			}
 		}
 		this.goals.add(new Goal("Redis: commands sent per decision", "exactly 1", scripts.toString(), one));

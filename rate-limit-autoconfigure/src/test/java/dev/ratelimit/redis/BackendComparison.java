@@ -8,6 +8,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
@@ -232,6 +234,18 @@ final class BackendComparison {
 	 */
 	String storedField(String key, String field) {
 		return (String) this.redis.opsForHash().get(key, field);
+	}
+
+	/**
+	 * Returns the two numbers of a bucket's state, stored as one string
+	 * {@code "a b"} (token bucket: scaled tokens and time; leaky bucket: scaled
+	 * level and time; shaping leaky bucket: drain time and remainder).
+	 * @param key the storage key
+	 * @return the two numbers as stored, or {@code null} when the key is missing
+	 */
+	@Nullable List<String> storedPair(String key) {
+		String value = this.redis.opsForValue().get(key);
+		return (value != null) ? List.of(value.split(" ", -1)) : null;
 	}
 
 	/**

@@ -68,7 +68,8 @@ class RedisRateLimitBackendTests extends SharedRedisTests {
 
 	@Test
 	void keyOfAnotherTypeFailsWithTheRedisError() {
-		this.redis.opsForValue().set(this.key, "not a bucket");
+		// A list is neither a bucket's string nor the hash versions before kept.
+		this.redis.opsForList().leftPush(this.key, "not a bucket");
 		assertThatExceptionOfType(DataAccessException.class)
 			.isThrownBy(() -> this.backend.tryConsume(this.policy, this.key, 1))
 			.withStackTraceContaining("WRONGTYPE");

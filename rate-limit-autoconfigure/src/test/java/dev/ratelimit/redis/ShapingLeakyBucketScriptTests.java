@@ -44,9 +44,8 @@ class ShapingLeakyBucketScriptTests extends ScriptTestSupport {
 				step(333_333,   1, false, 0, 1, 333_334),
 				queued(333_334, 1, 0, 666_666, 333_333));
 		// The queue drains at 333,334 + 666,666 us exactly, no remainder.
-		assertThat(this.backends.storedField(key, "d"))
-			.isEqualTo(Long.toString(BackendComparison.START_MICROS + 1_000_000));
-		assertThat(this.backends.storedField(key, "r")).isEqualTo("0");
+		assertThat(this.backends.storedPair(key))
+			.containsExactly(Long.toString(BackendComparison.START_MICROS + 1_000_000), "0");
 	}
 
 	@Test
