@@ -165,6 +165,13 @@ final class Goals {
 		}
 	}
 
+	/** Records a part of the run that did not complete, as a goal missed. */
+	void failed(String part, Throwable failure) {
+		String reason = String.valueOf(failure.getMessage()).replace('|', '/').replace('\n', ' ');
+		this.goals.add(new Goal("Part " + part + " of the run", "completes", "failed: "
+				+ failure.getClass().getSimpleName() + ": " + reason, false));
+	}
+
 	String table() {
 		StringBuilder table = new StringBuilder("| Goal | Target | Measured | Met |\n|---|---|---|---|\n");
 		for (Goal goal : this.goals) {

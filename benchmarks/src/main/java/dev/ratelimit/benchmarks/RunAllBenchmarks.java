@@ -18,7 +18,8 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Runs every benchmark, in-memory (JMH), Redis, HTTP and accuracy, and writes
+ * Runs every benchmark, in-memory (JMH), Redis, Redis server time, HTTP, start-up
+ * and accuracy, and writes
  * their tables and the goals they meet or miss into {@code docs/performance.md}
  * between the markers {@value #BEGIN} and {@value #END}. The text around the
  * markers, the reading of the numbers, is written by hand.
@@ -26,7 +27,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Run from the repository root, after
  * {@code mvn -q -pl benchmarks,sample-app -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
- * (11 minutes on 2 cores). Options: {@code --parts memory,redis,http,accuracy},
+ * (about 45 minutes on 2 cores; a part that fails is reported as a goal missed and
+ * the others still run). Options: {@code --parts memory,redis,lua,http,startup,accuracy},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
  * prints only).
@@ -55,7 +57,7 @@ public final class RunAllBenchmarks {
 		StringBuilder results = new StringBuilder();
 		results.append(Machine.describe()).append('\n');
 
-		if (parts.contains("memory")) {
+		part(parts, "memory", goals, results, () -> {
 			List<InMemoryRow> rows = new ArrayList<>();
 			for (int threads : new int[] { 1, 2 }) {
 				rows.addAll(inMemory(InMemoryDecisionBenchmark.class.getName() + "\\.", threads, 1, quick ? 1 : 3,
@@ -71,38 +73,38 @@ public final class RunAllBenchmarks {
 				.append(String.format(Locale.ROOT, "%n%d forks × %d iterations of 1 s after 5 of warm-up; ± is JMH's "
 						+ "99.9%% interval.%n%n", quick ? 1 : HOT_KEY_FORKS, quick ? 2 : HOT_KEY_ITERATIONS));
 			goals.hotKey(hot);
-		}
-		if (parts.contains("redis")) {
+		});
+		part(parts, "redis", goals, results, () -> {
 			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "10", "--warmup", quick ? "1" : "3",
 					"--threads", "64" });
 			List<RedisDecisionBenchmark.Result> rows = RedisDecisionBenchmark.run(redis);
 			results.append("### Redis decision\n\n").append(RedisDecisionBenchmark.table(rows, 64)).append('\n');
 			goals.redis(rows);
-		}
-		if (parts.contains("lua")) {
+		});
+		part(parts, "lua", goals, results, () -> {
 			Options lua = Options.parse(quick ? new String[] { "--requests", "20000", "--rounds", "1" }
 					: new String[] { "--instructions", "true" });
 			List<RedisServerTimeBenchmark.Row> rows = RedisServerTimeBenchmark.run(lua);
 			results.append("### Redis server time per decision\n\n").append(RedisServerTimeBenchmark.table(rows))
 				.append('\n');
 			goals.serverTime(rows);
-		}
-		if (parts.contains("http")) {
+		});
+		part(parts, "http", goals, results, () -> {
 			HttpBenchmark.Settings http = HttpBenchmark.Settings
 				.from(Options.parse(quick ? new String[] { "--seconds", "3", "--warmup", "2", "--rounds", "1" } : new String[0]));
 			List<HttpBenchmark.Row> rows = HttpBenchmark.run(http);
 			results.append("### HTTP\n\n").append(HttpBenchmark.table(rows, http)).append('\n');
 			goals.http(rows);
-		}
-		if (parts.contains("startup")) {
+		});
+		part(parts, "startup", goals, results, () -> {
 			StartupBenchmark.Settings startup = StartupBenchmark.Settings
 				.from(Options.parse(quick ? new String[] { "--runs", "2", "--warmup-runs", "1" } : new String[0]));
 			List<StartupBenchmark.Row> rows = StartupBenchmark.run(startup);
 			results.append("### Start-up of the sample app\n\n").append(StartupBenchmark.table(rows, startup))
 				.append('\n');
 			goals.startup(rows);
-		}
-		if (parts.contains("accuracy")) {
+		});
+		part(parts, "accuracy", goals, results, () -> {
 			Options accuracy = Options.parse(quick ? new String[] { "--seconds", "2", "--fleet-seconds", "2" }
 					: new String[0]);
 			AccuracyBenchmark.Report report = AccuracyBenchmark.run(accuracy);
@@ -113,7 +115,7 @@ public final class RunAllBenchmarks {
 				.append(AccuracyBenchmark.fleetTable(report.fleet()))
 				.append('\n');
 			goals.accuracy(report);
-		}
+		});
 
 		double minutes = (System.nanoTime() - began) / 60e9;
 		String section = "Generated on " + LocalDate.now(ZoneOffset.UTC) + " by `RunAllBenchmarks`"
@@ -125,6 +127,33 @@ public final class RunAllBenchmarks {
 		if (!docs.equals("none")) {
 			write(Path.of(docs), section);
 			System.out.println("Wrote the results into " + docs);
+		}
+	}
+
+	/** One part of the run: its body measures, appends its tables and checks its goals. */
+	@FunctionalInterface
+	private interface Part {
+
+		void run() throws Exception;
+
+	}
+
+	/**
+	 * Runs a part if it was asked for. A part that fails is a goal missed, with
+	 * its reason, and the run goes on: one broken harness must not throw away the
+	 * other parts' figures, which are only comparable as one run.
+	 */
+	private static void part(List<String> parts, String name, Goals goals, StringBuilder results, Part part) {
+		if (!parts.contains(name)) {
+			return;
+		}
+		try {
+			part.run();
+		}
+		catch (Exception | AssertionError ex) {
+			ex.printStackTrace();
+			goals.failed(name, ex);
+			results.append("### Part ").append(name).append(" failed\n\n`").append(ex).append("`\n\n");
 		}
 	}
 
