@@ -451,10 +451,10 @@ public final class HttpBenchmark {
 						: Comparator.comparingDouble(Row::requestsPerSecond));
 				Row median = all.get(all.size() / 2);
 				if (!cpuAdded.isEmpty()) {
-					median = median.withAdded(median(cpuAdded), median(bytesAdded));
+					median = median.withAdded(Figures.median(cpuAdded), Figures.median(bytesAdded));
 					if (!mode.equals("cpu") && variant.name().equals(ON)) {
 						// The throughput ratio, paired by round as well: a slow moment of the machine hits one round.
-						median = median.withRatio(median(ratios));
+						median = median.withRatio(Figures.median(ratios));
 					}
 				}
 				medians.add(median);
@@ -502,12 +502,6 @@ public final class HttpBenchmark {
 				// The server's own account (Redis timeouts, an open circuit breaker, errors) is in its log.
 				throw new IllegalStateException(ex.getMessage() + app.logTail(), ex);
 			}
-		}
-
-		private static double median(List<Double> values) {
-			List<Double> sorted = values.stream().sorted().toList();
-			int n = sorted.size();
-			return (n % 2 == 1) ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
 		}
 
 		@Override

@@ -306,9 +306,9 @@ public final class StartupBenchmark {
 		for (Row r : rows) {
 			out.append(severalJars ? "| " + r.jar() + " " : "")
 				.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f–%.2f | %s | %.2f | %s | %.2f | %.2f | %.2f–%.2f | %s |%n",
-						r.variant(), r.cpuSeconds(), r.cpuMin(), r.cpuMax(), share(r.cpuShare()), r.mainSeconds(),
-						share(r.mainShare()), r.jitSeconds(), r.wallSeconds(), r.wallMin(), r.wallMax(),
-						share(r.wallShare())));
+						r.variant(), r.cpuSeconds(), r.cpuMin(), r.cpuMax(), Figures.signedPercent(r.cpuShare()),
+						r.mainSeconds(), Figures.signedPercent(r.mainShare()), r.jitSeconds(), r.wallSeconds(),
+						r.wallMin(), r.wallMax(), Figures.signedPercent(r.wallShare())));
 		}
 		out.append(String.format(Locale.ROOT,
 				"%nApp from launch to its first 200 on %s; CPU is the JVM's user + system time then "
@@ -317,17 +317,6 @@ public final class StartupBenchmark {
 						+ "variants alternating; JVM %s.%n",
 				settings.path(), settings.runs(), settings.warmupRuns(), String.join(" ", settings.jvmOptions())));
 		return out.toString();
-	}
-
-	private static String share(double share) {
-		return Double.isNaN(share) ? "" : String.format(Locale.ROOT, "%+.1f%%", share * 100);
-	}
-
-	private static double median(double[] values) {
-		double[] sorted = values.clone();
-		Arrays.sort(sorted);
-		int middle = sorted.length / 2;
-		return (sorted.length % 2 == 1) ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 	}
 
 	private record Start(ProcessCpu cpu, double wallSeconds) {
@@ -344,8 +333,9 @@ public final class StartupBenchmark {
 			double[] main = this.starts.stream().mapToDouble((start) -> start.cpu().mainSeconds()).toArray();
 			double[] jit = this.starts.stream().mapToDouble((start) -> start.cpu().jitSeconds()).toArray();
 			double[] wall = this.starts.stream().mapToDouble(Start::wallSeconds).toArray();
-			return new Row(this.label, this.name, median(cpu), Arrays.stream(cpu).min().orElse(Double.NaN),
-					Arrays.stream(cpu).max().orElse(Double.NaN), median(main), median(jit), median(wall),
+			return new Row(this.label, this.name, Figures.median(cpu), Arrays.stream(cpu).min().orElse(Double.NaN),
+					Arrays.stream(cpu).max().orElse(Double.NaN), Figures.median(main), Figures.median(jit),
+					Figures.median(wall),
 					Arrays.stream(wall).min().orElse(Double.NaN), Arrays.stream(wall).max().orElse(Double.NaN),
 					this.starts.size(), Double.NaN, Double.NaN, Double.NaN);
 		}

@@ -288,8 +288,9 @@ public final class WarmStartBenchmark {
 		for (Row r : rows) {
 			out.append(severalJars ? "| " + r.jar() + " " : "")
 				.append(String.format(Locale.ROOT, "| %s | %,.0f | %,.1f | %s | %,.1f | %,.1f–%,.1f | %s | %,.1f | %s |%n",
-						r.variant(), r.firstCpu(), r.firstMb(), share(r.firstMbShare()), r.warmCpu(), r.warmCpuMin(),
-						r.warmCpuMax(), share(r.warmCpuShare()), r.warmMb(), share(r.warmMbShare())));
+						r.variant(), r.firstCpu(), r.firstMb(), Figures.signedPercent(r.firstMbShare()), r.warmCpu(),
+						r.warmCpuMin(), r.warmCpuMax(), Figures.signedPercent(r.warmCpuShare()), r.warmMb(),
+						Figures.signedPercent(r.warmMbShare())));
 		}
 		out.append(String.format(Locale.ROOT,
 				"%nCPU time and bytes allocated by the thread calling SpringApplication.run, until " + settings.startup().path()
@@ -300,18 +301,8 @@ public final class WarmStartBenchmark {
 		return out.toString();
 	}
 
-	private static String share(double share) {
-		return Double.isNaN(share) ? "" : String.format(Locale.ROOT, "%+.1f%%", share * 100);
-	}
-
 	private static double median(List<double[]> starts, int field) {
-		return median(starts.stream().map((start) -> start[field]).toList());
-	}
-
-	private static double median(List<Double> values) {
-		double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-		int middle = sorted.length / 2;
-		return (sorted.length % 2 == 1) ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+		return Figures.median(starts.stream().map((start) -> start[field]).toList());
 	}
 
 	private record Variant(String label, String name, String classPath, String mainClass, List<double[]> first,
