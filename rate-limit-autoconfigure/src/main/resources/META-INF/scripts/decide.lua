@@ -37,7 +37,7 @@ local takeWhenAllowed = ARGV[2] == '1'
 local count = #KEYS
 
 if count == 1 then
-	local policy, cost = readPolicy(3)
+	local policy, cost = readPolicy(ARGV, 3)
 	local algorithm = policy.algorithm
 	local state = algorithm.load(KEYS[1], policy, nowMicros)
 	-- Taking as it decides is phase 1 and 2 at once: commit only changes the
@@ -73,7 +73,7 @@ local costs = {}
 local states = {}
 local allAllowed = true
 for i = 1, count do
-	local policy, cost = readPolicy(3 + (i - 1) * 6)
+	local policy, cost = readPolicy(ARGV, 3 + (i - 1) * 6)
 	policies[i] = policy
 	costs[i] = cost
 	states[i] = policy.algorithm.load(KEYS[i], policy, nowMicros)

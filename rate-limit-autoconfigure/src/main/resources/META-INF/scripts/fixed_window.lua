@@ -18,8 +18,10 @@
 local FixedWindow = { rateBased = false, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['fw'] = FixedWindow
 
--- FixedWindow starts at Long.MIN_VALUE: before every window.
-local NO_WINDOW = -math.huge
+-- FixedWindow starts at Long.MIN_VALUE: before every window. Negative infinity
+-- written out, not -math.huge: the top level of the function library runs at
+-- FUNCTION LOAD, where Redis 7.0 offers no math table.
+local NO_WINDOW = -1 / 0
 
 function FixedWindow.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'w', 'c')

@@ -1,6 +1,14 @@
 -- Helpers shared by every algorithm. dev.ratelimit.redis.LuaScripts composes
--- one script from this file, the six algorithm files and a driver (decide.lua
--- or refund.lua), so everything here is a local of that one script.
+-- this file, the algorithm files and the drivers (decide.lua, refund.lua,
+-- budget.lua, semaphore.lua, ...) two ways, so everything here is a local of
+-- the composed text:
+--   a script for EVALSHA: this file, the algorithms and one driver, all run
+--     on every call (KEYS and ARGV are globals);
+--   a function library for FCALL: this file, the algorithms and every driver
+--     as a function of (KEYS, ARGV), run once when the library loads; a call
+--     runs its driver only. A function sees no KEYS or ARGV global, so the
+--     helpers take what they read as arguments, and nothing here may change
+--     between calls: the library's locals outlive every call.
 --
 -- Lua numbers are doubles. Policies keep every value below 2^51 (times near
 -- 2^50.7 µs, scaled capacities below 2^50), so +, - and * on them are exact;
@@ -122,26 +130,27 @@ end
 -- every call, and a table grown field by field is rehashed on the way.
 local ALGORITHMS = {}
 
--- The policy whose six arguments start at ARGV[at]: algorithm code, capacity,
+-- The policy whose six arguments start at args[at] (the script's ARGV, passed
+-- in: a function of the library sees no ARGV global): algorithm code, capacity,
 -- then a refill of a tokens per b µs (buckets) or a window of a µs (windows,
 -- b unused), cost, max wait. Returns the policy and the cost. Arguments an
 -- algorithm does not use are not parsed: every tonumber is a strtod.
-local function readPolicy(at)
-	local code = ARGV[at]
+local function readPolicy(args, at)
+	local code = args[at]
 	local algorithm = ALGORITHMS[code]
 	if not algorithm then
 		return error('unknown rate limit algorithm: ' .. tostring(code))
 	end
 	-- The usual cost 1 and max wait 0 compare as strings (interned: one pointer
 	-- comparison) rather than parse.
-	local cost = ARGV[at + 4]
+	local cost = args[at + 4]
 	cost = (cost == '1') and 1 or tonumber(cost)
 	if algorithm.rateBased then
-		local maxWait = ARGV[at + 5]
-		return { algorithm = algorithm, capacity = tonumber(ARGV[at + 1]), tokens = tonumber(ARGV[at + 2]),
-			periodMicros = tonumber(ARGV[at + 3]), maxWaitMicros = (maxWait == '0') and 0 or tonumber(maxWait) or 0 },
+		local maxWait = args[at + 5]
+		return { algorithm = algorithm, capacity = tonumber(args[at + 1]), tokens = tonumber(args[at + 2]),
+			periodMicros = tonumber(args[at + 3]), maxWaitMicros = (maxWait == '0') and 0 or tonumber(maxWait) or 0 },
 			cost
 	end
-	return { algorithm = algorithm, capacity = tonumber(ARGV[at + 1]), windowMicros = tonumber(ARGV[at + 2]),
+	return { algorithm = algorithm, capacity = tonumber(args[at + 1]), windowMicros = tonumber(args[at + 2]),
 		maxWaitMicros = 0 }, cost
 end

@@ -17,7 +17,7 @@ local nowMicros = currentTimeMicros(ARGV[1])
 local reply = {}
 for i = 1, #KEYS do
 	local at = 2 + (i - 1) * 7
-	local policy, cost = readPolicy(at)
+	local policy, cost = readPolicy(ARGV, at)
 	local algorithm = policy.algorithm
 	local state = algorithm.load(KEYS[i], policy, nowMicros)
 	-- Up to date first, so that the refund applies to the state as it is now.

@@ -26,8 +26,10 @@
 local SlidingWindowCounter = { rateBased = false, load = false, decide = false, store = false, refund = false }
 ALGORITHMS['sc'] = SlidingWindowCounter
 
--- SlidingWindowCounter starts at Long.MIN_VALUE: before every window.
-local NO_WINDOW = -math.huge
+-- SlidingWindowCounter starts at Long.MIN_VALUE: before every window. Negative infinity
+-- written out, not -math.huge: the top level of the function library runs at
+-- FUNCTION LOAD, where Redis 7.0 offers no math table.
+local NO_WINDOW = -1 / 0
 
 function SlidingWindowCounter.load(key, policy, nowMicros)
 	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'ps', 'pn', 'w', 'c', 'p')

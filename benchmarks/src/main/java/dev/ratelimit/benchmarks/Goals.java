@@ -79,7 +79,7 @@ final class Goals {
 					.allMatch((e) -> INSIDE_TOKEN_BUCKET.contains(e.getKey())
 							&& e.getValue() <= result.decisions() * 1.005);
 				one &= Math.abs(result.scriptsPerDecision() - 1) < 0.005 && onlyInside;
-				scripts.add(String.format(Locale.ROOT, "%,d key(s): %.3f EVALSHA, %s", result.keys(),
+				scripts.add(String.format(Locale.ROOT, "%,d key(s): %.3f script calls (FCALL), %s", result.keys(),
 						result.scriptsPerDecision(), onlyInside ? "nothing else" : "and more: " + result.commands()));
 			}
 		}

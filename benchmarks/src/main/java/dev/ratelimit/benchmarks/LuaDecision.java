@@ -55,20 +55,18 @@ record LuaDecision(String name, String script, String library, String function, 
 	}
 
 	/**
-	 * Our token-bucket decision: the text {@code RedisRateLimitBackend} sends
-	 * (composed by {@code LuaScripts}), with the arguments it sends. As a
-	 * library, built here until production has its own: {@code lib.lua} and
-	 * {@code token_bucket.lua} defined once at load, {@code decide.lua} run per
-	 * call, the script's text unchanged.
+	 * Our token-bucket decision, with the arguments the backend sends: as
+	 * production's function library and its {@code decide} function (what the
+	 * limiter's connection sends, {@code FCALL}), and as the script text
+	 * {@code RedisRateLimitBackend} sends where Redis refuses functions
+	 * ({@code EVALSHA}), both composed by {@code LuaScripts}.
 	 * @param arguments the arguments the backend sends after the key, as
 	 * {@link ProductionCommand} saw them
 	 * @return our decision
 	 */
 	static LuaDecision oursTokenBucket(List<String> arguments) {
-		List<String> parts = BenchmarkLua.tokenBucketDefinitionsAndDriver();
-		return new LuaDecision("ours, token bucket", BenchmarkLua.tokenBucketScript(),
-				library("rlbench_ours", "rlbench_ours_decide", parts.get(0), parts.get(1)), "rlbench_ours_decide",
-				arguments);
+		return new LuaDecision("ours, token bucket", BenchmarkLua.tokenBucketScript(), BenchmarkLua.library(),
+				BenchmarkLua.decideFunction(), arguments);
 	}
 
 	/**

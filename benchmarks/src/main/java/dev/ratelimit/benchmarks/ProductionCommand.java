@@ -18,11 +18,14 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
+import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
  * The command {@link RedisRateLimitBackend} sends for one token-bucket
- * decision, as the server saw it ({@code MONITOR}): so that a benchmark
+ * decision on the limiter's own connection, as production connects it
+ * ({@link RedisLimiterConnection}, function library loaded), as the server saw
+ * it ({@code MONITOR}): so that a benchmark
  * replaying it with {@code redis-benchmark} sends exactly what production
  * sends, arguments included, whatever the backend's code does to build them.
  */
@@ -52,21 +55,17 @@ final class ProductionCommand {
 
 	/**
 	 * Decides {@link #tokenBucket} twice for {@code key} through a fresh
-	 * backend on Spring's {@link LettuceConnectionFactory}, and returns the
-	 * command the second decision sent (the first also loads the script).
+	 * backend on the limiter's connection, and returns the command the second
+	 * decision sent.
 	 * @param server the server
 	 * @param key the key decided
 	 * @return the command and its arguments, as sent
 	 * @throws IllegalStateException if the decision took other than one command
 	 */
 	static List<String> capture(RedisServerProcess server, String key) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", server.port()));
-		factory.afterPropertiesSet();
-		factory.start();
-		try (Socket monitor = new Socket()) {
+		try (RedisLimiterConnection limiter = connect(server); Socket monitor = new Socket()) {
 			RateLimitPolicy policy = tokenBucket("capture");
-			RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(limiter.connectionFactory());
 			backend.tryConsume(policy, key, 1);
 			monitor.connect(new InetSocketAddress("127.0.0.1", server.port()), 1000);
 			monitor.setSoTimeout(5000);
@@ -100,9 +99,28 @@ final class ProductionCommand {
 		catch (IOException ex) {
 			throw new UncheckedIOException("MONITOR on port " + server.port() + " failed", ex);
 		}
-		finally {
-			factory.destroy();
+	}
+
+	/**
+	 * Connects the limiter to the server as production does, its function
+	 * library loaded; the caller closes it.
+	 * @param server the server
+	 * @return the limiter's connection
+	 * @throws IllegalStateException if it did not connect or Redis refused the library
+	 */
+	static RedisLimiterConnection connect(RedisServerProcess server) {
+		// Never started: the limiter copies its configuration. Timeouts far above any reply here.
+		LettuceConnectionFactory application = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", server.port()));
+		RedisLimiterConnection limiter = new RedisLimiterConnection(application, Duration.ofSeconds(2),
+				Duration.ofSeconds(10));
+		limiter.connect();
+		if (!limiter.usesFunctions()) {
+			limiter.close();
+			throw new IllegalStateException("The limiter did not load its function library into Redis at "
+					+ limiter.address() + (limiter.isConnected() ? "" : ": " + limiter.lastConnectFailure()));
 		}
+		return limiter;
 	}
 
 	/**

@@ -28,6 +28,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.NestedMultiOutput;
 
 import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -41,6 +42,7 @@ import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.prefetch.PrefetchingBackend;
+import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
@@ -50,19 +52,23 @@ import dev.ratelimit.redis.RedisRateLimitBackend;
  * call's latency.
  * <p>
  * Cases: our {@link RedisRateLimitBackend} (token bucket, limits so high that
- * nothing is denied) through Spring's {@link LettuceConnectionFactory} (one
- * shared, multiplexed Lettuce connection, as Spring Boot sets it up); a plain
- * {@code INCR} through the same connection factory, the floor one round trip
- * allows; the minimal GCRA script ({@link LuaDecision#minimalGcra()}, the
- * floor of an exact decision in Lua) through the same connection factory, sent
- * as Spring sends ours ({@code EVALSHA}) and as {@code FCALL}; Bucket4j's
+ * nothing is denied) on the limiter's own connection as production connects
+ * it ({@link RedisLimiterConnection}: a Lettuce connection factory with one
+ * shared, multiplexed connection, its function library loaded, so each
+ * decision is one {@code FCALL}); the same backend on a plain Spring
+ * {@link LettuceConnectionFactory}, as it runs where Redis refuses functions
+ * ({@code EVALSHA}); a plain {@code INCR} through the limiter's connection
+ * factory, the floor one round trip allows; the minimal GCRA script
+ * ({@link LuaDecision#minimalGcra()}, the floor of an exact decision in Lua)
+ * through the same connection factory, as {@code EVALSHA} and as
+ * {@code FCALL}; Bucket4j's
  * Lettuce compare-and-swap proxy on one shared Lettuce connection to the same
  * server. Each on one hot key and on 10,000 keys drawn uniformly. Redis
  * commands per decision come from {@code INFO commandstats}, reset after the
  * warm-up; each case's throughput is also shown over INCR's.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisDecisionBenchmark
- * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,prefetch,incr,floor,bucket4j]}
+ * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,ours-evalsha,prefetch,incr,floor,bucket4j]}
  */
 public final class RedisDecisionBenchmark {
 
@@ -149,15 +155,19 @@ public final class RedisDecisionBenchmark {
 		int seconds = options.integer("seconds", 10);
 		int warmup = options.integer("warmup", 3);
 		int threads = options.integer("threads", 64);
-		List<String> cases = options.list("cases", "ours,prefetch,incr,floor,bucket4j");
+		List<String> cases = options.list("cases", "ours,ours-evalsha,prefetch,incr,floor,bucket4j");
 		List<Result> results = new ArrayList<>();
 		try (RedisServerProcess server = RedisServerProcess.start()) {
 			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %ds measured per case%n",
 					server.version(), server.port(), threads, warmup, seconds);
-			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+			// Production's connection: the limiter's own factory, scripts called as functions. INCR and the
+			// minimal script go through it too, so every row pays the same client.
+			RedisLimiterConnection limiter = ProductionCommand.connect(server);
+			RedisConnectionFactory factory = limiter.connectionFactory();
+			LettuceConnectionFactory plain = new LettuceConnectionFactory(
 					new RedisStandaloneConfiguration("127.0.0.1", server.port()));
-			factory.afterPropertiesSet();
-			factory.start();
+			plain.afterPropertiesSet();
+			plain.start();
 			RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", server.port()));
 			StatefulRedisConnection<String, byte[]> bucket4jConnection = client
 				.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
@@ -171,7 +181,14 @@ public final class RedisDecisionBenchmark {
 					// The policy whose command RedisServerTimeBenchmark replays.
 					RateLimitPolicy policy = ProductionCommand.tokenBucket("bench");
 					RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
-					deciders.put("ours (EVALSHA token bucket)",
+					deciders.put("ours (FCALL token bucket)",
+							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
+				}
+				if (cases.contains("ours-evalsha")) {
+					// Where Redis refuses functions: the same backend on a plain factory sends EVALSHA.
+					RateLimitPolicy policy = ProductionCommand.tokenBucket("bench");
+					RedisRateLimitBackend backend = new RedisRateLimitBackend(plain);
+					deciders.put("ours, EVALSHA (functions refused)",
 							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
 				}
 				if (cases.contains("prefetch")) {
@@ -232,7 +249,8 @@ public final class RedisDecisionBenchmark {
 			finally {
 				bucket4jConnection.close();
 				client.shutdown();
-				factory.destroy();
+				plain.destroy();
+				limiter.close();
 			}
 		}
 		return results;
@@ -245,7 +263,7 @@ public final class RedisDecisionBenchmark {
 	 * reply read as Lettuce reads nested arrays.
 	 */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private static void addMinimalScript(Map<String, Decider> deciders, LettuceConnectionFactory factory,
+	private static void addMinimalScript(Map<String, Decider> deciders, RedisConnectionFactory factory,
 			RedisServerProcess server, String[] keyNames) {
 		LuaDecision floor = LuaDecision.minimalGcra();
 		StringRedisTemplate template = new StringRedisTemplate(factory);

@@ -30,10 +30,11 @@ import dev.ratelimit.benchmarks.LuaDecision.Send;
  * Cases: plain {@code INCR} (the floor of a round trip); the minimal GCRA
  * script ({@link LuaDecision#minimalGcra()}, the floor of an exact decision in
  * Lua) as {@code EVALSHA} and as {@code FCALL}; our token-bucket decision, the
- * very command {@code RedisRateLimitBackend} sends ({@link ProductionCommand},
- * checked before the run), and the same script text as a function library
- * built by the benchmark (definitions loaded once, the driver per call). Each
- * script's server time is also shown over the floor's sent the same way.
+ * very command {@code RedisRateLimitBackend} sends on the limiter's connection
+ * ({@link ProductionCommand}, checked before the run: an {@code FCALL} of
+ * production's function library), and the script text it sends as
+ * {@code EVALSHA} where Redis refuses functions. Each script's server time is
+ * also shown over the floor's sent the same way; the goal is production's.
  * With {@code --instructions true}, every case then runs once more on a server
  * under callgrind ({@link Callgrind}) for its instructions per call, a figure
  * that other load on the machine does not change.
@@ -57,10 +58,14 @@ public final class RedisServerTimeBenchmark {
 	private RedisServerTimeBenchmark() {
 	}
 
-	/** What a case is: the floor of a round trip, the floor of a Lua decision, or ours. */
+	/**
+	 * What a case is: the floor of a round trip, the floor of a Lua decision,
+	 * ours as production sends it, or ours as it goes where Redis refuses
+	 * functions (shown, but not the goal).
+	 */
 	enum Role {
 
-		INCR, FLOOR, OURS
+		INCR, FLOOR, OURS, FALLBACK
 
 	}
 
@@ -121,9 +126,8 @@ public final class RedisServerTimeBenchmark {
 		LuaDecision floor = LuaDecision.minimalGcra();
 		LuaDecision ours = LuaDecision.oursTokenBucket(oursArguments);
 		return List.of(Case.incr(), Case.lua(Role.FLOOR, floor, Send.EVALSHA), Case.lua(Role.FLOOR, floor, Send.FCALL),
-				Case.lua(Role.OURS, ours, Send.EVALSHA),
-				// Not what production sends (yet): its script text as a library built here, see oursTokenBucket.
-				Case.lua(ours.name() + " (library built here)", Role.OURS, ours, Send.FCALL));
+				Case.lua(Role.OURS, ours, Send.FCALL),
+				Case.lua(ours.name() + " (functions refused)", Role.FALLBACK, ours, Send.EVALSHA));
 	}
 
 	/**
@@ -280,10 +284,10 @@ public final class RedisServerTimeBenchmark {
 	}
 
 	/**
-	 * The goal of the issue: our server time per decision within
-	 * {@value #GOAL_WITHIN_FLOOR}× of the minimal script's, for every way ours
-	 * was sent (each against the floor sent the same way). The instruction
-	 * ratios, when counted, are shown beside it but decide nothing.
+	 * The goal of the issue: our server time per decision, sent as production
+	 * sends it, within {@value #GOAL_WITHIN_FLOOR}× of the minimal script's sent
+	 * the same way. The fallback (EVALSHA) and the instruction ratios, when
+	 * counted, are shown beside it but decide nothing.
 	 * @param rows the rows of one run
 	 * @return whether met, and the ratios
 	 */
@@ -292,12 +296,15 @@ public final class RedisServerTimeBenchmark {
 		boolean met = false;
 		boolean all = true;
 		for (Row row : rows) {
-			if (row.role() == Role.OURS && !Double.isNaN(row.overFloor())) {
-				met = true;
-				all &= row.overFloor() <= GOAL_WITHIN_FLOOR;
+			if ((row.role() == Role.OURS || row.role() == Role.FALLBACK) && !Double.isNaN(row.overFloor())) {
+				if (row.role() == Role.OURS) {
+					met = true;
+					all &= row.overFloor() <= GOAL_WITHIN_FLOOR;
+				}
 				String counted = Double.isNaN(row.instructionsOverFloor()) ? ""
 						: String.format(Locale.ROOT, ", %.2f× in instructions", row.instructionsOverFloor());
-				measured.add(String.format(Locale.ROOT, "%s %.2f× (%.2f µs%s)", row.sentAs(), row.overFloor(),
+				measured.add(String.format(Locale.ROOT, "%s%s %.2f× (%.2f µs%s)", row.sentAs(),
+						(row.role() == Role.FALLBACK) ? " (fallback, not the goal)" : "", row.overFloor(),
 						row.serverMicros(), counted));
 			}
 		}

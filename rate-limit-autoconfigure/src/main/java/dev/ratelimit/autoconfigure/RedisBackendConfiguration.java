@@ -62,7 +62,7 @@ class RedisBackendConfiguration {
 					several ? "Mark the connection factory the limiter should use as @Primary." : ACTION, null);
 		}
 		RedisLimiterConnection connection = new RedisLimiterConnection(factory, properties.getRedis().getTimeout(),
-				properties.getRedis().getConnectTimeout());
+				properties.getRedis().getConnectTimeout(), properties.getRedis().isFunctions());
 		// Here, while the application starts: the first decisions then run on Redis, not on a lazy connect.
 		connection.connect();
 		return connection;

@@ -2,7 +2,6 @@ package dev.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -10,6 +9,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -29,9 +30,12 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>
  * An attempt opens the connection, {@code SCRIPT LOAD}s every script (on a
  * Cluster Lettuce sends it to every node, which also opens the connections to
- * them) and sends a {@code PING} (on a Cluster, to every node through Spring
- * Data Redis' own node connections, which the health check uses too). Only
- * then are calls let through.
+ * them), prepares the connection further (the limiter's Lettuce connection
+ * loads its function library, see {@link LettuceFunctions}) and sends a
+ * {@code PING} (on a Cluster, to every node through Spring Data Redis' own node
+ * connections, which the health check uses too). Only then are calls let
+ * through. {@link #prepareAgain()} repeats the preparation alone, in the
+ * background, when a server lost what it loaded.
  */
 final class LimiterConnector implements AutoCloseable {
 
@@ -42,6 +46,8 @@ final class LimiterConnector implements AutoCloseable {
 	private static final Duration LONGEST_PAUSE = Duration.ofSeconds(10);
 
 	private final Supplier<RedisConnection> connect;
+
+	private final Consumer<RedisConnection> prepare;
 
 	private final Runnable opened;
 
@@ -65,15 +71,25 @@ final class LimiterConnector implements AutoCloseable {
 	/** Only read and written on the connector's thread. */
 	private Duration pause = FIRST_PAUSE;
 
+	/** Whether {@link #prepareAgain()} is under way: callers that see the loss at once ask once. */
+	private final AtomicBoolean preparingAgain = new AtomicBoolean();
+
+	/** Only read and written on the connector's thread. */
+	private Duration preparePause = FIRST_PAUSE;
+
 	/**
 	 * Creates a connector.
 	 * @param connect opens a connection, waiting for the connect if need be
+	 * @param prepare prepares a connection after the scripts loaded, on the
+	 * connector's thread; throws when Redis does not answer
 	 * @param opened lets calls through once an attempt succeeded
 	 * @param address where the connection goes, for the log
 	 * @param connectTimeout how long start-up waits for the first attempt
 	 */
-	LimiterConnector(Supplier<RedisConnection> connect, Runnable opened, String address, Duration connectTimeout) {
+	LimiterConnector(Supplier<RedisConnection> connect, Consumer<RedisConnection> prepare, Runnable opened,
+			String address, Duration connectTimeout) {
 		this.connect = connect;
+		this.prepare = prepare;
 		this.opened = opened;
 		this.address = address;
 		this.connectTimeout = connectTimeout;
@@ -139,6 +155,7 @@ final class LimiterConnector implements AutoCloseable {
 		try (RedisConnection connection = this.connect.get()) {
 			connectedAt = System.nanoTime();
 			loadScripts(connection);
+			this.prepare.accept(connection);
 			connection.ping();
 		}
 		catch (VirtualMachineError ex) {
@@ -170,9 +187,54 @@ final class LimiterConnector implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Prepares the connection again in the background, at once and then with a
+	 * growing pause until it succeeds: a server lost what the preparation loaded
+	 * (the function library), and calls fall back until it is back.
+	 */
+	void prepareAgain() {
+		if (!this.preparingAgain.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			this.thread.execute(this::prepareAttempt);
+		}
+		catch (RejectedExecutionException ex) {
+			// Closed: the application is stopping.
+		}
+	}
+
+	private void prepareAttempt() {
+		// Cleared first: a loss seen while this attempt runs asks for one more, never for none.
+		this.preparingAgain.set(false);
+		try (RedisConnection connection = this.connect.get()) {
+			this.prepare.accept(connection);
+		}
+		catch (RuntimeException ex) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Rate limiter could not prepare its Redis connection at " + this.address
+						+ " again; next attempt in " + this.preparePause.toMillis() + " ms", ex);
+			}
+			this.preparingAgain.set(true);
+			try {
+				this.thread.schedule(this::prepareAttempt, this.preparePause.toNanos(), TimeUnit.NANOSECONDS);
+			}
+			catch (RejectedExecutionException closed) {
+				return;
+			}
+			this.preparePause = longer(this.preparePause);
+			return;
+		}
+		this.preparePause = FIRST_PAUSE;
+	}
+
+	private static Duration longer(Duration pause) {
+		Duration doubled = pause.multipliedBy(2);
+		return (doubled.compareTo(LONGEST_PAUSE) > 0) ? LONGEST_PAUSE : doubled;
+	}
+
 	private static void loadScripts(RedisConnection connection) {
-		List<RedisScript<List<Object>>> scripts = LuaScripts.all();
-		for (RedisScript<List<Object>> script : scripts) {
+		for (RedisScript<?> script : LuaScripts.all()) {
 			String sha = connection.scriptingCommands()
 				.scriptLoad(script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
 			if (!script.getSha1().equals(sha)) {
@@ -195,8 +257,7 @@ final class LimiterConnector implements AutoCloseable {
 			// Closed: the application is stopping.
 			return;
 		}
-		Duration doubled = this.pause.multipliedBy(2);
-		this.pause = (doubled.compareTo(LONGEST_PAUSE) > 0) ? LONGEST_PAUSE : doubled;
+		this.pause = longer(this.pause);
 	}
 
 	/**

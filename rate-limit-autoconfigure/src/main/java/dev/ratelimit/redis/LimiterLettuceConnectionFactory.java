@@ -1,6 +1,7 @@
 package dev.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -38,6 +39,17 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	private final String address;
 
 	private volatile boolean connected;
+
+	/** Whether the connector loaded the function library, so scripts are called as functions. */
+	private final AtomicBoolean functionsLoaded = new AtomicBoolean();
+
+	/** Asks the connector to load the library again; set once, before the first connect. */
+	private volatile Runnable reloadFunctions = () -> {
+	};
+
+	/** Closes what serves this factory (the connector) when it is destroyed. */
+	private volatile Runnable onDestroy = () -> {
+	};
 
 	/** The connector's thread while it connects: its calls may wait the connect timeout. */
 	private volatile @Nullable Thread connecting;
@@ -111,6 +123,63 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 
 	boolean isConnected() {
 		return this.connected;
+	}
+
+	/**
+	 * Returns whether scripts are called as the library's functions.
+	 * @return whether the library is loaded
+	 */
+	boolean functionsLoaded() {
+		return this.functionsLoaded.get();
+	}
+
+	/**
+	 * Sets whether the connector loaded the library on every master.
+	 * @param loaded whether it did
+	 */
+	void functionsLoaded(boolean loaded) {
+		this.functionsLoaded.set(loaded);
+	}
+
+	/**
+	 * Sends scripts as {@code EVALSHA} from now on, since a server did not have
+	 * a function of the library, and has the connector load it again; only the
+	 * first of the callers that saw it missing asks.
+	 */
+	void functionsLost() {
+		if (this.functionsLoaded.compareAndSet(true, false)) {
+			this.reloadFunctions.run();
+		}
+	}
+
+	/**
+	 * Sets what {@link #functionsLost()} runs.
+	 * @param reload asks the connector to load the library again
+	 */
+	void onFunctionsLost(Runnable reload) {
+		this.reloadFunctions = reload;
+	}
+
+	/**
+	 * Sets what {@link #destroy()} also closes.
+	 * @param close closes it
+	 */
+	void onDestroy(Runnable close) {
+		this.onDestroy = close;
+	}
+
+	/**
+	 * Returns how long a limiter command waits for its reply.
+	 * @return the limiter's command timeout
+	 */
+	Duration commandTimeout() {
+		return this.commandTimeout;
+	}
+
+	@Override
+	public void destroy() {
+		this.onDestroy.run();
+		super.destroy();
 	}
 
 	private void requireConnected() {

@@ -24,9 +24,12 @@ import io.lettuce.core.protocol.RedisCommand;
  */
 final class LimiterTimeoutSource extends TimeoutOptions.TimeoutSource {
 
-	/** Sent at start-up (SCRIPT LOAD) or by Lettuce itself (Cluster topology, Sentinel), never per decision. */
-	private static final Set<CommandType> CONNECT_TIME = EnumSet.of(CommandType.SCRIPT, CommandType.CLUSTER,
-			CommandType.INFO, CommandType.SENTINEL);
+	/**
+	 * Sent by the connector (SCRIPT LOAD, FUNCTION LOAD) or by Lettuce itself
+	 * (Cluster topology, Sentinel), never per decision.
+	 */
+	private static final Set<CommandType> CONNECT_TIME = EnumSet.of(CommandType.SCRIPT, CommandType.FUNCTION,
+			CommandType.CLUSTER, CommandType.INFO, CommandType.SENTINEL);
 
 	private final long commandNanos;
 

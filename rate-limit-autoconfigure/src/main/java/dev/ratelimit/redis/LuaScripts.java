@@ -5,8 +5,10 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
@@ -15,12 +17,17 @@ import org.springframework.data.redis.core.script.RedisScript;
 import dev.ratelimit.core.Algorithm;
 
 /**
- * Composes the Lua scripts shipped in {@code META-INF/scripts}: the shared
- * {@code lib.lua}, one file per algorithm, then a driver (budgets need only
- * {@code lib.lua} and {@code budget.lua}, concurrency caps {@code lib.lua} and
- * {@code semaphore.lua}). Each composed script
- * is one text, loaded once by the server, so a decision stays one
- * {@code EVALSHA} however many policies and algorithms it involves.
+ * Composes the Lua scripts shipped in {@code META-INF/scripts} two ways, see
+ * {@code lib.lua}: each script as one text for {@code EVALSHA} (the shared
+ * {@code lib.lua}, the algorithms it needs, then its driver), and all of them
+ * as one function library for {@code FCALL}, where the shared code runs once
+ * at {@code FUNCTION LOAD} rather than on every call. Either way a decision
+ * is one call, however many policies and algorithms it involves.
+ * <p>
+ * The library is named after a hash of its text,
+ * {@code ratelimit_<hash>}, and so are its functions: instances running
+ * different versions of the starter against one Redis each call their own,
+ * and loading one never replaces another's.
  */
 final class LuaScripts {
 
@@ -30,6 +37,31 @@ final class LuaScripts {
 	private static final List<String> ALGORITHMS = List.of("token_bucket.lua", "leaky_bucket.lua",
 			"leaky_bucket_shaping.lua", "fixed_window.lua", "sliding_window_log.lua", "sliding_window_counter.lua");
 
+	private static final String LIB = read("lib.lua");
+
+	private static final String ALL_ALGORITHMS = algorithms();
+
+	/** The drivers, each a function of the library, and what each needs before it. */
+	private static final List<Driver> DRIVERS = List.of(new Driver("decide", Prelude.ALGORITHMS, List.class),
+			new Driver("refund", Prelude.ALGORITHMS, List.class), new Driver("budget", Prelude.LIB, List.class),
+			new Driver("semaphore", Prelude.LIB, List.class), new Driver("pause", Prelude.NONE, Long.class),
+			new Driver("pause_remaining", Prelude.NONE, Long.class),
+			new Driver("override_put", Prelude.NONE, Long.class),
+			new Driver("override_remove", Prelude.NONE, Long.class));
+
+	/** The library's body with {@link #NAME_MARK} where its hash goes. */
+	private static final String NAME_MARK = "@@";
+
+	private static final String LIBRARY_NAME = "ratelimit_"
+			+ new DefaultRedisScript<>(body(), Object.class).getSha1().substring(0, 16);
+
+	private static final String LIBRARY = "#!lua name=" + LIBRARY_NAME + "\n"
+			+ body().replace(NAME_MARK, LIBRARY_NAME);
+
+	private static final LimiterScript<List<Object>> DECIDE = script("decide");
+
+	private static final Map<Algorithm, LimiterScript<List<Object>>> DECIDE_ONE = decideOne();
+
 	private LuaScripts() {
 	}
 
@@ -38,43 +70,21 @@ final class LuaScripts {
 	 * {@code decide.lua}.
 	 * @return the script
 	 */
-	static RedisScript<List<Object>> decide() {
-		return compose("decide.lua");
+	static LimiterScript<List<Object>> decide() {
+		return DECIDE;
 	}
 
 	/**
-	 * Returns the decide script with one algorithm only. Redis runs a script's
-	 * whole text on every call, defining every function in it, so a script with
-	 * only the algorithm in use costs the server less per decision.
-	 * @param algorithm the file of the algorithm, for example {@code token_bucket.lua}
-	 * @return the script
-	 */
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	static RedisScript<List<Object>> decide(String algorithm) {
-		String text = read("lib.lua") + '\n' + read(algorithm) + '\n' + read("decide.lua");
-		return (RedisScript) new DefaultRedisScript<>(text, List.class);
-	}
-
-	/**
-	 * Returns the decide script with one algorithm only, see {@link #decide(String)}.
+	 * Returns the decide script whose {@code EVALSHA} text has one algorithm only.
+	 * Redis runs a script's whole text on every call, defining every function in
+	 * it, so a text with only the algorithm in use costs the server less per
+	 * decision. Its function is the library's one {@code decide}: a library's
+	 * text runs once, at load.
 	 * @param algorithm the algorithm
 	 * @return the script
 	 */
-	static RedisScript<List<Object>> decide(Algorithm algorithm) {
-		return decide(algorithm.name().toLowerCase(Locale.ROOT) + ".lua");
-	}
-
-	/**
-	 * Returns every script the Redis backend, budget store and permit store run,
-	 * for loading them into the server's script cache ahead of the first call.
-	 * @return the scripts
-	 */
-	static List<RedisScript<List<Object>>> all() {
-		List<RedisScript<List<Object>>> scripts = new ArrayList<>(List.of(decide(), refund(), budget(), semaphore()));
-		for (Algorithm algorithm : Algorithm.values()) {
-			scripts.add(decide(algorithm));
-		}
-		return scripts;
+	static LimiterScript<List<Object>> decide(Algorithm algorithm) {
+		return DECIDE_ONE.get(algorithm);
 	}
 
 	/**
@@ -82,20 +92,17 @@ final class LuaScripts {
 	 * {@code refund.lua}.
 	 * @return the script
 	 */
-	static RedisScript<List<Object>> refund() {
-		return compose("refund.lua");
+	static LimiterScript<List<Object>> refund() {
+		return script("refund");
 	}
 
 	/**
-	 * Returns the script that reserves, settles, releases or reads a cost budget,
-	 * see {@code budget.lua}. It needs only {@code lib.lua}, none of the rate
-	 * limit algorithms.
+	 * Returns the script that reserves, extends, settles, releases or reads a cost
+	 * budget, see {@code budget.lua}. It needs only {@code lib.lua}.
 	 * @return the script
 	 */
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	static RedisScript<List<Object>> budget() {
-		String text = read("lib.lua") + '\n' + read("budget.lua");
-		return (RedisScript) new DefaultRedisScript<>(text, List.class);
+	static LimiterScript<List<Object>> budget() {
+		return script("budget");
 	}
 
 	/**
@@ -104,22 +111,153 @@ final class LuaScripts {
 	 * Like {@link #budget()} it needs only {@code lib.lua}.
 	 * @return the script
 	 */
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	static RedisScript<List<Object>> semaphore() {
-		String text = read("lib.lua") + '\n' + read("semaphore.lua");
-		return (RedisScript) new DefaultRedisScript<>(text, List.class);
+	static LimiterScript<List<Object>> semaphore() {
+		return script("semaphore");
+	}
+
+	/**
+	 * Returns the script that writes a provider pause, see {@code pause.lua}.
+	 * @return the script
+	 */
+	static LimiterScript<Long> pause() {
+		return script("pause");
+	}
+
+	/**
+	 * Returns the script that reads what is left of a provider pause, see
+	 * {@code pause_remaining.lua}.
+	 * @return the script
+	 */
+	static LimiterScript<Long> pauseRemaining() {
+		return script("pause_remaining");
+	}
+
+	/**
+	 * Returns the script that sets a run-time override, see {@code override_put.lua}.
+	 * @return the script
+	 */
+	static LimiterScript<Long> overridePut() {
+		return script("override_put");
+	}
+
+	/**
+	 * Returns the script that removes a run-time override, see
+	 * {@code override_remove.lua}.
+	 * @return the script
+	 */
+	static LimiterScript<Long> overrideRemove() {
+		return script("override_remove");
+	}
+
+	/**
+	 * Returns every script's {@code EVALSHA} text, for loading them into the
+	 * server's script cache ahead of the first call.
+	 * @return the scripts
+	 */
+	static List<RedisScript<?>> all() {
+		List<RedisScript<?>> scripts = new ArrayList<>();
+		for (Driver driver : DRIVERS) {
+			scripts.add(script(driver.name()).eval());
+		}
+		for (Algorithm algorithm : Algorithm.values()) {
+			scripts.add(decide(algorithm).eval());
+		}
+		return scripts;
+	}
+
+	/**
+	 * Returns the function library, the text {@code FUNCTION LOAD} takes: every
+	 * script as a function, and {@link #pingFunction()}.
+	 * @return the library's text
+	 */
+	static String library() {
+		return LIBRARY;
+	}
+
+	/**
+	 * Returns the name of the library, {@code ratelimit_} and a hash of its text.
+	 * @return the name
+	 */
+	static String libraryName() {
+		return LIBRARY_NAME;
+	}
+
+	/**
+	 * Returns the name of the library's function that only replies 1, writing
+	 * nothing: calling it proves that {@code FCALL} is allowed, not only
+	 * {@code FUNCTION LOAD}.
+	 * @return the function's name
+	 */
+	static String pingFunction() {
+		return LIBRARY_NAME + "_ping";
+	}
+
+	private static <T> LimiterScript<T> script(String name) {
+		Driver driver = driver(name);
+		String prelude = switch (driver.prelude()) {
+			case NONE -> "";
+			case LIB -> LIB + '\n';
+			case ALGORITHMS -> LIB + '\n' + ALL_ALGORITHMS;
+		};
+		return script(prelude + read(name + ".lua"), name, driver);
 	}
 
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private static RedisScript<List<Object>> compose(String driver) {
-		StringBuilder text = new StringBuilder(read("lib.lua"));
-		for (String algorithm : ALGORITHMS) {
-			text.append('\n').append(read(algorithm));
-		}
-		text.append('\n').append(read(driver));
+	private static <T> LimiterScript<T> script(String text, String name, Driver driver) {
 		// Text rather than a resource-backed script: a resource is checked for
 		// modification (a file or jar look-up under a lock) on every execution.
-		return (RedisScript) new DefaultRedisScript<>(text.toString(), List.class);
+		RedisScript<T> eval = (RedisScript) new DefaultRedisScript<>(text, driver.reply());
+		return new LimiterScript<>(eval, LIBRARY_NAME + "_" + name);
+	}
+
+	private static Map<Algorithm, LimiterScript<List<Object>>> decideOne() {
+		Map<Algorithm, LimiterScript<List<Object>>> scripts = new EnumMap<>(Algorithm.class);
+		for (Algorithm algorithm : Algorithm.values()) {
+			String text = LIB + '\n' + read(algorithm.name().toLowerCase(Locale.ROOT) + ".lua") + '\n'
+					+ read("decide.lua");
+			scripts.put(algorithm, script(text, "decide", driver("decide")));
+		}
+		return scripts;
+	}
+
+	/**
+	 * The library without its first line: {@code lib.lua} and the algorithms
+	 * once, then each driver as a local function of {@code (KEYS, ARGV)}, the
+	 * names its text reads, registered under the library's name.
+	 */
+	private static String body() {
+		StringBuilder text = new StringBuilder(LIB).append('\n').append(ALL_ALGORITHMS);
+		for (Driver driver : DRIVERS) {
+			text.append("\nlocal function ").append(driver.name()).append("(KEYS, ARGV)\n")
+				.append(read(driver.name() + ".lua"))
+				.append("\nend\nredis.register_function('")
+				.append(NAME_MARK)
+				.append('_')
+				.append(driver.name())
+				.append("', ")
+				.append(driver.name())
+				.append(")\n");
+		}
+		text.append("redis.register_function{ function_name = '").append(NAME_MARK)
+			.append("_ping', callback = function() return 1 end, flags = { 'no-writes' } }\n");
+		return text.toString();
+	}
+
+	private static String algorithms() {
+		StringBuilder text = new StringBuilder();
+		for (String algorithm : ALGORITHMS) {
+			text.append(read(algorithm)).append('\n');
+		}
+		return text.toString();
+	}
+
+	private static Driver driver(String name) {
+		for (Driver driver : DRIVERS) {
+			if (driver.name().equals(name)) {
+				return driver;
+			}
+		}
+		throw new IllegalArgumentException("No rate limit script " + name);
 	}
 
 	private static String read(String name) {
@@ -130,6 +268,24 @@ final class LuaScripts {
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot read the Lua script " + resource, ex);
 		}
+	}
+
+	/** What a driver's text needs before it. */
+	private enum Prelude {
+
+		/** Nothing: the driver stands alone. */
+		NONE,
+
+		/** {@code lib.lua}. */
+		LIB,
+
+		/** {@code lib.lua} and every algorithm. */
+		ALGORITHMS
+
+	}
+
+	/** A driver: its file's name without {@code .lua}, its prelude, the Java type of its reply. */
+	private record Driver(String name, Prelude prelude, Class<?> reply) {
 	}
 
 }

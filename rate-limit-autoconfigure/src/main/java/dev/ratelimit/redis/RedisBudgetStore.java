@@ -7,7 +7,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetDecision;
@@ -19,7 +18,8 @@ import dev.ratelimit.core.TimeSource;
 
 /**
  * Keeps budget state in Redis, so that every application instance sharing the
- * server shares the budgets. Each operation is one {@code EVALSHA} of
+ * server shares the budgets. Each operation is one script call ({@code FCALL}
+ * or {@code EVALSHA}, see {@link ScriptRunner}) of
  * {@code META-INF/scripts/budget.lua} (composed with {@code lib.lua}), a
  * line-by-line mirror of {@link dev.ratelimit.budget.BudgetState} that reads,
  * decides, writes and sets the TTLs atomically, so both stores decide alike.
@@ -45,7 +45,7 @@ import dev.ratelimit.core.TimeSource;
  */
 public final class RedisBudgetStore implements BudgetStore {
 
-	private static final RedisScript<List<Object>> SCRIPT = LuaScripts.budget();
+	private static final LimiterScript<List<Object>> SCRIPT = LuaScripts.budget();
 
 	/** Reply values before the limits: allowed, reserved, retry after. */
 	private static final int HEADER_FIELDS = 3;
@@ -54,6 +54,8 @@ public final class RedisBudgetStore implements BudgetStore {
 	private static final int LIMIT_FIELDS = 4;
 
 	private final StringRedisTemplate redis;
+
+	private final ScriptRunner scripts;
 
 	private final @Nullable TimeSource explicitClock;
 
@@ -78,6 +80,7 @@ public final class RedisBudgetStore implements BudgetStore {
 	RedisBudgetStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
+		this.scripts = new ScriptRunner(connectionFactory);
 		this.explicitClock = explicitClock;
 		this.spanClock = (explicitClock != null) ? explicitClock : TimeSource.system();
 	}
@@ -155,7 +158,7 @@ public final class RedisBudgetStore implements BudgetStore {
 				args.add("0");
 			}
 		}
-		List<Object> reply = this.redis.execute(SCRIPT, redisKeys(key), args.toArray());
+		List<Object> reply = this.scripts.run(SCRIPT, redisKeys(key), args);
 		return decision(reply, limits.size());
 	}
 

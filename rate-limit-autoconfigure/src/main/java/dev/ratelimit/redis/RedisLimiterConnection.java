@@ -1,9 +1,14 @@
 package dev.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.function.Consumer;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -24,8 +29,22 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * reconnects by itself. Other clients (Jedis) are used as they are: the
  * scripts are loaded at start-up when Redis answers, but each call may open a
  * connection from the client's pool, with the client's own timeouts.
+ * <p>
+ * <strong>Functions.</strong> With Lettuce the connector also loads the
+ * scripts as one function library ({@code FUNCTION LOAD}, on every master of
+ * a cluster; see {@link LuaScripts}) and the limiter then calls them with
+ * {@code FCALL}, which costs the server less per decision than
+ * {@code EVALSHA}: the library's shared code runs once, at load, not on every
+ * call. Where Redis refuses functions (before 7, or forbidden by an ACL or a
+ * managed service) it says so once, at INFO, and the scripts go as
+ * {@code EVALSHA}. A server that has lost the library (a restart without
+ * persistence, {@code FUNCTION FLUSH}, a new cluster master) answers the next
+ * call with an error before running anything; that call goes as
+ * {@code EVALSHA} and the connector loads the library again in the background.
  */
 public final class RedisLimiterConnection implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(RedisLimiterConnection.class);
 
 	private final RedisConnectionFactory application;
 
@@ -42,15 +61,55 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * {@link #connect()} waits
 	 */
 	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration connectTimeout) {
+		this(application, timeout, connectTimeout, true);
+	}
+
+	/**
+	 * Creates the limiter's connection to the same Redis as {@code application};
+	 * nothing is connected until {@link #connect()}.
+	 * @param application the application's connection factory
+	 * @param timeout the timeout of each limiter command
+	 * @param connectTimeout the timeout of opening a connection, and how long
+	 * {@link #connect()} waits
+	 * @param functions whether to load the limiter's scripts as a function
+	 * library and call them with {@code FCALL} where Redis allows it (Lettuce
+	 * only); {@code false} always sends {@code EVALSHA}
+	 */
+	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration connectTimeout,
+			boolean functions) {
 		this.application = application;
 		this.limiter = LimiterConnectionFactories.forLimiter(application, timeout, connectTimeout);
 		String address = RedisAddresses.describe(application);
 		if (this.limiter instanceof LimiterLettuceConnectionFactory own) {
-			this.connector = new LimiterConnector(own::connect, own::opened, address, connectTimeout);
+			Consumer<RedisConnection> prepare = functions ? (connection) -> loadFunctions(own, connection,
+					connectTimeout, address) : (connection) -> {
+					};
+			this.connector = new LimiterConnector(own::connect, prepare, own::opened, address, connectTimeout);
+			own.onFunctionsLost(this.connector::prepareAgain);
+			own.onDestroy(this.connector::close);
 		}
 		else {
-			this.connector = new LimiterConnector(this.limiter::getConnection, () -> {
+			this.connector = new LimiterConnector(this.limiter::getConnection, (connection) -> {
+			}, () -> {
 			}, address, connectTimeout);
+		}
+	}
+
+	/**
+	 * Loads the function library, or says once why the scripts go as
+	 * {@code EVALSHA} instead: Redis refused (before 7, or functions forbidden).
+	 */
+	private static void loadFunctions(LimiterLettuceConnectionFactory own, RedisConnection connection,
+			Duration timeout, String address) {
+		String refusal = LettuceFunctions.load(connection, timeout);
+		own.functionsLoaded(refusal == null);
+		if (refusal != null) {
+			logger.info("Redis at " + address + " refused the rate limiter's function library (" + refusal
+					+ "); the limiter sends its scripts as EVALSHA instead");
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Rate limiter loaded its function library " + LuaScripts.libraryName() + " into Redis at "
+					+ address);
 		}
 	}
 
@@ -78,6 +137,18 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 */
 	public boolean isConnected() {
 		return this.connector.isConnected();
+	}
+
+	/**
+	 * Returns whether the limiter's scripts are called as the functions of its
+	 * library ({@code FCALL}) right now, rather than sent as {@code EVALSHA}:
+	 * false before connecting, where Redis refused functions, with functions
+	 * turned off or another client than Lettuce, and while a server that lost
+	 * the library has not been given it again.
+	 * @return whether scripts are function calls
+	 */
+	public boolean usesFunctions() {
+		return this.limiter instanceof LimiterLettuceConnectionFactory own && own.functionsLoaded();
 	}
 
 	/**

@@ -9,7 +9,6 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.ratelimit.core.Quota;
 import dev.ratelimit.live.OverrideStore;
@@ -32,14 +31,13 @@ public final class RedisOverrideStore implements OverrideStore {
 
 	private static final Log logger = LogFactory.getLog(RedisOverrideStore.class);
 
-	private static final RedisScript<Long> PUT = RedisScript.of(
-			"redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return redis.call('INCR', KEYS[2])", Long.class);
+	private static final LimiterScript<Long> PUT = LuaScripts.overridePut();
 
-	private static final RedisScript<Long> REMOVE = RedisScript.of(
-			"if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then return redis.call('INCR', KEYS[2]) end return 0",
-			Long.class);
+	private static final LimiterScript<Long> REMOVE = LuaScripts.overrideRemove();
 
 	private final StringRedisTemplate redis;
+
+	private final ScriptRunner scripts;
 
 	private final String hash;
 
@@ -52,6 +50,7 @@ public final class RedisOverrideStore implements OverrideStore {
 	 */
 	public RedisOverrideStore(RedisConnectionFactory connectionFactory, String keyPrefix) {
 		this.redis = new StringRedisTemplate(connectionFactory);
+		this.scripts = new ScriptRunner(connectionFactory);
 		this.hash = keyPrefix + ":{%overrides}";
 		this.version = this.hash + ":version";
 	}
@@ -89,12 +88,12 @@ public final class RedisOverrideStore implements OverrideStore {
 
 	@Override
 	public void put(String limit, String target, Quota quota) {
-		this.redis.execute(PUT, List.of(this.hash, this.version), limit + ":" + target, QuotaText.format(quota));
+		this.scripts.run(PUT, List.of(this.hash, this.version), List.of(limit + ":" + target, QuotaText.format(quota)));
 	}
 
 	@Override
 	public void remove(String limit, String target) {
-		this.redis.execute(REMOVE, List.of(this.hash, this.version), limit + ":" + target);
+		this.scripts.run(REMOVE, List.of(this.hash, this.version), List.of(limit + ":" + target));
 	}
 
 	@Override

@@ -6,8 +6,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.ratelimit.client.LocalPauseStore;
 import dev.ratelimit.client.PauseStore;
@@ -30,19 +28,12 @@ public final class RedisPauseStore implements PauseStore {
 
 	private static final Log logger = LogFactory.getLog(RedisPauseStore.class);
 
-	private static final String NOW_MS = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) ";
-
 	/** Keeps the later end: a short pause never cuts a longer one short. Returns the time left in ms. */
-	private static final RedisScript<Long> PAUSE = RedisScript.of(NOW_MS
-			+ "local untilMs = now + tonumber(ARGV[1]) local current = tonumber(redis.call('GET', KEYS[1]) or '0') "
-			+ "if current >= untilMs then return current - now end "
-			+ "redis.call('SET', KEYS[1], untilMs, 'PX', ARGV[1]) return tonumber(ARGV[1])", Long.class);
+	private static final LimiterScript<Long> PAUSE = LuaScripts.pause();
 
-	private static final RedisScript<Long> REMAINING = RedisScript.of("local v = redis.call('GET', KEYS[1]) "
-			+ "if not v then return 0 end " + NOW_MS + "local left = tonumber(v) - now "
-			+ "if left < 0 then return 0 end return left", Long.class);
+	private static final LimiterScript<Long> REMAINING = LuaScripts.pauseRemaining();
 
-	private final StringRedisTemplate redis;
+	private final ScriptRunner scripts;
 
 	private final String keyPrefix;
 
@@ -57,7 +48,7 @@ public final class RedisPauseStore implements PauseStore {
 	 * @param local the pauses of this process, the fallback
 	 */
 	public RedisPauseStore(RedisConnectionFactory connectionFactory, String keyPrefix, LocalPauseStore local) {
-		this.redis = new StringRedisTemplate(connectionFactory);
+		this.scripts = new ScriptRunner(connectionFactory);
 		this.keyPrefix = keyPrefix;
 		this.local = local;
 	}
@@ -66,7 +57,7 @@ public final class RedisPauseStore implements PauseStore {
 	public long remainingMicros(String client) {
 		long local = this.local.remainingMicros(client);
 		try {
-			Long millis = this.redis.execute(REMAINING, List.of(key(client)));
+			Long millis = this.scripts.run(REMAINING, List.of(key(client)), List.of());
 			answered();
 			long shared = (millis != null) ? millis * 1_000L : 0;
 			if (shared > local) {
@@ -90,7 +81,7 @@ public final class RedisPauseStore implements PauseStore {
 		// Whole milliseconds, rounded up: never shorter than asked.
 		long millis = Math.max(1, -Math.floorDiv(-micros, 1_000L));
 		try {
-			this.redis.execute(PAUSE, List.of(key(client)), Long.toString(millis));
+			this.scripts.run(PAUSE, List.of(key(client)), List.of(Long.toString(millis)));
 			answered();
 		}
 		catch (RuntimeException ex) {

@@ -5,8 +5,6 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.PermitStore;
@@ -16,7 +14,8 @@ import dev.ratelimit.core.TimeSource;
  * Keeps the permits of distributed concurrency caps in Redis, so that every
  * application instance sharing the server shares the caps. A storage key is
  * one sorted set of permit ids scored by the expiry of their leases; each
- * operation is one {@code EVALSHA} of {@code META-INF/scripts/semaphore.lua}
+ * operation is one script call ({@code FCALL} or {@code EVALSHA}, see
+ * {@link ScriptRunner}) of {@code META-INF/scripts/semaphore.lua}
  * (composed with {@code lib.lua}), which drops expired leases, decides, writes
  * and sets the key's TTL to its latest lease atomically. The key is one Redis
  * key, so it works on Redis Cluster as it is.
@@ -29,12 +28,12 @@ import dev.ratelimit.core.TimeSource;
  */
 public final class RedisPermitStore implements PermitStore {
 
-	private static final RedisScript<List<Object>> SCRIPT = LuaScripts.semaphore();
+	private static final LimiterScript<List<Object>> SCRIPT = LuaScripts.semaphore();
 
 	/** Reply values: flag, holders, wait. */
 	private static final int REPLY_FIELDS = 3;
 
-	private final StringRedisTemplate redis;
+	private final ScriptRunner scripts;
 
 	private final @Nullable TimeSource explicitClock;
 
@@ -55,7 +54,7 @@ public final class RedisPermitStore implements PermitStore {
 	 */
 	RedisPermitStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
-		this.redis = new StringRedisTemplate(connectionFactory);
+		this.scripts = new ScriptRunner(connectionFactory);
 		this.explicitClock = explicitClock;
 	}
 
@@ -82,8 +81,8 @@ public final class RedisPermitStore implements PermitStore {
 
 	private List<Object> run(String key, String operation, String id, int permits, long leaseMicros) {
 		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
-		List<Object> reply = this.redis.execute(SCRIPT, List.of(key), operation, now, id, Integer.toString(permits),
-				Long.toString(leaseMicros));
+		List<Object> reply = this.scripts.run(SCRIPT, List.of(key),
+				List.of(operation, now, id, Integer.toString(permits), Long.toString(leaseMicros)));
 		if (reply == null || reply.size() != REPLY_FIELDS) {
 			throw new IllegalStateException("Unexpected reply from the semaphore script: " + reply);
 		}

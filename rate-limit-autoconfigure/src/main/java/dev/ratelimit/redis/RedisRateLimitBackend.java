@@ -2,7 +2,6 @@ package dev.ratelimit.redis;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +13,6 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.core.Acquisition;
@@ -31,8 +29,9 @@ import dev.ratelimit.core.TimeSource;
  * ({@code META-INF/scripts/decide.lua} with {@code lib.lua} and one file per
  * algorithm, each a line-by-line mirror of its {@link dev.ratelimit.core.LimitState}),
  * which reads, decides, writes and sets the TTL atomically, so both backends
- * decide alike. A decision is one {@code EVALSHA}, however many policies it
- * layers, as long as their keys share a Redis Cluster slot; on a standalone
+ * decide alike. A decision is one script call ({@code FCALL} on the limiter's
+ * own connection, else {@code EVALSHA}; see {@link ScriptRunner}), however
+ * many policies it layers, as long as their keys share a Redis Cluster slot; on a standalone
  * server or Sentinel they always do.
  * <p>
  * <strong>Layered decisions across cluster slots.</strong> A script may only
@@ -59,12 +58,7 @@ import dev.ratelimit.core.TimeSource;
  */
 public final class RedisRateLimitBackend implements RateLimitBackend {
 
-	private static final RedisScript<List<Object>> DECIDE = LuaScripts.decide();
-
-	private static final RedisScript<List<Object>> REFUND = LuaScripts.refund();
-
-	/** Per algorithm, the decide script with that algorithm alone: cheaper for the server to run. */
-	private static final Map<Algorithm, RedisScript<List<Object>>> DECIDE_ONE = decideOne();
+	private static final LimiterScript<List<Object>> REFUND = LuaScripts.refund();
 
 	/** Values per policy in the replies of both scripts. */
 	private static final int REPLY_FIELDS = 6;
@@ -74,6 +68,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	private static final String LOOK = "0";
 
 	private final StringRedisTemplate redis;
+
+	private final ScriptRunner scripts;
 
 	private final @Nullable TimeSource explicitClock;
 
@@ -97,6 +93,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	RedisRateLimitBackend(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
+		this.scripts = new ScriptRunner(connectionFactory);
 		this.explicitClock = explicitClock;
 		this.clusterAware = isClusterAware(connectionFactory);
 	}
@@ -218,12 +215,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return run(decideScript(acquisitions), acquisitions, args);
 	}
 
-	private Reply run(RedisScript<List<Object>> script, List<Acquisition> acquisitions, List<String> args) {
+	private Reply run(LimiterScript<List<Object>> script, List<Acquisition> acquisitions, List<String> args) {
 		List<String> keys = new ArrayList<>(acquisitions.size());
 		for (Acquisition acquisition : acquisitions) {
 			keys.add(acquisition.key());
 		}
-		List<Object> reply = this.redis.execute(script, keys, args.toArray());
+		List<Object> reply = this.scripts.run(script, keys, args);
 		if (reply == null || reply.size() != REPLY_FIELDS * acquisitions.size()) {
 			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
 		}
@@ -239,22 +236,14 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return new Reply(decisions, receipts);
 	}
 
-	private static RedisScript<List<Object>> decideScript(List<Acquisition> acquisitions) {
+	private static LimiterScript<List<Object>> decideScript(List<Acquisition> acquisitions) {
 		Algorithm algorithm = acquisitions.get(0).policy().algorithm();
 		for (int i = 1; i < acquisitions.size(); i++) {
 			if (acquisitions.get(i).policy().algorithm() != algorithm) {
-				return DECIDE;
+				return LuaScripts.decide();
 			}
 		}
-		return DECIDE_ONE.get(algorithm);
-	}
-
-	private static Map<Algorithm, RedisScript<List<Object>>> decideOne() {
-		Map<Algorithm, RedisScript<List<Object>>> scripts = new EnumMap<>(Algorithm.class);
-		for (Algorithm algorithm : Algorithm.values()) {
-			scripts.put(algorithm, LuaScripts.decide(algorithm));
-		}
-		return scripts;
+		return LuaScripts.decide(algorithm);
 	}
 
 	/** Appends algorithm, capacity, a, b, cost and max wait, as {@code decide.lua} reads them. */

@@ -108,7 +108,7 @@ class RateLimitActuatorRedisTests {
 	@Test
 	void healthIsDownWhileRedisAnswersPingButRefusesTheLimitersCalls() {
 		// An ACL that takes the scripts away: PING answers, every decision is refused.
-		assertThat(redis.call("ACL", "SETUSER", "default", "-evalsha", "-eval")).isEqualTo("+OK");
+		assertThat(redis.call("ACL", "SETUSER", "default", "-evalsha", "-eval", "-fcall")).isEqualTo("+OK");
 		try {
 			assertThat(this.http.post("/chat", "X-Tenant-Id", "acl").status()).as("fail-closed budget")
 				.isEqualTo(503);

@@ -89,8 +89,10 @@ class RedisStartupTests {
 		assertThat(listener().events()).containsExactly("STORE open allowed");
 		assertThat(redis.call("EXISTS", "rl:open:{global}")).isEqualTo(":1");
 		assertThat(get("/closed").status()).isEqualTo(200);
-		// The scripts were loaded at start-up: the first EVALSHA needed no EVAL.
-		assertThat(commandCalls("evalsha")).isEqualTo(2);
+		// The function library was loaded at start-up: each decision was one FCALL (after the
+		// connector's probe of the library), none fell back.
+		assertThat(commandCalls("fcall")).isEqualTo(1 + 2);
+		assertThat(commandCalls("evalsha")).isZero();
 		assertThat(commandCalls("eval")).isZero();
 	}
 
@@ -185,7 +187,7 @@ class RedisStartupTests {
 	}
 
 	private long commandCalls(String command) {
-		LettuceConnectionFactory direct = redis.newConnectionFactory();
+		LettuceConnectionFactory direct = redis.newEvalShaConnectionFactory();
 		try {
 			Properties stats = new StringRedisTemplate(direct).execute(
 					(RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));

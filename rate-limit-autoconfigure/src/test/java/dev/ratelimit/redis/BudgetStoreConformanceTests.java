@@ -10,6 +10,8 @@ import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.LimitKeys;
@@ -347,8 +349,18 @@ class BudgetStoreConformanceTests extends SharedRedisTests {
 		return outcomes;
 	}
 
+	/**
+	 * Returns the factory the Redis store runs its script on: the limiter's own
+	 * ({@code FCALL}) here, a plain one ({@code EVALSHA}) in
+	 * {@link BudgetStoreEvalShaConformanceTests}.
+	 * @return the connection factory
+	 */
+	RedisConnectionFactory scriptsFactory() {
+		return connectionFactory;
+	}
+
 	private BudgetComparison comparison(Instant start) {
-		return new BudgetComparison(connectionFactory, start);
+		return new BudgetComparison(scriptsFactory(), start);
 	}
 
 	private String key(BudgetPolicy policy) {

@@ -130,7 +130,7 @@ class RedisBudgetStoreTests extends SharedRedisTests {
 		// The server's clock is past the span Java computed from its own.
 		List<Object> reply = reserve(end + 5 * SECOND, "a", UNIT, start, end, nextEnd);
 		assertThat(reply).containsExactly(1L, UNIT, 0L, 0L, 4 * UNIT, 24 * HOUR - 5 * SECOND, 0L);
-		this.redis.execute(LuaScripts.budget(), RedisBudgetStore.redisKeys(this.key), "settle",
+		this.redis.execute(LuaScripts.budget().eval(), RedisBudgetStore.redisKeys(this.key), "settle",
 				Long.toString(end + 6 * SECOND), "a", Long.toString(UNIT), Long.toString(5 * MINUTE), "c",
 				Long.toString(5 * UNIT), Long.toString(start), Long.toString(end), Long.toString(nextEnd));
 
@@ -186,7 +186,7 @@ class RedisBudgetStoreTests extends SharedRedisTests {
 		// Far past the lease: a script that normalized before failing would have dropped it.
 		long later = this.clock.currentTimeMicros() + HOUR;
 
-		assertThatThrownBy(() -> this.redis.execute(LuaScripts.budget(), RedisBudgetStore.redisKeys(this.key),
+		assertThatThrownBy(() -> this.redis.execute(LuaScripts.budget().eval(), RedisBudgetStore.redisKeys(this.key),
 				"spend", Long.toString(later), "a", "1", "1", "r", "1", "1", "0", "0"))
 			.rootCause()
 			.hasMessageContaining("unknown budget operation: spend");
@@ -195,7 +195,7 @@ class RedisBudgetStoreTests extends SharedRedisTests {
 	}
 
 	private List<Object> reserve(long now, String id, long estimate, long start, long end, long nextEnd) {
-		return this.redis.execute(LuaScripts.budget(), RedisBudgetStore.redisKeys(this.key), "reserve",
+		return this.redis.execute(LuaScripts.budget().eval(), RedisBudgetStore.redisKeys(this.key), "reserve",
 				Long.toString(now), id, Long.toString(estimate), Long.toString(5 * MINUTE), "c",
 				Long.toString(5 * UNIT), Long.toString(start), Long.toString(end), Long.toString(nextEnd));
 	}

@@ -127,7 +127,8 @@ class RedisClusterTests {
 		try {
 			nodes.forEach(CommandStats::reset);
 			assertThat(backend.tryConsumeAll(call)).allMatch(Decision::allowed);
-			assertThat(nodes.stream().mapToLong((node) -> CommandStats.calls(node, "evalsha")).sum()).isOne();
+			assertThat(nodes.stream().mapToLong((node) -> CommandStats.calls(node, "fcall")).sum()).isOne();
+			assertThat(nodes.stream().mapToLong((node) -> CommandStats.calls(node, "evalsha")).sum()).isZero();
 			assertThat(nodes.stream().mapToLong((node) -> CommandStats.calls(node, "eval")).sum()).isZero();
 		}
 		finally {

@@ -74,8 +74,8 @@ class RedisLimiterConnectionTests {
 		this.limiter.connect();
 
 		assertThat(this.limiter.isConnected()).isTrue();
-		List<RedisScript<List<Object>>> scripts = LuaScripts.all();
-		assertThat(scripts).hasSize(4 + dev.ratelimit.core.Algorithm.values().length);
+		List<RedisScript<?>> scripts = LuaScripts.all();
+		assertThat(scripts).hasSize(8 + dev.ratelimit.core.Algorithm.values().length);
 		List<Boolean> loaded = new StringRedisTemplate(this.limiter.connectionFactory())
 			.execute((RedisCallback<List<Boolean>>) (connection) -> connection.scriptingCommands()
 				.scriptExists(scripts.stream().map(RedisScript::getSha1).toArray(String[]::new)));

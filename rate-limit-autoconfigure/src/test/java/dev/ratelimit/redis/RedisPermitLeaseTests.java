@@ -252,7 +252,7 @@ class RedisPermitLeaseTests extends SharedRedisTests {
 	}
 
 	private void assertRefused(String key, String message, String... arguments) {
-		assertThatThrownBy(() -> this.redis.execute(LuaScripts.semaphore(), List.of(key), (Object[]) arguments))
+		assertThatThrownBy(() -> this.redis.execute(LuaScripts.semaphore().eval(), List.of(key), (Object[]) arguments))
 			.isInstanceOf(DataAccessException.class)
 			.rootCause()
 			.hasMessageContaining(message);

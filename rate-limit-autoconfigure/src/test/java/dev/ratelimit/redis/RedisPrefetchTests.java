@@ -34,14 +34,14 @@ class RedisPrefetchTests extends SharedRedisTests {
 	private final String key = new LimitKeys("rl", 128).build(this.policy.name(), "tenant-1");
 
 	@Test
-	void oneEvalshaPerPrefetch() {
+	void oneScriptCallPerPrefetch() {
 		PrefetchingBackend backend = instance();
 		backend.tryConsume(this.policy, this.key, 1);
 		assertThat(server.call("CONFIG", "RESETSTAT")).isEqualTo("+OK");
 		for (int i = 0; i < 199; i++) {
 			assertThat(backend.tryConsume(this.policy, this.key, 1).allowed()).isTrue();
 		}
-		assertThat(CommandStats.calls(connectionFactory, "evalsha")).isEqualTo(9);
+		assertThat(CommandStats.calls(connectionFactory, "fcall")).isEqualTo(9);
 		assertThat(backend.held(this.key)).isZero();
 	}
 

@@ -40,30 +40,39 @@ class RedisRateLimitBackendTests extends SharedRedisTests {
 	}
 
 	@Test
-	void eachDecisionIsOneEvalsha() {
+	void eachDecisionIsOneFunctionCall() {
 		this.backend.tryConsume(this.policy, this.key, 1);
 		assertThat(server.call("CONFIG", "RESETSTAT")).isEqualTo("+OK");
 		for (int i = 0; i < 3; i++) {
 			this.backend.tryConsume(this.policy, this.key, 1);
 		}
-		assertThat(calls("evalsha")).isEqualTo(3);
+		assertThat(calls("fcall")).isEqualTo(3);
+		assertThat(calls("evalsha")).isZero();
 		assertThat(calls("eval")).isZero();
 	}
 
 	@Test
-	void decidesAfterScriptFlushByFallingBackToEval() {
-		assertThat(this.backend.tryConsume(this.policy, this.key, 1)).isEqualTo(new Decision(true, 4, 5, 1_000_000, 0));
-		assertThat(server.call("SCRIPT", "FLUSH")).isEqualTo("+OK");
-		assertThat(server.call("CONFIG", "RESETSTAT")).isEqualTo("+OK");
-		Decision decision = this.backend.tryConsume(this.policy, this.key, 2);
-		assertThat(decision.allowed()).isTrue();
-		assertThat(decision.remaining()).isEqualTo(2);
-		assertThat(calls("evalsha")).isEqualTo(1);
-		assertThat(calls("eval")).isEqualTo(1);
-		// EVAL cached the script again: back to EVALSHA alone.
-		this.backend.tryConsume(this.policy, this.key, 1);
-		assertThat(calls("evalsha")).isEqualTo(2);
-		assertThat(calls("eval")).isEqualTo(1);
+	void withoutFunctionsEachDecisionIsOneEvalshaAndAFlushedScriptIsSentAsEvalOnce() {
+		LettuceConnectionFactory plain = server.newEvalShaConnectionFactory();
+		try {
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(plain, new ManualTimeSource());
+			assertThat(backend.tryConsume(this.policy, this.key, 1)).isEqualTo(new Decision(true, 4, 5, 1_000_000, 0));
+			assertThat(server.call("SCRIPT", "FLUSH")).isEqualTo("+OK");
+			assertThat(server.call("CONFIG", "RESETSTAT")).isEqualTo("+OK");
+			Decision decision = backend.tryConsume(this.policy, this.key, 2);
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.remaining()).isEqualTo(2);
+			assertThat(calls("evalsha")).isEqualTo(1);
+			assertThat(calls("eval")).isEqualTo(1);
+			// EVAL cached the script again: back to EVALSHA alone.
+			backend.tryConsume(this.policy, this.key, 1);
+			assertThat(calls("evalsha")).isEqualTo(2);
+			assertThat(calls("eval")).isEqualTo(1);
+			assertThat(calls("fcall")).isZero();
+		}
+		finally {
+			plain.destroy();
+		}
 	}
 
 	@Test

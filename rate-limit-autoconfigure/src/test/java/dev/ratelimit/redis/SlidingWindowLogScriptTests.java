@@ -81,8 +81,8 @@ class SlidingWindowLogScriptTests extends ScriptTestSupport {
 	void refundedEntryOfTheSameMicrosecondNeverLeavesTwoEntriesOneMember() {
 		// The scripts themselves: a refund between two decisions of the same
 		// microsecond, as a concurrent caller of another slot can cause.
-		RedisScript<List<Object>> decide = LuaScripts.decide();
-		RedisScript<List<Object>> refund = LuaScripts.refund();
+		RedisScript<List<Object>> decide = LuaScripts.decide().eval();
+		RedisScript<List<Object>> refund = LuaScripts.refund().eval();
 		StringRedisTemplate redis = this.backends.redis();
 		String key = "rl:log:{user-42}";
 		String now = Long.toString(BackendComparison.START_MICROS);

@@ -184,12 +184,31 @@ public final class RedisClusterFixture implements AutoCloseable {
 	}
 
 	/**
-	 * Creates a started Lettuce connection factory for this cluster, seeded with
-	 * every node and refreshing its topology on {@code MOVED}, {@code ASK} and
-	 * reconnects. The caller destroys it.
+	 * Creates the connection factory production uses for this cluster: the
+	 * limiter's own (see {@link #newEvalShaConnectionFactory()} for its options),
+	 * connected, with its function library loaded on every master, so that the
+	 * scripts run as {@code FCALL}. The caller destroys it.
 	 * @return the connection factory
 	 */
 	public LettuceConnectionFactory newConnectionFactory() {
+		return LimiterFactories.withFunctions(factory());
+	}
+
+	/**
+	 * Creates a started, plain Lettuce connection factory for this cluster,
+	 * seeded with every node and refreshing its topology on {@code MOVED},
+	 * {@code ASK} and reconnects, on which the limiter sends its scripts as
+	 * {@code EVALSHA}. The caller destroys it.
+	 * @return the connection factory
+	 */
+	public LettuceConnectionFactory newEvalShaConnectionFactory() {
+		LettuceConnectionFactory factory = factory();
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	private LettuceConnectionFactory factory() {
 		RedisClusterConfiguration configuration = new RedisClusterConfiguration();
 		for (int port : this.ports) {
 			configuration.clusterNode("127.0.0.1", port);
@@ -205,10 +224,7 @@ public final class RedisClusterFixture implements AutoCloseable {
 			.clientOptions(options)
 			.commandTimeout(Duration.ofSeconds(5))
 			.build();
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration, client);
-		factory.afterPropertiesSet();
-		factory.start();
-		return factory;
+		return new LettuceConnectionFactory(configuration, client);
 	}
 
 	/**

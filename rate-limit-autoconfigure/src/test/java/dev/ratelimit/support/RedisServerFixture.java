@@ -38,8 +38,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  *     redis.flushAll();
  * }
  * </pre>
- * Connections come from {@link #newConnectionFactory()}; the caller destroys
- * them. A test that needs a server of its own (to kill or pause it) uses
+ * Connections come from {@link #newConnectionFactory()} (the limiter's own,
+ * scripts as {@code FCALL}) or {@link #newEvalShaConnectionFactory()} (plain
+ * Lettuce, scripts as {@code EVALSHA}); the caller destroys them. A test that needs a server of its own (to kill or pause it) uses
  * {@link #start()} and {@link #close()}.
  */
 public final class RedisServerFixture implements AutoCloseable {
@@ -147,11 +148,23 @@ public final class RedisServerFixture implements AutoCloseable {
 	}
 
 	/**
-	 * Creates a started Lettuce connection factory for this server. The caller
-	 * destroys it.
+	 * Creates the connection factory production uses for this server: the
+	 * limiter's own, connected, with its function library loaded, so that the
+	 * scripts run as {@code FCALL}. The caller destroys it.
 	 * @return the connection factory
 	 */
 	public LettuceConnectionFactory newConnectionFactory() {
+		return LimiterFactories.withFunctions(
+				new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", this.port)));
+	}
+
+	/**
+	 * Creates a started, plain Lettuce connection factory for this server, on
+	 * which the limiter sends its scripts as {@code EVALSHA}, as it does where
+	 * Redis refuses functions. The caller destroys it.
+	 * @return the connection factory
+	 */
+	public LettuceConnectionFactory newEvalShaConnectionFactory() {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", this.port));
 		factory.afterPropertiesSet();

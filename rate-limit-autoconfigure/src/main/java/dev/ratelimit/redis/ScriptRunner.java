@@ -1,0 +1,75 @@
+package dev.ratelimit.redis;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs the limiter's scripts, the one way every Redis backend and store calls
+ * Redis for a decision. On the limiter's own connection (see
+ * {@link RedisLimiterConnection}), once its connector has loaded the function
+ * library, a script is one {@code FCALL}: the server runs only the script's
+ * driver, not the whole composed text, which is what an {@code EVALSHA}
+ * costs on every call. Otherwise, and whenever the server has lost the
+ * library, it is one {@code EVALSHA} (Spring Data Redis sends the text as
+ * {@code EVAL} once when the script cache lost it too).
+ * <p>
+ * A lost library (a restart without persistence, {@code FUNCTION FLUSH}, a
+ * new cluster node) fails the {@code FCALL} before anything runs, so that
+ * call is sent again as {@code EVALSHA}, and the connector loads the library
+ * again in the background: no request thread waits for a load, and no call
+ * is decided twice.
+ */
+final class ScriptRunner {
+
+	private final StringRedisTemplate redis;
+
+	private final @Nullable LimiterLettuceConnectionFactory own;
+
+	/**
+	 * Creates a runner.
+	 * @param connectionFactory the connection factory; functions are used only
+	 * when it is the limiter's own
+	 */
+	ScriptRunner(RedisConnectionFactory connectionFactory) {
+		// This constructor calls afterPropertiesSet(): the template is ready to use.
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.own = ClassUtils.isPresent("io.lettuce.core.RedisClient", ScriptRunner.class.getClassLoader())
+				? Lettuce.own(connectionFactory) : null;
+	}
+
+	/**
+	 * Runs a script. Failures of Redis are thrown as Spring's
+	 * {@link org.springframework.dao.DataAccessException}s either way.
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments
+	 * @param <T> the type of its reply
+	 * @return the reply: a {@code Long}, or a list of {@code Long}s and {@code String}s
+	 */
+	@SuppressWarnings("unchecked")
+	<T> @Nullable T run(LimiterScript<T> script, List<String> keys, List<String> args) {
+		LimiterLettuceConnectionFactory own = this.own;
+		if (own != null && own.functionsLoaded()) {
+			Object reply = LettuceFunctions.call(own, script, keys, args);
+			if (reply != LettuceFunctions.MISSING) {
+				return (T) reply;
+			}
+		}
+		return this.redis.execute(script.eval(), keys, args.toArray());
+	}
+
+	/** Only loaded with Lettuce present: the factory class needs it. */
+	private static final class Lettuce {
+
+		static @Nullable LimiterLettuceConnectionFactory own(RedisConnectionFactory factory) {
+			return (factory instanceof LimiterLettuceConnectionFactory own) ? own : null;
+		}
+
+	}
+
+}
