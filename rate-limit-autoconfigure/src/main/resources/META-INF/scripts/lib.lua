@@ -8,27 +8,29 @@
 --     as a function of (KEYS, ARGV), run once when the library loads; a call
 --     runs its driver only. A function sees no KEYS or ARGV global, so the
 --     helpers take what they read as arguments, and nothing here may change
---     between calls: the library's locals outlive every call.
+--     between calls in a way a decision could see: the library's locals
+--     outlive every call (policyNumber keeps parsed numbers, nothing else).
+--     The top level runs at FUNCTION LOAD, where Redis 7.0 offers no math
+--     table: it only defines.
 --
 -- Lua numbers are doubles. Policies keep every value below 2^51 (times near
 -- 2^50.7 µs, scaled capacities below 2^50), so +, - and * on them are exact;
 -- only division needs care, see floorDiv.
 
--- Java's Math.floorDiv. The double quotient of two integers near 2^50 can be
--- one off, so step to the integer q with q * b <= a < (q + 1) * b.
+-- Java's Math.floorDiv, exact while |a| + |b| stays below 2^53, as every
+-- caller's values do (each is below 2^52). Lua's a % b is a - floor(a / b) * b,
+-- and the double quotient a / b cannot round across an integer below that
+-- bound: a non-integral a / b is at least 1 / b away from any integer n, more
+-- than half the spacing of doubles near n. So the remainder, and then the
+-- division of a - r by b, are exact. Operators rather than math.floor: no
+-- table look-up and no call into C on the dearest path of every decision.
 local function floorDiv(a, b)
-	local q = math.floor(a / b)
-	if q * b > a then
-		q = q - 1
-	elseif (q + 1) * b <= a then
-		q = q + 1
-	end
-	return q
+	return (a - a % b) / b
 end
 
--- LongMath.ceilDiv
+-- LongMath.ceilDiv: -floorDiv(-a, b), in one step.
 local function ceilDiv(a, b)
-	return -floorDiv(-a, b)
+	return (a + (-a) % b) / b
 end
 
 -- LongMath.lessLostSince: the scaled units a bucket can still give back, all of
@@ -130,6 +132,26 @@ end
 -- every call, and a table grown field by field is rehashed on the way.
 local ALGORITHMS = {}
 
+-- A policy's number from its argument text: tonumber is a strtod, among the
+-- dearest steps of a decision, and a policy's arguments are the same text call
+-- after call. As a function library (see the top) the parsed numbers are kept
+-- between calls, at most 256 texts (then forgotten all at once); a number is
+-- only ever its text's, so keeping it changes no decision. As an EVALSHA script
+-- this runs afresh on every call and keeps nothing.
+local PARSED, parsed = {}, 0
+local function policyNumber(text)
+	local number = PARSED[text]
+	if number == nil then
+		number = tonumber(text)
+		if parsed >= 256 then
+			PARSED, parsed = {}, 0
+		end
+		PARSED[text] = number
+		parsed = parsed + 1
+	end
+	return number
+end
+
 -- The policy whose six arguments start at args[at] (the script's ARGV, passed
 -- in: a function of the library sees no ARGV global): algorithm code, capacity,
 -- then a refill of a tokens per b µs (buckets) or a window of a µs (windows,
@@ -147,10 +169,10 @@ local function readPolicy(args, at)
 	cost = (cost == '1') and 1 or tonumber(cost)
 	if algorithm.rateBased then
 		local maxWait = args[at + 5]
-		return { algorithm = algorithm, capacity = tonumber(args[at + 1]), tokens = tonumber(args[at + 2]),
-			periodMicros = tonumber(args[at + 3]), maxWaitMicros = (maxWait == '0') and 0 or tonumber(maxWait) or 0 },
+		return { algorithm = algorithm, capacity = policyNumber(args[at + 1]), tokens = policyNumber(args[at + 2]),
+			periodMicros = policyNumber(args[at + 3]), maxWaitMicros = (maxWait == '0') and 0 or tonumber(maxWait) or 0 },
 			cost
 	end
-	return { algorithm = algorithm, capacity = tonumber(args[at + 1]), windowMicros = tonumber(args[at + 2]),
+	return { algorithm = algorithm, capacity = policyNumber(args[at + 1]), windowMicros = policyNumber(args[at + 2]),
 		maxWaitMicros = 0 }, cost
 end

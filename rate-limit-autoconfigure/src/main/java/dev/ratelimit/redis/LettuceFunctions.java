@@ -41,6 +41,10 @@ final class LettuceFunctions {
 
 	private static final LettuceExceptionConverter EXCEPTIONS = new LettuceExceptionConverter();
 
+	/** Error replies of a server that cannot serve now, whatever the command: never a refusal of functions. */
+	private static final List<String> PASSING = List.of("LOADING", "OOM", "BUSY", "CLUSTERDOWN", "READONLY",
+			"MASTERDOWN", "TRYAGAIN", "NOREPLICAS", "MOVED", "ASK");
+
 	private LettuceFunctions() {
 	}
 
@@ -78,11 +82,30 @@ final class LettuceFunctions {
 			return null;
 		}
 		catch (RedisCommandExecutionException ex) {
+			if (isPassing(ex)) {
+				// The server's state, not its answer to functions: the attempt fails and is made again.
+				throw translate(ex);
+			}
 			return ex.getMessage();
 		}
 		catch (RuntimeException ex) {
 			throw translate(ex);
 		}
+	}
+
+	/**
+	 * Returns whether an error reply says the server cannot take commands right
+	 * now (loading, over its memory, busy with a script, a cluster or replica
+	 * not ready) rather than that it refuses functions.
+	 */
+	private static boolean isPassing(RedisCommandExecutionException failure) {
+		String message = String.valueOf(failure.getMessage());
+		for (String prefix : PASSING) {
+			if (message.startsWith(prefix)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

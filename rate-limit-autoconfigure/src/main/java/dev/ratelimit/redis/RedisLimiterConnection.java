@@ -1,6 +1,7 @@
 package dev.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
@@ -52,6 +53,9 @@ public final class RedisLimiterConnection implements AutoCloseable {
 
 	private final LimiterConnector connector;
 
+	/** Whether the INFO line saying that Redis refused functions was written. */
+	private final AtomicBoolean refusalLogged = new AtomicBoolean();
+
 	/**
 	 * Creates the limiter's connection to the same Redis as {@code application};
 	 * nothing is connected until {@link #connect()}.
@@ -99,11 +103,12 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * Loads the function library, or says once why the scripts go as
 	 * {@code EVALSHA} instead: Redis refused (before 7, or functions forbidden).
 	 */
-	private static void loadFunctions(LimiterLettuceConnectionFactory own, RedisConnection connection,
-			Duration timeout, String address) {
+	private void loadFunctions(LimiterLettuceConnectionFactory own, RedisConnection connection, Duration timeout,
+			String address) {
 		String refusal = LettuceFunctions.load(connection, timeout);
 		own.functionsLoaded(refusal == null);
-		if (refusal != null) {
+		// Once: an attempt that fails after this point (at PING) is made again, and refused again.
+		if (refusal != null && this.refusalLogged.compareAndSet(false, true)) {
 			logger.info("Redis at " + address + " refused the rate limiter's function library (" + refusal
 					+ "); the limiter sends its scripts as EVALSHA instead");
 		}

@@ -60,6 +60,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	private static final LimiterScript<List<Object>> REFUND = LuaScripts.refund();
 
+	/** The slot groups of a single acquisition. */
+	private static final List<List<Integer>> ONE_GROUP = List.of(List.of(0));
+
 	/** Values per policy in the replies of both scripts. */
 	private static final int REPLY_FIELDS = 6;
 
@@ -286,6 +289,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * the server is not a cluster or every key shares a slot.
 	 */
 	private List<List<Integer>> slotGroups(List<Acquisition> acquisitions) {
+		if (acquisitions.size() == 1) {
+			// By far the common call: nothing to group, nothing to allocate.
+			return ONE_GROUP;
+		}
 		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
 		for (int i = 0; i < acquisitions.size(); i++) {
 			int slot = this.clusterAware ? ClusterSlotHashUtil.calculateSlot(acquisitions.get(i).key()) : 0;
