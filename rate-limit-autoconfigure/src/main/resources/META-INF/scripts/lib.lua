@@ -134,12 +134,17 @@ local ALGORITHMS = {}
 
 -- A policy's number from its argument text: tonumber is a strtod, among the
 -- dearest steps of a decision, and a policy's arguments are the same text call
--- after call. As a function library (see the top) the parsed numbers are kept
+-- after call. The function library (see the top) keeps the parsed numbers
 -- between calls, at most 256 texts (then forgotten all at once); a number is
--- only ever its text's, so keeping it changes no decision. As an EVALSHA script
--- this runs afresh on every call and keeps nothing.
+-- only ever its text's, so keeping it changes no decision. LuaScripts sets
+-- KEEP_PARSED in the library only: an EVALSHA script runs afresh on every call,
+-- where keeping would only cost.
+local KEEP_PARSED = false
 local PARSED, parsed = {}, 0
 local function policyNumber(text)
+	if not KEEP_PARSED then
+		return tonumber(text)
+	end
 	local number = PARSED[text]
 	if number == nil then
 		number = tonumber(text)

@@ -60,24 +60,23 @@ final class LettuceFunctions {
 	 * a server before 7, or one that forbids functions)
 	 * @throws DataAccessException when Redis did not answer
 	 */
+	@SuppressWarnings("unchecked")
 	static @Nullable String load(RedisConnection connection, Duration timeout) {
 		Object commands = connection.getNativeConnection();
 		String library = LuaScripts.library();
 		String ping = LuaScripts.pingFunction();
 		try {
 			if (commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
-				@SuppressWarnings("unchecked")
+				// Every master, through the cluster connection's own node connections.
 				RedisAdvancedClusterAsyncCommands<byte[], byte[]> nodes = (RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster;
 				awaitAll(nodes.upstream().commands().functionLoad(library, true), timeout);
-				awaitAll(nodes.upstream().commands().<Long>fcall(ping, ScriptOutputType.INTEGER), timeout);
+				awaitAll(nodes.upstream().commands().fcall(ping, ScriptOutputType.INTEGER), timeout);
 			}
 			else {
-				@SuppressWarnings("unchecked")
 				RedisClusterAsyncCommands<byte[], byte[]> server = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
-				LettuceFutures.awaitOrCancel(server.functionLoad(library, true), timeout.toNanos(),
-						TimeUnit.NANOSECONDS);
-				LettuceFutures.awaitOrCancel(server.<Long>fcall(ping, ScriptOutputType.INTEGER), timeout.toNanos(),
-						TimeUnit.NANOSECONDS);
+				long nanos = timeout.toNanos();
+				LettuceFutures.awaitOrCancel(server.functionLoad(library, true), nanos, TimeUnit.NANOSECONDS);
+				LettuceFutures.awaitOrCancel(server.fcall(ping, ScriptOutputType.INTEGER), nanos, TimeUnit.NANOSECONDS);
 			}
 			return null;
 		}
@@ -119,15 +118,16 @@ final class LettuceFunctions {
 	 * loaded again
 	 * @throws DataAccessException when Redis failed
 	 */
+	@SuppressWarnings("unchecked")
 	static @Nullable Object call(LimiterLettuceConnectionFactory factory, LimiterScript<?> script, List<String> keys,
 			List<String> args) {
 		ScriptOutputType output = List.class.isAssignableFrom(script.eval().getResultType())
 				? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
 		try (RedisConnection connection = factory.getConnection()) {
+			// Spring Data Redis' connections hold byte[] keys and values.
 			RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) connection
 				.getNativeConnection();
-			RedisFuture<Object> reply = commands.fcall(script.function(), output, bytes(keys),
-					bytes(args));
+			RedisFuture<Object> reply = commands.fcall(script.function(), output, bytes(keys), bytes(args));
 			Object value = LettuceFutures.awaitOrCancel(reply, factory.commandTimeout().toNanos(),
 					TimeUnit.NANOSECONDS);
 			return strings(value);

@@ -221,12 +221,13 @@ final class LuaScripts {
 	}
 
 	/**
-	 * The library without its first line: {@code lib.lua} and the algorithms
-	 * once, then each driver as a local function of {@code (KEYS, ARGV)}, the
+	 * The library without its first line: {@code lib.lua} (told to keep parsed
+	 * numbers) and the algorithms once, then each driver as a local function of {@code (KEYS, ARGV)}, the
 	 * names its text reads, registered under the library's name.
 	 */
 	private static String body() {
-		StringBuilder text = new StringBuilder(LIB).append('\n').append(ALL_ALGORITHMS);
+		// Numbers parsed in one call serve the next: see policyNumber in lib.lua.
+		StringBuilder text = new StringBuilder(LIB).append("\nKEEP_PARSED = true\n").append(ALL_ALGORITHMS);
 		for (Driver driver : DRIVERS) {
 			text.append("\nlocal function ").append(driver.name()).append("(KEYS, ARGV)\n")
 				.append(read(driver.name() + ".lua"))

@@ -107,14 +107,16 @@ public final class RedisLimiterConnection implements AutoCloseable {
 			String address) {
 		String refusal = LettuceFunctions.load(connection, timeout);
 		own.functionsLoaded(refusal == null);
-		// Once: an attempt that fails after this point (at PING) is made again, and refused again.
-		if (refusal != null && this.refusalLogged.compareAndSet(false, true)) {
+		if (refusal == null) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Rate limiter loaded its function library " + LuaScripts.libraryName()
+						+ " into Redis at " + address);
+			}
+		}
+		else if (this.refusalLogged.compareAndSet(false, true)) {
+			// Once: an attempt that fails after this point (at PING) is made again, and refused again.
 			logger.info("Redis at " + address + " refused the rate limiter's function library (" + refusal
 					+ "); the limiter sends its scripts as EVALSHA instead");
-		}
-		else if (logger.isDebugEnabled()) {
-			logger.debug("Rate limiter loaded its function library " + LuaScripts.libraryName() + " into Redis at "
-					+ address);
 		}
 	}
 
