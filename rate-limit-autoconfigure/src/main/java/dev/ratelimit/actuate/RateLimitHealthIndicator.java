@@ -117,7 +117,10 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 		this.stores.reachable();
 		Map<LimitKind, String> failing = this.stores.failing();
 		if (failing.isEmpty()) {
-			return Health.up().withDetail("redis", "available");
+			// How the scripts go right now: FCALL of the library, or EVALSHA where Redis refused it.
+			return Health.up()
+				.withDetail("redis", "available")
+				.withDetail("scripts", redis.usesFunctions() ? "FCALL" : "EVALSHA");
 		}
 		// PING answers, yet the limiter's own calls fail: an ACL, a read-only replica, a proxy.
 		Map<String, String> byKind = new LinkedHashMap<>();

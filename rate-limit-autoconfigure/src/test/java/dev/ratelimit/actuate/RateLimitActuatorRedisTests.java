@@ -134,6 +134,7 @@ class RateLimitActuatorRedisTests {
 		HttpTestClient.Response up = this.http.get("/actuator/health/rateLimit");
 		assertThat(up.status()).isEqualTo(200);
 		assertThat(up.json().at("/details/redis").asString()).isEqualTo("available");
+		assertThat(up.json().at("/details/scripts").asString()).isEqualTo("FCALL");
 	}
 
 	@Test
