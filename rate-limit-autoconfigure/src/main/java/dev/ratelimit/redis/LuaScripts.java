@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -52,11 +53,15 @@ final class LuaScripts {
 	/** The library's body with {@link #NAME_MARK} where its hash goes. */
 	private static final String NAME_MARK = "@@";
 
-	private static final String LIBRARY_NAME = "ratelimit_"
-			+ new DefaultRedisScript<>(body(), Object.class).getSha1().substring(0, 16);
+	private static final String BODY = body();
 
-	private static final String LIBRARY = "#!lua name=" + LIBRARY_NAME + "\n"
-			+ body().replace(NAME_MARK, LIBRARY_NAME);
+	private static final String LIBRARY_NAME = "ratelimit_"
+			+ new DefaultRedisScript<>(BODY, Object.class).getSha1().substring(0, 16);
+
+	private static final String LIBRARY = "#!lua name=" + LIBRARY_NAME + "\n" + BODY.replace(NAME_MARK, LIBRARY_NAME);
+
+	/** Every driver's script, composed once: by name. */
+	private static final Map<String, LimiterScript<?>> SCRIPTS = scripts();
 
 	private static final LimiterScript<List<Object>> DECIDE = script("decide");
 
@@ -156,8 +161,8 @@ final class LuaScripts {
 	 */
 	static List<RedisScript<?>> all() {
 		List<RedisScript<?>> scripts = new ArrayList<>();
-		for (Driver driver : DRIVERS) {
-			scripts.add(script(driver.name()).eval());
+		for (LimiterScript<?> script : SCRIPTS.values()) {
+			scripts.add(script.eval());
 		}
 		for (Algorithm algorithm : Algorithm.values()) {
 			scripts.add(decide(algorithm).eval());
@@ -192,22 +197,30 @@ final class LuaScripts {
 		return LIBRARY_NAME + "_ping";
 	}
 
+	@SuppressWarnings("unchecked")
 	private static <T> LimiterScript<T> script(String name) {
-		Driver driver = driver(name);
-		String prelude = switch (driver.prelude()) {
-			case NONE -> "";
-			case LIB -> LIB + '\n';
-			case ALGORITHMS -> LIB + '\n' + ALL_ALGORITHMS;
-		};
-		return script(prelude + read(name + ".lua"), name, driver);
+		return (LimiterScript<T>) SCRIPTS.get(name);
+	}
+
+	private static Map<String, LimiterScript<?>> scripts() {
+		Map<String, LimiterScript<?>> scripts = new LinkedHashMap<>();
+		for (Driver driver : DRIVERS) {
+			String prelude = switch (driver.prelude()) {
+				case NONE -> "";
+				case LIB -> LIB + '\n';
+				case ALGORITHMS -> LIB + '\n' + ALL_ALGORITHMS;
+			};
+			scripts.put(driver.name(), script(prelude + read(driver.name() + ".lua"), driver));
+		}
+		return scripts;
 	}
 
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private static <T> LimiterScript<T> script(String text, String name, Driver driver) {
+	private static <T> LimiterScript<T> script(String text, Driver driver) {
 		// Text rather than a resource-backed script: a resource is checked for
 		// modification (a file or jar look-up under a lock) on every execution.
 		RedisScript<T> eval = (RedisScript) new DefaultRedisScript<>(text, driver.reply());
-		return new LimiterScript<>(eval, LIBRARY_NAME + "_" + name);
+		return new LimiterScript<>(eval, LIBRARY_NAME + "_" + driver.name());
 	}
 
 	private static Map<Algorithm, LimiterScript<List<Object>>> decideOne() {
@@ -215,15 +228,16 @@ final class LuaScripts {
 		for (Algorithm algorithm : Algorithm.values()) {
 			String text = LIB + '\n' + read(algorithm.name().toLowerCase(Locale.ROOT) + ".lua") + '\n'
 					+ read("decide.lua");
-			scripts.put(algorithm, script(text, "decide", driver("decide")));
+			scripts.put(algorithm, script(text, driver("decide")));
 		}
 		return scripts;
 	}
 
 	/**
 	 * The library without its first line: {@code lib.lua} (told to keep parsed
-	 * numbers) and the algorithms once, then each driver as a local function of {@code (KEYS, ARGV)}, the
-	 * names its text reads, registered under the library's name.
+	 * numbers) and the algorithms once, then each driver as a local function of
+	 * {@code (KEYS, ARGV)}, the names its text reads, registered under the
+	 * library's name.
 	 */
 	private static String body() {
 		// Numbers parsed in one call serve the next: see policyNumber in lib.lua.
