@@ -384,9 +384,10 @@ public final class HttpBenchmark {
 		/**
 		 * Warms every variant up with a closed loop for at least {@code seconds}, then
 		 * on in steps of {@value #WARMUP_STEP_SECONDS} s until the JIT compilers spent
-		 * less than {@value #SETTLED_COMPILE_MILLIS} ms in a step (at most
+		 * less than {@value #SETTLED_COMPILE_MILLIS} ms of CPU in a step (at most
 		 * {@value #MAX_WARMUP_SECONDS} s): a server pinned to one busy CPU compiles slowly,
-		 * and a round measured while it still compiles measures the compiler.
+		 * and a round measured while it still compiles measures the compiler. Each
+		 * step samples the server as a round does.
 		 */
 		void warmUp(int connections, int seconds) throws InterruptedException {
 			for (Variant variant : this.apps.keySet()) {
@@ -399,8 +400,13 @@ public final class HttpBenchmark {
 				long compiled = -1;
 				while (total < MAX_WARMUP_SECONDS) {
 					long before = probe.compileMillis();
+					// Sampled as a round samples it: the probe's first calls (JMX over RMI, the metrics
+					// endpoint) load code in the server whose profiles make C2 throw away and recompile the
+					// request path; that belongs to the warm-up, not to the first measured round.
+					probe.sample();
 					result = LoadGenerator.run("127.0.0.1", port, PATH, connections, this.options.clientIps(),
 							Duration.ZERO, Duration.ofSeconds(WARMUP_STEP_SECONDS));
+					probe.sample();
 					checkStatus(variant, result);
 					total += WARMUP_STEP_SECONDS;
 					compiled = probe.compileMillis() - before;
@@ -471,6 +477,7 @@ public final class HttpBenchmark {
 					redis.call("CONFIG", "RESETSTAT");
 				}
 				ServerProbe.Sample before = probe.sample();
+				long compiledBefore = probe.compileMillis();
 				long started = System.nanoTime();
 				Duration period = Duration.ofSeconds(this.options.seconds());
 				LoadGenerator.Result result = mode.equals("cpu")
@@ -481,6 +488,7 @@ public final class HttpBenchmark {
 								Duration.ofSeconds(1), period);
 				double wallNanos = System.nanoTime() - started;
 				ServerProbe.Sample after = probe.sample();
+				long compiled = probe.compileMillis() - compiledBefore;
 				checkStatus(variant, result);
 				String redisCalls = checkDecisions(variant, after.decisions() - before.decisions(),
 						result.allRequests(), redis);
@@ -492,10 +500,10 @@ public final class HttpBenchmark {
 						Double.NaN);
 				System.out.printf(Locale.ROOT,
 						"  %-9s %-6s %-22s %3d conn %9.0f requests/s  p50 %7.0f us  p99 %7.0f us  "
-								+ "server CPU %6.1f us/request (%3.0f%% of a CPU), %7.0f B/request%s%n",
+								+ "server CPU %6.1f us/request (%3.0f%% of a CPU; JIT %5d ms), %7.0f B/request%s%n",
 						mode, variant.backend(), variant.name(), connections, row.requestsPerSecond(),
 						row.p50Micros(), row.p99Micros(), row.cpuMicrosPerRequest(), 100 * row.serverCpuShare(),
-						row.bytesPerRequest(), redisCalls);
+						compiled, row.bytesPerRequest(), redisCalls);
 				return row;
 			}
 			catch (IllegalStateException ex) {

@@ -69,6 +69,10 @@ import dev.ratelimit.redis.RedisRateLimitBackend;
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisDecisionBenchmark
  * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,ours-evalsha,prefetch,incr,floor,bucket4j]}
+ * <p>
+ * With {@code --caller true} it measures instead what each case costs the
+ * thread that decides, one caller at a time: CPU time and bytes allocated per
+ * decision.
  */
 public final class RedisDecisionBenchmark {
 
@@ -225,6 +229,10 @@ public final class RedisDecisionBenchmark {
 					deciders.put("Bucket4j Lettuce CAS proxy", (k) -> buckets[k].tryConsume(1));
 				}
 
+				if (Boolean.parseBoolean(options.string("caller", "false"))) {
+					callerCost(deciders);
+					return results;
+				}
 				// One warm-up of every case first, so that the first case measured does not pay for the JIT alone.
 				for (Decider decider : deciders.values()) {
 					run(decider, MANY_KEYS, threads, warmup, false);
@@ -254,6 +262,35 @@ public final class RedisDecisionBenchmark {
 			}
 		}
 		return results;
+	}
+
+	/**
+	 * What each case costs its caller: one thread deciding alone over 10,000
+	 * keys, 20,000 decisions after as many to warm up, three rounds, its CPU
+	 * time and bytes allocated per decision from the thread's own counters
+	 * (Lettuce's event loop, which writes and reads the sockets, is not counted).
+	 */
+	private static void callerCost(Map<String, Decider> deciders) {
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
+			.getThreadMXBean();
+		int[] keys = KeyDistribution.uniform(MANY_KEYS, 7L);
+		int calls = 20_000;
+		for (int round = 0; round < 3; round++) {
+			for (Map.Entry<String, Decider> decider : deciders.entrySet()) {
+				for (int i = 0; i < calls; i++) {
+					decider.getValue().decide(keys[i & KeyDistribution.MASK]);
+				}
+				long cpu = threads.getCurrentThreadCpuTime();
+				long bytes = threads.getCurrentThreadAllocatedBytes();
+				for (int i = 0; i < calls; i++) {
+					decider.getValue().decide(keys[i & KeyDistribution.MASK]);
+				}
+				double micros = (threads.getCurrentThreadCpuTime() - cpu) / 1e3 / calls;
+				double allocated = (threads.getCurrentThreadAllocatedBytes() - bytes) / (double) calls;
+				System.out.printf(Locale.ROOT, "caller round %d  %-34s %6.2f us CPU  %7.0f B per decision%n", round,
+						decider.getKey(), micros, allocated);
+			}
+		}
 	}
 
 	/**

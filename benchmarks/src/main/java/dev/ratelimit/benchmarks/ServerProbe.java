@@ -2,7 +2,6 @@ package dev.ratelimit.benchmarks;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,8 +42,6 @@ final class ServerProbe implements AutoCloseable {
 	private JMXConnector jmx;
 
 	private ThreadMXBean threads;
-
-	private CompilationMXBean compilation;
 
 	private boolean attachFailed;
 
@@ -127,8 +124,6 @@ final class ServerProbe implements AutoCloseable {
 				MBeanServerConnection connection = this.jmx.getMBeanServerConnection();
 				this.threads = ManagementFactory.newPlatformMXBeanProxy(connection,
 						ManagementFactory.THREAD_MXBEAN_NAME, ThreadMXBean.class);
-				this.compilation = ManagementFactory.newPlatformMXBeanProxy(connection,
-						ManagementFactory.COMPILATION_MXBEAN_NAME, CompilationMXBean.class);
 			}
 			catch (Exception | LinkageError ex) {
 				this.attachFailed = true;
@@ -139,12 +134,13 @@ final class ServerProbe implements AutoCloseable {
 	}
 
 	/**
-	 * Milliseconds the JIT compilers have spent so far, or -1 when unknown: the
-	 * warm-up goes on until this stops growing.
+	 * CPU milliseconds the JIT compiler threads have used so far: the warm-up goes
+	 * on until this stops growing. Their CPU time rather than the JVM's total
+	 * compilation time, which counts a compilation only once it is finished: a
+	 * long C2 compilation still running looks like a settled JIT there.
 	 */
 	long compileMillis() {
-		return (threads() != null && this.compilation.isCompilationTimeMonitoringSupported())
-				? this.compilation.getTotalCompilationTime() : -1;
+		return Math.round(ProcessCpu.of(this.pid).jitSeconds() * 1000);
 	}
 
 	/** The allowed decisions of {@code per-ip} so far, from {@code /actuator/metrics}; 0 when there is no such meter. */
