@@ -230,7 +230,7 @@ public final class RedisDecisionBenchmark {
 				}
 
 				if (Boolean.parseBoolean(options.string("caller", "false"))) {
-					callerCost(deciders);
+					callerCost(deciders, server);
 					return results;
 				}
 				// One warm-up of every case first, so that the first case measured does not pay for the JIT alone.
@@ -270,13 +270,15 @@ public final class RedisDecisionBenchmark {
 	 * time and bytes allocated per decision from the thread's own counters
 	 * (Lettuce's event loop, which writes and reads the sockets, is not counted).
 	 */
-	private static void callerCost(Map<String, Decider> deciders) {
+	private static void callerCost(Map<String, Decider> deciders, RedisServerProcess server) {
 		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
 			.getThreadMXBean();
 		int[] keys = KeyDistribution.uniform(MANY_KEYS, 7L);
 		int calls = 20_000;
 		for (int round = 0; round < 3; round++) {
 			for (Map.Entry<String, Decider> decider : deciders.entrySet()) {
+				// The cases share key names, and INCR's counters are no state of a script's.
+				server.call("FLUSHALL");
 				for (int i = 0; i < calls; i++) {
 					decider.getValue().decide(keys[i & KeyDistribution.MASK]);
 				}

@@ -112,25 +112,24 @@ final class LettuceFunctions {
 	 * @param factory the limiter's factory, whose library is loaded
 	 * @param script the script
 	 * @param keys its keys
-	 * @param args its arguments
+	 * @param args its arguments, UTF-8
 	 * @return the reply, or {@link #MISSING} when the server does not have the
 	 * function: nothing ran, and the factory sends scripts until the library is
 	 * loaded again
 	 * @throws DataAccessException when Redis failed
 	 */
-	@SuppressWarnings("unchecked")
 	static @Nullable Object call(LimiterLettuceConnectionFactory factory, LimiterScript<?> script, List<String> keys,
-			List<String> args) {
+			byte[][] args) {
 		ScriptOutputType output = List.class.isAssignableFrom(script.eval().getResultType())
 				? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
-		try (RedisConnection connection = factory.getConnection()) {
-			// Spring Data Redis' connections hold byte[] keys and values.
-			RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) connection
-				.getNativeConnection();
-			RedisFuture<Object> reply = commands.fcall(script.function(), output, bytes(keys), bytes(args));
-			Object value = LettuceFutures.awaitOrCancel(reply, factory.commandTimeout().toNanos(),
-					TimeUnit.NANOSECONDS);
-			return strings(value);
+		try {
+			RedisClusterAsyncCommands<byte[], byte[]> shared = factory.sharedCommands();
+			if (shared != null) {
+				return strings(await(factory, shared.fcall(script.function(), output, bytes(keys), args)));
+			}
+			try (RedisConnection connection = factory.getConnection()) {
+				return strings(await(factory, commands(connection).fcall(script.function(), output, bytes(keys), args)));
+			}
 		}
 		catch (RedisCommandExecutionException ex) {
 			if (isMissingFunction(ex)) {
@@ -145,6 +144,16 @@ final class LettuceFunctions {
 			}
 			throw translate(ex);
 		}
+	}
+
+	/** Spring Data Redis' connections hold byte[] keys and values. */
+	@SuppressWarnings("unchecked")
+	private static RedisClusterAsyncCommands<byte[], byte[]> commands(RedisConnection connection) {
+		return (RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
+	}
+
+	private static Object await(LimiterLettuceConnectionFactory factory, RedisFuture<Object> reply) {
+		return LettuceFutures.awaitOrCancel(reply, factory.commandTimeout().toNanos(), TimeUnit.NANOSECONDS);
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.RedisConnectionFailureException;
@@ -71,6 +72,26 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	public RedisClusterConnection getClusterConnection() {
 		requireConnected();
 		return super.getClusterConnection();
+	}
+
+	/**
+	 * Returns the commands of the shared connection, for a call that needs no
+	 * Spring connection around it (a function call): what
+	 * {@link #getConnection()} would wrap, without the wrapper and its command
+	 * objects made for every call.
+	 * @return the shared connection's asynchronous commands, or {@code null} when
+	 * the factory does not share one
+	 * @throws org.springframework.data.redis.RedisConnectionFailureException
+	 * before the connector has opened the shared connection
+	 */
+	@Nullable RedisClusterAsyncCommands<byte[], byte[]> sharedCommands() {
+		requireConnected();
+		if (isClusterAware()) {
+			StatefulRedisClusterConnection<byte[], byte[]> cluster = getSharedClusterConnection();
+			return (cluster != null) ? cluster.async() : null;
+		}
+		StatefulRedisConnection<byte[], byte[]> server = getSharedConnection();
+		return (server != null) ? server.async() : null;
 	}
 
 	/**

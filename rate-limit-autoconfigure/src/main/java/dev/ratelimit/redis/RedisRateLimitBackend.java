@@ -66,15 +66,20 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	/** Values per policy in the replies of both scripts. */
 	private static final int REPLY_FIELDS = 6;
 
-	private static final String TAKE = "1";
+	private static final byte[] TAKE = PolicyArguments.utf8("1");
 
-	private static final String LOOK = "0";
+	private static final byte[] LOOK = PolicyArguments.utf8("0");
+
+	/** The time argument that has the script read the server's TIME. */
+	private static final byte[] SERVER_TIME = new byte[0];
 
 	private final StringRedisTemplate redis;
 
 	private final ScriptRunner scripts;
 
 	private final @Nullable TimeSource explicitClock;
+
+	private final PolicyArguments policyArguments = new PolicyArguments();
 
 	private final boolean clusterAware;
 
@@ -129,17 +134,22 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 */
 	@Override
 	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
-		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
 		Acquisition acquisition = new Acquisition(policy, key, cost);
-		List<String> args = new ArrayList<>(8);
-		args.add(now);
-		addPolicy(args, acquisition);
-		args.add(receipt);
+		byte[][] args = new byte[8][];
+		args[0] = now();
+		this.policyArguments.of(policy).put(args, 1, cost);
+		args[7] = PolicyArguments.utf8(receipt);
 		run(REFUND, List.of(acquisition), args);
 	}
 
+	/** The time the scripts decide at: the explicit clock's, else the server's own. */
+	private byte[] now() {
+		return (this.explicitClock != null) ? PolicyArguments.digits(this.explicitClock.currentTimeMicros())
+				: SERVER_TIME;
+	}
+
 	private Reply take(List<Acquisition> acquisitions) {
-		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
+		byte[] now = now();
 		List<List<Integer>> groups = slotGroups(acquisitions);
 		if (groups.size() == 1) {
 			return decide(acquisitions, now, TAKE);
@@ -153,7 +163,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		this.redis.delete(key);
 	}
 
-	private Reply decideSlotBySlot(List<Acquisition> acquisitions, List<List<Integer>> groups, String now) {
+	private Reply decideSlotBySlot(List<Acquisition> acquisitions, List<List<Integer>> groups, byte[] now) {
 		Decision[] decisions = new Decision[acquisitions.size()];
 		String[] receipts = new String[acquisitions.size()];
 		List<Taken> taken = new ArrayList<>();
@@ -195,33 +205,46 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * refund whose reply was lost may have landed, and giving back twice would
 	 * admit more than the limit.
 	 */
-	private void refund(List<Taken> taken, String now, Decision[] decisions) {
+	private void refund(List<Taken> taken, byte[] now, Decision[] decisions) {
 		while (!taken.isEmpty()) {
 			Taken group = taken.remove(0);
-			List<String> args = new ArrayList<>(1 + 7 * group.members().size());
-			args.add(now);
+			byte[][] args = new byte[1 + 7 * group.members().size()][];
+			args[0] = now;
+			int at = 1;
 			for (int i = 0; i < group.members().size(); i++) {
-				addPolicy(args, group.members().get(i));
-				args.add(group.receipts().get(i));
+				at = put(args, at, group.members().get(i));
+				args[at++] = PolicyArguments.utf8(group.receipts().get(i));
 			}
 			run(REFUND, group.members(), args).copyInto(decisions, group.indices());
 		}
 	}
 
-	private Reply decide(List<Acquisition> acquisitions, String now, String mode) {
-		List<String> args = new ArrayList<>(2 + 6 * acquisitions.size());
-		args.add(now);
-		args.add(mode);
+	private Reply decide(List<Acquisition> acquisitions, byte[] now, byte[] mode) {
+		byte[][] args = new byte[2 + 6 * acquisitions.size()][];
+		args[0] = now;
+		args[1] = mode;
+		int at = 2;
 		for (Acquisition acquisition : acquisitions) {
-			addPolicy(args, acquisition);
+			at = put(args, at, acquisition);
 		}
 		return run(decideScript(acquisitions), acquisitions, args);
 	}
 
-	private Reply run(LimiterScript<List<Object>> script, List<Acquisition> acquisitions, List<String> args) {
-		List<String> keys = new ArrayList<>(acquisitions.size());
-		for (Acquisition acquisition : acquisitions) {
-			keys.add(acquisition.key());
+	/** Puts algorithm, capacity, a, b, cost and max wait at {@code at}, as {@code decide.lua} reads them. */
+	private int put(byte[][] args, int at, Acquisition acquisition) {
+		return this.policyArguments.of(acquisition.policy()).put(args, at, acquisition.cost());
+	}
+
+	private Reply run(LimiterScript<List<Object>> script, List<Acquisition> acquisitions, byte[][] args) {
+		List<String> keys;
+		if (acquisitions.size() == 1) {
+			keys = List.of(acquisitions.get(0).key());
+		}
+		else {
+			keys = new ArrayList<>(acquisitions.size());
+			for (Acquisition acquisition : acquisitions) {
+				keys.add(acquisition.key());
+			}
 		}
 		List<Object> reply = this.scripts.run(script, keys, args);
 		if (reply == null || reply.size() != REPLY_FIELDS * acquisitions.size()) {
@@ -247,34 +270,6 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			}
 		}
 		return LuaScripts.decide(algorithm);
-	}
-
-	/** Appends algorithm, capacity, a, b, cost and max wait, as {@code decide.lua} reads them. */
-	private static void addPolicy(List<String> args, Acquisition acquisition) {
-		RateLimitPolicy policy = acquisition.policy();
-		args.add(code(policy));
-		args.add(Long.toString(policy.capacity()));
-		if (policy.algorithm().isRateBased()) {
-			args.add(Long.toString(policy.refill().tokens()));
-			args.add(Long.toString(policy.refill().periodMicros()));
-		}
-		else {
-			args.add(Long.toString(policy.windowMicros()));
-			args.add("0");
-		}
-		args.add(Long.toString(acquisition.cost()));
-		args.add(Long.toString(policy.maxWaitMicros()));
-	}
-
-	private static String code(RateLimitPolicy policy) {
-		return switch (policy.algorithm()) {
-			case TOKEN_BUCKET -> "tb";
-			case LEAKY_BUCKET -> "lb";
-			case LEAKY_BUCKET_SHAPING -> "ls";
-			case FIXED_WINDOW -> "fw";
-			case SLIDING_WINDOW_LOG -> "sl";
-			case SLIDING_WINDOW_COUNTER -> "sc";
-		};
 	}
 
 	private static long number(List<Object> reply, int index) {

@@ -1,11 +1,13 @@
 package dev.ratelimit.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -25,6 +27,21 @@ import org.springframework.util.ClassUtils;
  * is decided twice.
  */
 final class ScriptRunner {
+
+	/** Arguments that are already bytes, as they are. */
+	private static final RedisSerializer<Object> ENCODED = new RedisSerializer<>() {
+
+		@Override
+		public byte[] serialize(@Nullable Object value) {
+			return (byte[]) value;
+		}
+
+		@Override
+		public @Nullable Object deserialize(byte @Nullable [] bytes) {
+			return bytes;
+		}
+
+	};
 
 	private final StringRedisTemplate redis;
 
@@ -51,8 +68,25 @@ final class ScriptRunner {
 	 * @param <T> the type of its reply
 	 * @return the reply: a {@code Long}, or a list of {@code Long}s and {@code String}s
 	 */
-	@SuppressWarnings("unchecked")
 	<T> @Nullable T run(LimiterScript<T> script, List<String> keys, List<String> args) {
+		byte[][] encoded = new byte[args.size()][];
+		for (int i = 0; i < encoded.length; i++) {
+			encoded[i] = args.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		return run(script, keys, encoded);
+	}
+
+	/**
+	 * Runs a script with its arguments already encoded, as UTF-8: for callers
+	 * that keep the unchanging ones encoded rather than format them per call.
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments, UTF-8; not changed
+	 * @param <T> the type of its reply
+	 * @return the reply: a {@code Long}, or a list of {@code Long}s and {@code String}s
+	 */
+	@SuppressWarnings("unchecked")
+	<T> @Nullable T run(LimiterScript<T> script, List<String> keys, byte[][] args) {
 		LimiterLettuceConnectionFactory own = this.own;
 		if (own != null && own.functionsLoaded()) {
 			Object reply = LettuceFunctions.call(own, script, keys, args);
@@ -60,7 +94,9 @@ final class ScriptRunner {
 				return (T) reply;
 			}
 		}
-		return this.redis.execute(script.eval(), keys, args.toArray());
+		// What StringRedisTemplate#execute(script, keys, args) does, with arguments already bytes.
+		return this.redis.execute(script.eval(), ENCODED, (RedisSerializer<T>) RedisSerializer.string(), keys,
+				(Object[]) args);
 	}
 
 	/** Only loaded with Lettuce present: the factory class needs it. */
