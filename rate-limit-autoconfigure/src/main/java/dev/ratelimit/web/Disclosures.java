@@ -1,47 +1,56 @@
 package dev.ratelimit.web;
 
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 import jakarta.servlet.http.HttpServletRequest;
 
+import dev.ratelimit.core.PolicyDecision;
+
 /**
- * The limits a request's response may tell its caller about, by name: those
+ * What a request's response may tell its caller about its limits: the limits
  * whose {@link dev.ratelimit.core.Visibility} allows it where they were
- * applied to this request. The filter and the aspects register each limit as
- * they apply it; the header fields and the problem bodies show only registered
- * ones, so a limit nobody registered (an internal one, or one applied by code
- * outside them) stays unnamed.
+ * applied to this request, by name, and the decisions made for it so far,
+ * which the header fields list. The filter and the aspects register each limit
+ * as they apply it; the header fields and the problem bodies show only
+ * registered ones, so a limit nobody registered (an internal one, or one
+ * applied by code outside them) stays unnamed.
+ * <p>
+ * Both live in one request attribute, set once per limited request: every
+ * attribute a request sets is a write to the container's attribute map.
  */
 final class Disclosures {
 
-	private static final String ATTRIBUTE = Disclosures.class.getName() + ".policies";
+	private static final String ATTRIBUTE = Disclosures.class.getName();
 
-	private Disclosures() {
+	/** The first name registered: most requests have one limit, and pay for no set. */
+	private final String first;
+
+	private Set<String> more;
+
+	private List<PolicyDecision> decisions;
+
+	private Disclosures(String first) {
+		this.first = first;
 	}
 
 	/**
-	 * Allows a limit to be told to the caller of a request. The first name is
-	 * kept as it is; only a request with a second one pays for a set.
+	 * Allows a limit to be told to the caller of a request.
 	 * @param request the request
 	 * @param policy the limit's name
 	 */
-	@SuppressWarnings("unchecked")
 	static void add(HttpServletRequest request, String policy) {
-		Object existing = request.getAttribute(ATTRIBUTE);
-		if (existing == null) {
-			request.setAttribute(ATTRIBUTE, policy);
+		Disclosures disclosures = of(request);
+		if (disclosures == null) {
+			request.setAttribute(ATTRIBUTE, new Disclosures(policy));
 		}
-		else if (existing instanceof String only) {
-			if (!only.equals(policy)) {
-				Set<String> policies = new HashSet<>(4);
-				policies.add(only);
-				policies.add(policy);
-				request.setAttribute(ATTRIBUTE, policies);
+		else if (!disclosures.first.equals(policy)) {
+			if (disclosures.more == null) {
+				disclosures.more = new HashSet<>(4);
 			}
-		}
-		else {
-			((Set<String>) existing).add(policy);
+			disclosures.more.add(policy);
 		}
 	}
 
@@ -52,9 +61,31 @@ final class Disclosures {
 	 * @return whether it was registered as disclosed
 	 */
 	static boolean contains(HttpServletRequest request, String policy) {
-		Object registered = request.getAttribute(ATTRIBUTE);
-		return (registered instanceof String only) ? only.equals(policy)
-				: registered instanceof Set<?> set && set.contains(policy);
+		Disclosures disclosures = of(request);
+		return disclosures != null && (disclosures.first.equals(policy)
+				|| (disclosures.more != null && disclosures.more.contains(policy)));
+	}
+
+	/**
+	 * Returns the decisions of disclosed limits made for a request so far, in
+	 * the order the header fields list them, for the caller to change.
+	 * @param request a request with at least one disclosed limit
+	 * @return its decisions
+	 * @throws IllegalStateException if no limit of the request was disclosed
+	 */
+	static List<PolicyDecision> decisions(HttpServletRequest request) {
+		Disclosures disclosures = of(request);
+		if (disclosures == null) {
+			throw new IllegalStateException("No limit of this request was disclosed");
+		}
+		if (disclosures.decisions == null) {
+			disclosures.decisions = new ArrayList<>(2);
+		}
+		return disclosures.decisions;
+	}
+
+	private static Disclosures of(HttpServletRequest request) {
+		return (request.getAttribute(ATTRIBUTE) instanceof Disclosures disclosures) ? disclosures : null;
 	}
 
 }

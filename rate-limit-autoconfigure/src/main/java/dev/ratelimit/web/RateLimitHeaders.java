@@ -1,6 +1,5 @@
 package dev.ratelimit.web;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,8 +14,9 @@ import dev.ratelimit.core.RateLimitPolicy;
 
 /**
  * Writes the rate-limit header fields of a response. Decisions of one request
- * are collected in a request attribute, so that a route rule (the filter) and
- * an annotation (the aspect) on the same request produce one list of policies.
+ * are collected in the request attribute that holds its disclosed limits, so
+ * that a route rule (the filter) and an annotation (the aspect) on the same
+ * request produce one list of policies.
  * Only the policies registered as disclosed for the request are written (see
  * {@link dev.ratelimit.core.Visibility}): a limit the caller cannot act on,
  * such as a provider's rate shared by every caller, is not advertised.
@@ -28,9 +28,6 @@ import dev.ratelimit.core.RateLimitPolicy;
  * quota is fully restored).
  */
 public final class RateLimitHeaders {
-
-	/** Request attribute holding the decisions made for the request so far. */
-	public static final String DECISIONS_ATTRIBUTE = RateLimitHeaders.class.getName() + ".decisions";
 
 	private final HeaderMode mode;
 
@@ -75,7 +72,7 @@ public final class RateLimitHeaders {
 			if (!Disclosures.contains(request, decision.policy().name())) {
 				continue;
 			}
-			decisions = (decisions != null) ? decisions : decisions(request);
+			decisions = (decisions != null) ? decisions : Disclosures.decisions(request);
 			replace(decisions, decision);
 			changed = true;
 		}
@@ -98,17 +95,6 @@ public final class RateLimitHeaders {
 
 	private int shadowCount(RateLimitOutcome outcome) {
 		return this.includeShadow ? outcome.shadowDecisions().size() : 0;
-	}
-
-	@SuppressWarnings("unchecked")
-	private static List<PolicyDecision> decisions(HttpServletRequest request) {
-		Object existing = request.getAttribute(DECISIONS_ATTRIBUTE);
-		if (existing instanceof List<?> list) {
-			return (List<PolicyDecision>) list;
-		}
-		List<PolicyDecision> created = new ArrayList<>(2);
-		request.setAttribute(DECISIONS_ATTRIBUTE, created);
-		return created;
 	}
 
 	private void write(HttpServletResponse response, List<PolicyDecision> decisions) {
