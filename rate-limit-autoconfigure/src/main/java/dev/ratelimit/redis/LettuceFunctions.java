@@ -123,13 +123,9 @@ final class LettuceFunctions {
 		ScriptOutputType output = List.class.isAssignableFrom(script.eval().getResultType())
 				? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
 		try {
-			RedisClusterAsyncCommands<byte[], byte[]> shared = factory.sharedCommands();
-			if (shared != null) {
-				return strings(await(factory, shared.fcall(script.function(), output, bytes(keys), args)));
-			}
-			try (RedisConnection connection = factory.getConnection()) {
-				return strings(await(factory, commands(connection).fcall(script.function(), output, bytes(keys), args)));
-			}
+			RedisFuture<Object> reply = factory.sharedCommands().fcall(script.function(), output, bytes(keys), args);
+			return strings(LettuceFutures.awaitOrCancel(reply, factory.commandTimeout().toNanos(),
+					TimeUnit.NANOSECONDS));
 		}
 		catch (RedisCommandExecutionException ex) {
 			if (isMissingFunction(ex)) {
@@ -144,16 +140,6 @@ final class LettuceFunctions {
 			}
 			throw translate(ex);
 		}
-	}
-
-	/** Spring Data Redis' connections hold byte[] keys and values. */
-	@SuppressWarnings("unchecked")
-	private static RedisClusterAsyncCommands<byte[], byte[]> commands(RedisConnection connection) {
-		return (RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
-	}
-
-	private static Object await(LimiterLettuceConnectionFactory factory, RedisFuture<Object> reply) {
-		return LettuceFutures.awaitOrCancel(reply, factory.commandTimeout().toNanos(), TimeUnit.NANOSECONDS);
 	}
 
 	/**

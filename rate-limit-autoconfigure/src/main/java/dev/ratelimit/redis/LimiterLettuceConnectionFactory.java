@@ -1,6 +1,7 @@
 package dev.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -78,20 +79,18 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	 * Returns the commands of the shared connection, for a call that needs no
 	 * Spring connection around it (a function call): what
 	 * {@link #getConnection()} would wrap, without the wrapper and its command
-	 * objects made for every call.
-	 * @return the shared connection's asynchronous commands, or {@code null} when
-	 * the factory does not share one
+	 * objects made for every call. This factory always shares its connection
+	 * (nothing turns {@code shareNativeConnection} off).
+	 * @return the shared connection's asynchronous commands
 	 * @throws org.springframework.data.redis.RedisConnectionFailureException
 	 * before the connector has opened the shared connection
 	 */
-	@Nullable RedisClusterAsyncCommands<byte[], byte[]> sharedCommands() {
+	RedisClusterAsyncCommands<byte[], byte[]> sharedCommands() {
 		requireConnected();
 		if (isClusterAware()) {
-			StatefulRedisClusterConnection<byte[], byte[]> cluster = getSharedClusterConnection();
-			return (cluster != null) ? cluster.async() : null;
+			return Objects.requireNonNull(getSharedClusterConnection(), "shared cluster connection").async();
 		}
-		StatefulRedisConnection<byte[], byte[]> server = getSharedConnection();
-		return (server != null) ? server.async() : null;
+		return Objects.requireNonNull(getSharedConnection(), "shared connection").async();
 	}
 
 	/**

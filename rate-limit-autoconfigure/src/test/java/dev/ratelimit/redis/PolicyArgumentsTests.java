@@ -2,7 +2,11 @@ package dev.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
@@ -39,9 +43,33 @@ class PolicyArgumentsTests {
 				byte[][] args = new byte[8][];
 				int end = this.arguments.of(policy).put(args, 2, 1 + pass);
 				assertThat(end).isEqualTo(8);
-				assertThat(text(args, 2)).containsExactly(formattedPerCall(policy, 1 + pass).toArray(String[]::new));
+				List<String> text = text(args, 2);
+				assertThat(text.get(0)).isEqualTo(code(policy.algorithm()));
+				assertThat(text.subList(1, text.size()))
+					.containsExactly(formattedPerCall(policy, 1 + pass).toArray(String[]::new));
 			}
 		}
+	}
+
+	@Test
+	void everyAlgorithmHasItsOwnCodeAndTheScriptsKnowEachOne() {
+		Set<String> registered = new HashSet<>();
+		Matcher registration = Pattern.compile("ALGORITHMS\\['(\\w+)'\\] = ").matcher(LuaScripts.library());
+		while (registration.find()) {
+			registered.add(registration.group(1));
+		}
+		Set<String> codes = new HashSet<>();
+		for (Algorithm algorithm : Algorithm.values()) {
+			codes.add(code(algorithm));
+		}
+		// Which code is whose is what the script conformance suites check, deciding with each algorithm.
+		assertThat(codes).hasSize(Algorithm.values().length).isEqualTo(registered);
+	}
+
+	private String code(Algorithm algorithm) {
+		RateLimitPolicy.Builder builder = RateLimitPolicy.builder("code").algorithm(algorithm).capacity(1);
+		RateLimitPolicy policy = algorithm.isRateBased() ? builder.refill("1/1s").build() : builder.window("1s").build();
+		return new String(this.arguments.of(policy).code(), StandardCharsets.UTF_8);
 	}
 
 	@Test
@@ -52,18 +80,13 @@ class PolicyArgumentsTests {
 		}
 	}
 
-	/** The arguments as RedisRateLimitBackend formatted them for every call before. */
+	/**
+	 * The numbers as RedisRateLimitBackend formatted them for every call before,
+	 * after the algorithm's code.
+	 */
 	private static List<String> formattedPerCall(RateLimitPolicy policy, long cost) {
-		String code = switch (policy.algorithm()) {
-			case TOKEN_BUCKET -> "tb";
-			case LEAKY_BUCKET -> "lb";
-			case LEAKY_BUCKET_SHAPING -> "ls";
-			case FIXED_WINDOW -> "fw";
-			case SLIDING_WINDOW_LOG -> "sl";
-			case SLIDING_WINDOW_COUNTER -> "sc";
-		};
 		boolean rateBased = policy.algorithm().isRateBased();
-		return List.of(code, Long.toString(policy.capacity()),
+		return List.of(Long.toString(policy.capacity()),
 				Long.toString(rateBased ? policy.refill().tokens() : policy.windowMicros()),
 				rateBased ? Long.toString(policy.refill().periodMicros()) : "0", Long.toString(cost),
 				Long.toString(policy.maxWaitMicros()));
