@@ -11,9 +11,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
@@ -22,6 +19,7 @@ import dev.ratelimit.core.Refill;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.prefetch.PrefetchingBackend;
+import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
@@ -34,8 +32,9 @@ import dev.ratelimit.redis.RedisRateLimitBackend;
  * cores, so there each call asks for several tokens at the highest rates: the
  * rate is counted in tokens.
  * <p>
- * <b>Fleet</b>: 4 limiter instances (each its own backend and Lettuce
- * connection, as 4 application instances would have) × 64 threads against one
+ * <b>Fleet</b>: 4 limiter instances (each its own backend and limiter
+ * connection as production makes it, deciding with {@code FCALL}, as 4
+ * application instances would) × 64 threads against one
  * Redis, on a token bucket and a fixed window, without and with prefetching. For
  * the token bucket it reports the total admitted against what the bucket allows
  * over the run, and the largest excess over any interval (admissions in it
@@ -107,10 +106,10 @@ public final class AccuracyBenchmark {
 	 * @param worst for the token bucket the largest excess over any interval, for
 	 * the window the most any window admitted
 	 * @param bound the bound {@code worst} must stay under
-	 * @param evalsha scripts Redis ran
+	 * @param scripts scripts Redis ran (FCALL, or EVALSHA where the library is missing)
 	 */
 	public record FleetRow(String policy, long prefetch, double seconds, long calls, long admitted, long allowed,
-			long worst, long bound, long evalsha) {
+			long worst, long bound, long scripts) {
 
 		/** @return decisions per second, all instances together */
 		public double callsPerSecond() {
@@ -145,10 +144,10 @@ public final class AccuracyBenchmark {
 		try (RedisServerProcess server = RedisServerProcess.start()) {
 			System.out.printf(Locale.ROOT, "redis-server %s on port %d%n", server.version(), server.port());
 			if (parts.contains("rate")) {
-				LettuceConnectionFactory factory = connect(server);
+				RedisLimiterConnection limiter = ProductionCommand.connect(server);
 				try {
 					RateLimitBackend memory = new InMemoryRateLimitBackend(TimeSource.system(), 1_000);
-					RateLimitBackend redis = new RedisRateLimitBackend(factory);
+					RateLimitBackend redis = new RedisRateLimitBackend(limiter.connectionFactory());
 					for (String rate : options.list("rates", "10,100,1000,10000,100000")) {
 						long perSecond = Long.parseLong(rate);
 						rates.add(rateRun("memory", memory, perSecond, 1, 2, seconds));
@@ -156,7 +155,7 @@ public final class AccuracyBenchmark {
 					}
 				}
 				finally {
-					factory.destroy();
+					limiter.close();
 				}
 			}
 			if (parts.contains("fleet")) {
@@ -203,12 +202,12 @@ public final class AccuracyBenchmark {
 	private static FleetRow fleetRun(RedisServerProcess server, RateLimitPolicy policy, int seconds)
 			throws InterruptedException {
 		server.call("FLUSHALL");
-		List<LettuceConnectionFactory> factories = new ArrayList<>();
+		List<RedisLimiterConnection> limiters = new ArrayList<>();
 		List<RateLimitBackend> instances = new ArrayList<>();
 		for (int i = 0; i < INSTANCES; i++) {
-			LettuceConnectionFactory factory = connect(server);
-			factories.add(factory);
-			RateLimitBackend redis = new RedisRateLimitBackend(factory);
+			RedisLimiterConnection limiter = ProductionCommand.connect(server);
+			limiters.add(limiter);
+			RateLimitBackend redis = new RedisRateLimitBackend(limiter.connectionFactory());
 			instances.add((policy.prefetch() > 0) ? new PrefetchingBackend(redis, TimeSource.system(), 1_000) : redis);
 		}
 		try {
@@ -246,7 +245,7 @@ public final class AccuracyBenchmark {
 					admittedCount[thread] = n + 1;
 				}
 			});
-			long evalsha = server.calls("evalsha");
+			long scripts = server.calls("fcall") + server.calls("evalsha");
 			long totalCalls = Arrays.stream(calls).sum();
 			FleetRow row;
 			if (window) {
@@ -255,7 +254,7 @@ public final class AccuracyBenchmark {
 				long admitted = merged.values().stream().mapToLong(Long::longValue).sum();
 				long worst = merged.values().stream().mapToLong(Long::longValue).max().orElse(0);
 				row = new FleetRow("fixed window " + policy.capacity() + "/1s", policy.prefetch(), elapsed, totalCalls,
-						admitted, policy.capacity() * merged.size(), worst, policy.capacity(), evalsha);
+						admitted, policy.capacity() * merged.size(), worst, policy.capacity(), scripts);
 			}
 			else {
 				long[] times = new long[Arrays.stream(admittedCount).sum()];
@@ -268,15 +267,15 @@ public final class AccuracyBenchmark {
 				long allowed = policy.capacity() + (long) (FLEET_RATE * elapsed);
 				row = new FleetRow("token bucket " + policy.capacity() + ", " + FLEET_RATE + "/s", policy.prefetch(),
 						elapsed, totalCalls, times.length, allowed, worstExcess(times, FLEET_RATE),
-						policy.capacity() + INSTANCES * policy.prefetch(), evalsha);
+						policy.capacity() + INSTANCES * policy.prefetch(), scripts);
 			}
 			System.out.printf(Locale.ROOT, "fleet %s prefetch %d: %,d calls (%,.0f/s), %,d admitted of %,d allowed, "
-					+ "worst %,d (bound %,d), %,d EVALSHA%n", row.policy(), row.prefetch(), row.calls(),
-					row.callsPerSecond(), row.admitted(), row.allowed(), row.worst(), row.bound(), row.evalsha());
+					+ "worst %,d (bound %,d), %,d scripts%n", row.policy(), row.prefetch(), row.calls(),
+					row.callsPerSecond(), row.admitted(), row.allowed(), row.worst(), row.bound(), row.scripts());
 			return row;
 		}
 		finally {
-			factories.forEach(LettuceConnectionFactory::destroy);
+			limiters.forEach(RedisLimiterConnection::close);
 		}
 	}
 
@@ -336,13 +335,6 @@ public final class AccuracyBenchmark {
 		return (ended - began) / 1e9;
 	}
 
-	private static LettuceConnectionFactory connect(RedisServerProcess server) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", server.port()));
-		factory.afterPropertiesSet();
-		factory.start();
-		return factory;
-	}
 
 	static String rateTable(List<RateRow> rows) {
 		StringBuilder table = new StringBuilder();
@@ -365,7 +357,7 @@ public final class AccuracyBenchmark {
 		for (FleetRow row : rows) {
 			table.append(String.format(Locale.ROOT, "| %s | %s | %,.0f | %,d | %,d | %,d | %,d | %,d |%n", row.policy(),
 					(row.prefetch() > 0) ? Long.toString(row.prefetch()) : "off", row.callsPerSecond(), row.admitted(),
-					row.allowed(), row.worst(), row.bound(), row.evalsha()));
+					row.allowed(), row.worst(), row.bound(), row.scripts()));
 		}
 		return table.toString();
 	}
