@@ -43,7 +43,8 @@ import dev.ratelimit.core.RateLimitPolicy;
  * chosen by {@code rate-limit.backend}, the {@code @RateLimited} aspect and, in
  * servlet applications, the route filter and the HTTP contract.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@AutoConfiguration(afterName = { "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration" })
 @ConditionalOnProperty(prefix = "rate-limit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,

@@ -102,6 +102,7 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
+	@ConditionalOnConfigured("rate-limit.clients")
 	PauseStore rateLimitPauseStore(RedisLimiterConnection connection, RateLimitProperties properties,
 			TimeSource timeSource) {
 		return new RedisPauseStore(connection.connectionFactory(), properties.getKeyPrefix(),

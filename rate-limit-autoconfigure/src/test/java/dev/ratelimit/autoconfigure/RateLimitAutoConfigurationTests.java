@@ -5,7 +5,13 @@ import java.util.List;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.aop.aspectj.annotation.AnnotationAwareAspectJAutoProxyCreator;
+import org.springframework.aop.framework.autoproxy.AbstractAdvisorAutoProxyCreator;
+import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -435,11 +441,44 @@ class RateLimitAutoConfigurationTests {
 			});
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "spring.aop.proxy-target-class=true", "spring.aop.proxy-target-class=false",
+			"spring.aop.auto=false" })
+	void annotationsApplyWithoutAspectJWhateverSpringAopIsSetTo(String aop) {
+		// The starter does not bring AspectJ; Spring Boot registers no auto-proxy creator for the last two.
+		this.contextRunner.withClassLoader(new FilteredClassLoader("org.aspectj"))
+			.withBean(PublicService.class)
+			.withPropertyValues(aop)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(InfrastructureAdvisorAutoProxyCreator.class);
+				PublicService service = context.getBean(PublicService.class);
+				assertThat(AopUtils.isAopProxy(service)).isTrue();
+				service.work();
+				assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(service::work);
+			});
+	}
+
+	@Test
+	void runWithAspectJShouldLeaveItsAutoProxyCreatorInCharge() {
+		this.contextRunner.withUserConfiguration(InlineConfiguration.class)
+			.withPropertyValues("inline.capacity=1")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(AbstractAdvisorAutoProxyCreator.class);
+				assertThat(context).getBean(AbstractAdvisorAutoProxyCreator.class)
+					.isInstanceOf(AnnotationAwareAspectJAutoProxyCreator.class);
+				InlineService service = context.getBean(InlineService.class);
+				service.work("a");
+				assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.work("a"));
+			});
+	}
+
 	@Test
 	void runInServletApplicationShouldRegisterTheFilterAndExceptionResolver() {
 		new WebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
-			.withPropertyValues("rate-limit.filter.order=5")
+			.withPropertyValues("rate-limit.filter.order=5", "rate-limit.policies.per-ip.capacity=10",
+					"rate-limit.policies.per-ip.refill=10/1s", "rate-limit.routes[0].pattern=/api/**",
+					"rate-limit.routes[0].policies=per-ip")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RateLimitExceptionResolver.class);
 				assertThat(context).getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
@@ -627,6 +666,15 @@ class RateLimitAutoConfigurationTests {
 		public String work(String user) {
 			this.calls++;
 			return "done " + user;
+		}
+
+	}
+
+	/** Public, for a class proxy defined by a {@link FilteredClassLoader}. */
+	public static class PublicService {
+
+		@RateLimited(policy = "public-work", capacity = "1", refill = "1/1h")
+		public void work() {
 		}
 
 	}
