@@ -71,7 +71,9 @@ public final class KeyExpressions {
 	public Expression parse(String text) {
 		Expression expression = this.cache.get(text);
 		if (expression == null) {
-			expression = this.parser.parseExpression(text);
+			// A built-in key is read by its text (key(...)): SpEL is parsed only if something evaluates it.
+			expression = BuiltInKeyExpression.isBuiltIn(text) ? new BuiltInKeyExpression(text)
+					: this.parser.parseExpression(text);
 			this.cache.putIfAbsent(text, expression);
 		}
 		return expression;
