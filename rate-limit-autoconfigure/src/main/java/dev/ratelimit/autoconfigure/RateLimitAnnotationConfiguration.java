@@ -55,9 +55,10 @@ class RateLimitAnnotationConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	LimitInterceptor rateLimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions,
-			RateLimiter limiter, CostBudgets budgets, ConcurrencyLimiters concurrency,
+			RateLimiter limiter, ObjectProvider<CostBudgets> budgets, ConcurrencyLimiters concurrency,
 			ObjectProvider<RequestBinding> requestBinding, ObjectProvider<LimitListener> listeners) {
-		return new LimitInterceptor(annotations, expressions, limiter, budgets, concurrency,
+		// Without a configured budget no method can name one (the start-up check refuses it).
+		return new LimitInterceptor(annotations, expressions, limiter, budgets.getIfAvailable(), concurrency,
 				requestBinding.getIfAvailable(() -> RequestBinding.NONE),
 				LimitListener.of(listeners.orderedStream().toList()));
 	}

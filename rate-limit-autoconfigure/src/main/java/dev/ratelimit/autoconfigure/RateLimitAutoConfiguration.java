@@ -147,9 +147,10 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Limits rateLimitLimits(LimitRegistry registry, RateLimiter limiter, CostBudgets budgets,
+	Limits rateLimitLimits(LimitRegistry registry, RateLimiter limiter, ObjectProvider<CostBudgets> budgets,
 			ConcurrencyLimiters concurrency) {
-		return new Limits(registry, limiter, budgets, concurrency);
+		// No budget configured, no CostBudgets bean: every budget name is unknown to the API.
+		return new Limits(registry, limiter, budgets.getIfAvailable(), concurrency);
 	}
 
 	@Bean

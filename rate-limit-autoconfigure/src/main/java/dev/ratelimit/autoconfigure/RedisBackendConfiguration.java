@@ -88,6 +88,7 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
+	@ConditionalOnConfigured("rate-limit.budgets")
 	BudgetStore rateLimitBudgetStore(RedisLimiterConnection connection) {
 		return new RedisBudgetStore(connection.connectionFactory());
 	}

@@ -26,6 +26,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.Limits;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
@@ -55,6 +56,7 @@ import dev.ratelimit.support.StartupFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class RateLimitAutoConfigurationTests {
 
@@ -104,10 +106,8 @@ class RateLimitAutoConfigurationTests {
 		ApplicationContextRunner redis = this.contextRunner
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis");
-		redis.run((context) -> {
-			assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(CircuitBreakingBackend.class);
-			assertThat(context).getBean(BudgetStore.class).isInstanceOf(RedisBudgetStore.class);
-		});
+		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+			.isInstanceOf(CircuitBreakingBackend.class));
 		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(DenyCachingBackend.class));
@@ -115,6 +115,41 @@ class RateLimitAutoConfigurationTests {
 				"rate-limit.redis.deny-cache.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(RedisRateLimitBackend.class));
+	}
+
+	@Test
+	void runWithoutBudgetsShouldCreateNoBudgetBeans() {
+		this.contextRunner.run((context) -> assertThat(context).hasNotFailed()
+			.doesNotHaveBean(CostBudgets.class)
+			.doesNotHaveBean(BudgetStore.class)
+			.hasSingleBean(Limits.class)
+			.hasSingleBean(LimitInterceptor.class));
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(CostBudgets.class)
+				.doesNotHaveBean(BudgetStore.class));
+	}
+
+	@Test
+	void runWithABudgetShouldCreateTheBudgetBeansOfTheBackend() {
+		String[] budget = { "rate-limit.budgets.daily.unit=USD", "rate-limit.budgets.daily.amount=1.00",
+				"rate-limit.budgets.daily.window=day" };
+		this.contextRunner.withPropertyValues(budget)
+			.run((context) -> assertThat(context).hasSingleBean(CostBudgets.class).doesNotHaveBean(BudgetStore.class));
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis")
+			.withPropertyValues(budget)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(CostBudgets.class);
+				assertThat(context).getBean(BudgetStore.class).isInstanceOf(RedisBudgetStore.class);
+			});
+	}
+
+	@Test
+	void theApiRefusesABudgetNameWhenNoBudgetIsConfigured() {
+		this.contextRunner.run((context) -> assertThatIllegalArgumentException()
+			.isThrownBy(() -> context.getBean(Limits.class).reserve("daily", "k", "0.10")));
 	}
 
 	@Test
