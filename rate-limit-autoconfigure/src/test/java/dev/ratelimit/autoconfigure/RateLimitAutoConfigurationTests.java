@@ -1,17 +1,23 @@
 package dev.ratelimit.autoconfigure;
 
+import java.lang.reflect.Method;
 import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.aop.Advisor;
 import org.springframework.aop.aspectj.annotation.AnnotationAwareAspectJAutoProxyCreator;
 import org.springframework.aop.framework.autoproxy.AbstractAdvisorAutoProxyCreator;
 import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -33,13 +39,17 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.aop.AnnotatedBeans;
+import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.aop.LimitInterceptor;
+import dev.ratelimit.aop.RateLimitedMethodsValidator;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.metrics.MicrometerLimitListener;
 import dev.ratelimit.prefetch.PrefetchingBackend;
@@ -508,6 +518,20 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
+	void otherAdvisorsDoNotLookAtTheStartersSpringFacingBeans() {
+		this.contextRunner.withUserConfiguration(InlineConfiguration.class, RecordingAdvisorConfiguration.class)
+			.withPropertyValues("inline.capacity=1")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				List<Class<?>> asked = RecordingAdvisorConfiguration.asked;
+				// The application's own beans are still looked at; the starter's infrastructure is not.
+				assertThat(asked).contains(InlineService.class)
+					.doesNotContain(LimitAnnotations.class, AnnotatedBeans.class, RateLimitedMethodsValidator.class,
+							KeyExpressions.class, InMemoryKeyBounds.class);
+			});
+	}
+
+	@Test
 	void runInServletApplicationShouldRegisterTheFilterAndExceptionResolver() {
 		new WebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
@@ -710,6 +734,28 @@ class RateLimitAutoConfigurationTests {
 
 		@RateLimited(policy = "public-work", capacity = "1", refill = "1/1h")
 		public void work() {
+		}
+
+	}
+
+	/** An advisor of the application's, recording every class the auto-proxy creator asks it about. */
+	@Configuration(proxyBeanMethods = false)
+	static class RecordingAdvisorConfiguration {
+
+		static final List<Class<?>> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		@Bean
+		static Advisor recordingAdvisor() {
+			asked.clear();
+			return new DefaultPointcutAdvisor(new StaticMethodMatcherPointcut() {
+
+				@Override
+				public boolean matches(Method method, Class<?> targetClass) {
+					asked.add(targetClass);
+					return false;
+				}
+
+			}, (MethodInterceptor) MethodInvocation::proceed);
 		}
 
 	}
