@@ -61,7 +61,8 @@ public final class Limits {
 	 * Creates the API.
 	 * @param registry the configured limits
 	 * @param limiter decides rate limits
-	 * @param budgets reserves and settles budgets
+	 * @param budgets reserves and settles budgets; {@code null} when no budget is
+	 * configured (every budget name is then unknown)
 	 * @param concurrency hands out permits
 	 */
 	public Limits(LimitRegistry registry, RateLimiter limiter, CostBudgets budgets, ConcurrencyLimiter concurrency) {

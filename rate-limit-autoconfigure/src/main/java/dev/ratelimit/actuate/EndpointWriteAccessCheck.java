@@ -3,6 +3,7 @@ package dev.ratelimit.actuate;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.IncludeExcludeEndpointFilter;
@@ -20,7 +21,7 @@ import org.springframework.util.ClassUtils;
  * Security filter chain in the application. A caller over its limit could then
  * simply reset itself. The endpoint is read-only unless a user raises it.
  */
-final class EndpointWriteAccessCheck implements SmartInitializingSingleton {
+final class EndpointWriteAccessCheck implements SmartInitializingSingleton, AopInfrastructureBean {
 
 	private static final Log logger = LogFactory.getLog(EndpointWriteAccessCheck.class);
 

@@ -3,6 +3,7 @@ package dev.ratelimit.actuate;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 
 import dev.ratelimit.LimitRegistry;
@@ -27,7 +28,7 @@ import dev.ratelimit.key.BoundPolicy;
  * Methods a proxy cannot intercept (private, static, final) are left out: the
  * policy does not apply there, and the start-up report warns about them.
  */
-final class PolicyUsageScanner implements SmartInitializingSingleton {
+final class PolicyUsageScanner implements SmartInitializingSingleton, AopInfrastructureBean {
 
 	private final AnnotatedBeans beans;
 

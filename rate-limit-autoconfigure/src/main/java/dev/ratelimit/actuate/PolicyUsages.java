@@ -8,6 +8,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
+
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.RateLimitPolicy;
 
@@ -19,7 +21,7 @@ import dev.ratelimit.core.RateLimitPolicy;
  * exists. Thread-safe: the scanner writes once at start-up, readers see a
  * consistent snapshot.
  */
-final class PolicyUsages {
+final class PolicyUsages implements AopInfrastructureBean {
 
 	private final List<Route> routes;
 

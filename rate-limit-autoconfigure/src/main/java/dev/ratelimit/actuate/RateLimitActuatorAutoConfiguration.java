@@ -66,10 +66,10 @@ public class RateLimitActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		RateLimitEndpoint rateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
-				CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
+				ObjectProvider<CostBudgets> costBudgets, LocalConcurrencyLimiter localConcurrency,
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency, LimitOverrides overrides) {
 			return new RateLimitEndpoint(limits, usages,
-					backend, keys, costBudgets, localConcurrency, distributedConcurrency.getIfAvailable(), overrides);
+					backend, keys, costBudgets.getIfAvailable(), localConcurrency, distributedConcurrency.getIfAvailable(), overrides);
 		}
 
 		@Bean

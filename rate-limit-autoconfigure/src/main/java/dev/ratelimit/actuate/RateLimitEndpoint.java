@@ -115,7 +115,7 @@ public class RateLimitEndpoint {
 	 * @param usages where each policy applies, and the inline policies
 	 * @param backend the rate-limit backend
 	 * @param keys builds storage keys
-	 * @param costBudgets the budgets API
+	 * @param costBudgets the budgets API; {@code null} when no budget is configured
 	 * @param localConcurrency the limiter of local concurrency caps
 	 * @param distributedConcurrency the limiter of distributed caps, or {@code null}
 	 * without the Redis backend

@@ -7,6 +7,8 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
+
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.TimeSource;
@@ -27,7 +29,7 @@ import dev.ratelimit.core.TimeSource;
  * belonged to that outage and no longer count. Cheap on the request thread: an
  * answered call only reads a flag, unless the store was failing.
  */
-final class StoreAvailability implements LimitListener {
+final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 
 	/** How long a failure the calls found counts without a later failed call. */
 	static final Duration RECENT = Duration.ofMinutes(1);

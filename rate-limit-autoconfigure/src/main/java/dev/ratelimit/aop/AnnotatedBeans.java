@@ -10,6 +10,7 @@ import java.util.Set;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.FactoryBean;
@@ -28,7 +29,7 @@ import org.springframework.util.ReflectionUtils;
  * annotation in its hierarchy is passed over with a map lookup, and only the
  * methods of the others are looked at.
  */
-public final class AnnotatedBeans {
+public final class AnnotatedBeans implements AopInfrastructureBean {
 
 	private static final Log logger = LogFactory.getLog(AnnotatedBeans.class);
 

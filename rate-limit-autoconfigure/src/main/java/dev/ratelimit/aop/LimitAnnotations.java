@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -56,7 +57,7 @@ import dev.ratelimit.key.OutcomeRule;
  * annotation and the attribute, so that a bad annotation stops the application
  * at start-up.
  */
-public final class LimitAnnotations {
+public final class LimitAnnotations implements AopInfrastructureBean {
 
 	private final LimitRegistry limits;
 

@@ -80,7 +80,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 	 * @param annotations resolves annotated methods
 	 * @param expressions evaluates keys, costs and amounts
 	 * @param limiter decides rate limits
-	 * @param budgets reserves and settles budgets
+	 * @param budgets reserves and settles budgets; {@code null} when no budget is configured
 	 * @param concurrency hands out permits
 	 * @param requests the web request binding, {@link RequestBinding#NONE} outside web applications
 	 */
@@ -94,7 +94,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 	 * @param annotations resolves annotated methods
 	 * @param expressions evaluates keys, costs and amounts
 	 * @param limiter decides rate limits
-	 * @param budgets reserves and settles budgets
+	 * @param budgets reserves and settles budgets; {@code null} when no budget is configured
 	 * @param concurrency hands out permits
 	 * @param requests the web request binding, {@link RequestBinding#NONE} outside web applications
 	 * @param listener hears the fallback methods called

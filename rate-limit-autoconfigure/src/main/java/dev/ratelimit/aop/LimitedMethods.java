@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -52,7 +53,7 @@ import dev.ratelimit.core.LimitKind;
  * Thread-safe; holds the classes it was asked about for its own lifetime (that
  * of the application context).
  */
-public final class LimitedMethods {
+public final class LimitedMethods implements AopInfrastructureBean {
 
 	/**
 	 * The annotations that declare each kind of limit: the annotation and,

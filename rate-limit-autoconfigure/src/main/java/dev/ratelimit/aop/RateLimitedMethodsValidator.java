@@ -10,6 +10,7 @@ import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 
 import dev.ratelimit.LimitRegistry;
@@ -38,7 +39,7 @@ import dev.ratelimit.key.BoundPolicy;
  * that apply nowhere.</li>
  * </ul>
  */
-public final class RateLimitedMethodsValidator implements SmartInitializingSingleton {
+public final class RateLimitedMethodsValidator implements SmartInitializingSingleton, AopInfrastructureBean {
 
 	private static final Log logger = LogFactory.getLog(RateLimitedMethodsValidator.class);
 

@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
+
 import dev.ratelimit.core.KeyBound;
 
 /**
@@ -12,7 +14,8 @@ import dev.ratelimit.core.KeyBound;
  * @param budgets the in-memory budget store's bound ({@code rate-limit.memory.max-budget-keys})
  * @param concurrency the local concurrency caps' bound ({@code rate-limit.memory.max-keys})
  */
-public record InMemoryKeyBounds(KeyBound rateLimits, KeyBound budgets, KeyBound concurrency) {
+public record InMemoryKeyBounds(KeyBound rateLimits, KeyBound budgets, KeyBound concurrency)
+		implements AopInfrastructureBean {
 
 	static InMemoryKeyBounds of(RateLimitProperties.Memory memory) {
 		// Checked positive with the other properties, whatever the backend.

@@ -11,6 +11,7 @@ import java.util.Set;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
@@ -43,7 +44,7 @@ import dev.ratelimit.live.LimitOverrides;
  * kind, and every other {@code rate-limit.*} property (routes, backend, Redis
  * settings, headers).
  */
-final class LimitRefresher {
+final class LimitRefresher implements AopInfrastructureBean {
 
 	private static final Log logger = LogFactory.getLog(LimitRefresher.class);
 

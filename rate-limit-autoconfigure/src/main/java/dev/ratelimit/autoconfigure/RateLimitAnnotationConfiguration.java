@@ -15,6 +15,7 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 
@@ -35,10 +36,12 @@ import dev.ratelimit.key.RequestBinding;
 /**
  * The advice enforcing {@code @RateLimited}, {@code @CostBudget} and
  * {@code @Concurrency} (one advisor for the three, applied by whichever
- * auto-proxy creator the application has: Spring AOP's infrastructure one or
- * AspectJ's), and the start-up check of every annotated method.
+ * auto-proxy creator the application has: Spring AOP's infrastructure one,
+ * registered here when there is none, or AspectJ's), and the start-up check
+ * of every annotated method.
  */
 @Configuration(proxyBeanMethods = false)
+@Import(AutoProxyCreatorRegistrar.class)
 class RateLimitAnnotationConfiguration {
 
 	@Bean
@@ -52,9 +55,10 @@ class RateLimitAnnotationConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	LimitInterceptor rateLimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions,
-			RateLimiter limiter, CostBudgets budgets, ConcurrencyLimiters concurrency,
+			RateLimiter limiter, ObjectProvider<CostBudgets> budgets, ConcurrencyLimiters concurrency,
 			ObjectProvider<RequestBinding> requestBinding, ObjectProvider<LimitListener> listeners) {
-		return new LimitInterceptor(annotations, expressions, limiter, budgets, concurrency,
+		// Without a configured budget no method can name one (the start-up check refuses it).
+		return new LimitInterceptor(annotations, expressions, limiter, budgets.getIfAvailable(), concurrency,
 				requestBinding.getIfAvailable(() -> RequestBinding.NONE),
 				LimitListener.of(listeners.orderedStream().toList()));
 	}

@@ -43,7 +43,8 @@ import dev.ratelimit.core.RateLimitPolicy;
  * chosen by {@code rate-limit.backend}, the {@code @RateLimited} aspect and, in
  * servlet applications, the route filter and the HTTP contract.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@AutoConfiguration(afterName = { "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration" })
 @ConditionalOnProperty(prefix = "rate-limit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
@@ -146,9 +147,10 @@ public class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Limits rateLimitLimits(LimitRegistry registry, RateLimiter limiter, CostBudgets budgets,
+	Limits rateLimitLimits(LimitRegistry registry, RateLimiter limiter, ObjectProvider<CostBudgets> budgets,
 			ConcurrencyLimiters concurrency) {
-		return new Limits(registry, limiter, budgets, concurrency);
+		// No budget configured, no CostBudgets bean: every budget name is unknown to the API.
+		return new Limits(registry, limiter, budgets.getIfAvailable(), concurrency);
 	}
 
 	@Bean

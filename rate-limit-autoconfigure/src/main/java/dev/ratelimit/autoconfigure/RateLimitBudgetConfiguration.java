@@ -17,9 +17,12 @@ import dev.ratelimit.core.NamedLimits;
 
 /**
  * Cost budgets: the configured budgets, their store (the one of the chosen
- * backend) and the {@link CostBudgets} API.
+ * backend) and the {@link CostBudgets} API, when a budget is configured. A
+ * budget exists only by configuration ({@code @CostBudget} and the API name
+ * configured ones), so without one nothing could use these beans.
  */
 @Configuration(proxyBeanMethods = false)
+@ConditionalOnConfigured("rate-limit.budgets")
 class RateLimitBudgetConfiguration {
 
 	@Bean

@@ -30,16 +30,17 @@ import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.metrics.MicrometerClientListener;
 
 /**
- * The provider clients of {@code rate-limit.clients.*}, when Spring's
- * {@link RestClient} is on the classpath: a {@link ProviderClients} bean, a
- * {@link RestClientCustomizer} that applies a provider's rules to requests to
- * its base URL from every builder Spring Boot builds, and their metrics; with
- * WebFlux, the same providers as {@code WebClient} filters. The
- * Redis backend's pause store, shared by every instance, is defined before
- * the local one when it applies.
+ * The provider clients of {@code rate-limit.clients.*}, when the application
+ * configures one and Spring's {@link RestClient} is on the classpath: a
+ * {@link ProviderClients} bean, a {@link RestClientCustomizer} that applies a
+ * provider's rules to requests to its base URL from every builder Spring Boot
+ * builds, and their metrics; with WebFlux, the same providers as
+ * {@code WebClient} filters. The Redis backend's pause store, shared by every
+ * instance, is defined before the local one when it applies.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(RestClient.class)
+@ConditionalOnConfigured("rate-limit.clients")
 class RateLimitClientConfiguration {
 
 	@Bean

@@ -29,9 +29,10 @@ import dev.ratelimit.web.RouteRuleVerifier;
 import dev.ratelimit.web.ServletRequestBinding;
 
 /**
- * Servlet integration: the route filter, the response headers and the answer
- * to refusals, written by the one {@link RejectionHandler} for route rules and
- * for the exceptions thrown inside Spring MVC alike.
+ * Servlet integration: the route filter (when {@code rate-limit.routes} has
+ * rules), the response headers and the answer to refusals, written by the one
+ * {@link RejectionHandler} for route rules and for the exceptions thrown
+ * inside Spring MVC alike.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -76,24 +77,35 @@ class RateLimitWebConfiguration {
 		return new RateLimitExceptionResolver(rejections);
 	}
 
-	@Bean
-	RouteRuleVerifier rateLimitRouteRuleVerifier(
-			@Qualifier("rateLimitFilterRegistration") FilterRegistrationBean<RateLimitFilter> registration,
-			ObjectProvider<RequestMappingInfoHandlerMapping> mappings) {
-		return new RouteRuleVerifier(registration.getFilter().getRoutes(), mappings.orderedStream().toList());
-	}
+	/**
+	 * The route filter, with route rules only: an application limiting methods
+	 * alone has no filter in its chain.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnConfigured("rate-limit.routes")
+	static class Routes {
 
-	@Bean
-	@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
-	FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
-			LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
-			RateLimitHeaders headers, Rejections rejections) {
-		RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions),
-				limiter, expressions, ipResolver, headers, rejections);
-		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
-		registration.setName("rateLimitFilter");
-		registration.setOrder(properties.getFilter().getOrder());
-		return registration;
+		@Bean
+		RouteRuleVerifier rateLimitRouteRuleVerifier(
+				@Qualifier("rateLimitFilterRegistration") FilterRegistrationBean<RateLimitFilter> registration,
+				ObjectProvider<RequestMappingInfoHandlerMapping> mappings) {
+			return new RouteRuleVerifier(registration.getFilter().getRoutes(), mappings.orderedStream().toList());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
+		FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
+				LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
+				RateLimitHeaders headers, Rejections rejections) {
+			RateLimitFilter filter = new RateLimitFilter(
+					RouteRulesBinder.bind(properties, limits.rateLimits(), expressions), limiter, expressions,
+					ipResolver, headers, rejections);
+			FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
+			registration.setName("rateLimitFilter");
+			registration.setOrder(properties.getFilter().getOrder());
+			return registration;
+		}
+
 	}
 
 }

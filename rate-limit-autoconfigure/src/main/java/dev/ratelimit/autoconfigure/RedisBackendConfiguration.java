@@ -88,6 +88,7 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
+	@ConditionalOnConfigured("rate-limit.budgets")
 	BudgetStore rateLimitBudgetStore(RedisLimiterConnection connection) {
 		return new RedisBudgetStore(connection.connectionFactory());
 	}
@@ -102,6 +103,7 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
+	@ConditionalOnConfigured("rate-limit.clients")
 	PauseStore rateLimitPauseStore(RedisLimiterConnection connection, RateLimitProperties properties,
 			TimeSource timeSource) {
 		return new RedisPauseStore(connection.connectionFactory(), properties.getKeyPrefix(),

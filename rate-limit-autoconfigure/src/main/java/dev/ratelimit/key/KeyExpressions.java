@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
@@ -28,7 +29,7 @@ import dev.ratelimit.core.LimitListener;
  * small context per call, and only when an expression needs one (built-in keys
  * are read without it).
  */
-public final class KeyExpressions {
+public final class KeyExpressions implements AopInfrastructureBean {
 
 	private static final Log logger = LogFactory.getLog(KeyExpressions.class);
 
@@ -71,7 +72,9 @@ public final class KeyExpressions {
 	public Expression parse(String text) {
 		Expression expression = this.cache.get(text);
 		if (expression == null) {
-			expression = this.parser.parseExpression(text);
+			// A built-in key is read by its text (key(...)): SpEL is parsed only if something evaluates it.
+			expression = BuiltInKeyExpression.isBuiltIn(text) ? new BuiltInKeyExpression(text)
+					: this.parser.parseExpression(text);
 			this.cache.putIfAbsent(text, expression);
 		}
 		return expression;

@@ -1,11 +1,23 @@
 package dev.ratelimit.autoconfigure;
 
+import java.lang.reflect.Method;
 import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.aop.Advisor;
+import org.springframework.aop.aspectj.annotation.AnnotationAwareAspectJAutoProxyCreator;
+import org.springframework.aop.framework.autoproxy.AbstractAdvisorAutoProxyCreator;
+import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -20,19 +32,24 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.Limits;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.aop.AnnotatedBeans;
+import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.aop.LimitInterceptor;
+import dev.ratelimit.aop.RateLimitedMethodsValidator;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.metrics.MicrometerLimitListener;
 import dev.ratelimit.prefetch.PrefetchingBackend;
@@ -49,6 +66,7 @@ import dev.ratelimit.support.StartupFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class RateLimitAutoConfigurationTests {
 
@@ -98,10 +116,8 @@ class RateLimitAutoConfigurationTests {
 		ApplicationContextRunner redis = this.contextRunner
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis");
-		redis.run((context) -> {
-			assertThat(context).getBean(RateLimitBackend.class).isInstanceOf(CircuitBreakingBackend.class);
-			assertThat(context).getBean(BudgetStore.class).isInstanceOf(RedisBudgetStore.class);
-		});
+		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
+			.isInstanceOf(CircuitBreakingBackend.class));
 		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(DenyCachingBackend.class));
@@ -109,6 +125,41 @@ class RateLimitAutoConfigurationTests {
 				"rate-limit.redis.deny-cache.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(RedisRateLimitBackend.class));
+	}
+
+	@Test
+	void runWithoutBudgetsShouldCreateNoBudgetBeans() {
+		this.contextRunner.run((context) -> assertThat(context).hasNotFailed()
+			.doesNotHaveBean(CostBudgets.class)
+			.doesNotHaveBean(BudgetStore.class)
+			.hasSingleBean(Limits.class)
+			.hasSingleBean(LimitInterceptor.class));
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(CostBudgets.class)
+				.doesNotHaveBean(BudgetStore.class));
+	}
+
+	@Test
+	void runWithABudgetShouldCreateTheBudgetBeansOfTheBackend() {
+		String[] budget = { "rate-limit.budgets.daily.unit=USD", "rate-limit.budgets.daily.amount=1.00",
+				"rate-limit.budgets.daily.window=day" };
+		this.contextRunner.withPropertyValues(budget)
+			.run((context) -> assertThat(context).hasSingleBean(CostBudgets.class).doesNotHaveBean(BudgetStore.class));
+		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("rate-limit.backend=redis")
+			.withPropertyValues(budget)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(CostBudgets.class);
+				assertThat(context).getBean(BudgetStore.class).isInstanceOf(RedisBudgetStore.class);
+			});
+	}
+
+	@Test
+	void theApiRefusesABudgetNameWhenNoBudgetIsConfigured() {
+		this.contextRunner.run((context) -> assertThatIllegalArgumentException()
+			.isThrownBy(() -> context.getBean(Limits.class).reserve("daily", "k", "0.10")));
 	}
 
 	@Test
@@ -435,11 +486,58 @@ class RateLimitAutoConfigurationTests {
 			});
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "spring.aop.proxy-target-class=true", "spring.aop.proxy-target-class=false",
+			"spring.aop.auto=false" })
+	void annotationsApplyWithoutAspectJWhateverSpringAopIsSetTo(String aop) {
+		// The starter does not bring AspectJ; Spring Boot registers no auto-proxy creator for the last two.
+		this.contextRunner.withClassLoader(new FilteredClassLoader("org.aspectj"))
+			.withBean(PublicService.class)
+			.withPropertyValues(aop)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(InfrastructureAdvisorAutoProxyCreator.class);
+				PublicService service = context.getBean(PublicService.class);
+				assertThat(AopUtils.isAopProxy(service)).isTrue();
+				service.work();
+				assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(service::work);
+			});
+	}
+
+	@Test
+	void runWithAspectJShouldLeaveItsAutoProxyCreatorInCharge() {
+		this.contextRunner.withUserConfiguration(InlineConfiguration.class)
+			.withPropertyValues("inline.capacity=1")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(AbstractAdvisorAutoProxyCreator.class);
+				assertThat(context).getBean(AbstractAdvisorAutoProxyCreator.class)
+					.isInstanceOf(AnnotationAwareAspectJAutoProxyCreator.class);
+				InlineService service = context.getBean(InlineService.class);
+				service.work("a");
+				assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.work("a"));
+			});
+	}
+
+	@Test
+	void otherAdvisorsDoNotLookAtTheStartersSpringFacingBeans() {
+		this.contextRunner.withUserConfiguration(InlineConfiguration.class, RecordingAdvisorConfiguration.class)
+			.withPropertyValues("inline.capacity=1")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				List<Class<?>> asked = RecordingAdvisorConfiguration.asked;
+				// The application's own beans are still looked at; the starter's infrastructure is not.
+				assertThat(asked).contains(InlineService.class)
+					.doesNotContain(LimitAnnotations.class, AnnotatedBeans.class, RateLimitedMethodsValidator.class,
+							KeyExpressions.class, InMemoryKeyBounds.class);
+			});
+	}
+
 	@Test
 	void runInServletApplicationShouldRegisterTheFilterAndExceptionResolver() {
 		new WebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
-			.withPropertyValues("rate-limit.filter.order=5")
+			.withPropertyValues("rate-limit.filter.order=5", "rate-limit.policies.per-ip.capacity=10",
+					"rate-limit.policies.per-ip.refill=10/1s", "rate-limit.routes[0].pattern=/api/**",
+					"rate-limit.routes[0].policies=per-ip")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RateLimitExceptionResolver.class);
 				assertThat(context).getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
@@ -627,6 +725,37 @@ class RateLimitAutoConfigurationTests {
 		public String work(String user) {
 			this.calls++;
 			return "done " + user;
+		}
+
+	}
+
+	/** Public, for a class proxy defined by a {@link FilteredClassLoader}. */
+	public static class PublicService {
+
+		@RateLimited(policy = "public-work", capacity = "1", refill = "1/1h")
+		public void work() {
+		}
+
+	}
+
+	/** An advisor of the application's, recording every class the auto-proxy creator asks it about. */
+	@Configuration(proxyBeanMethods = false)
+	static class RecordingAdvisorConfiguration {
+
+		static final List<Class<?>> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		@Bean
+		static Advisor recordingAdvisor() {
+			asked.clear();
+			return new DefaultPointcutAdvisor(new StaticMethodMatcherPointcut() {
+
+				@Override
+				public boolean matches(Method method, Class<?> targetClass) {
+					asked.add(targetClass);
+					return false;
+				}
+
+			}, (MethodInterceptor) MethodInvocation::proceed);
 		}
 
 	}

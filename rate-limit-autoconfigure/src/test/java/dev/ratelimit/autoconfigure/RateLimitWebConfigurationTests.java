@@ -9,19 +9,27 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.key.RequestBinding;
 import dev.ratelimit.web.ProblemResponses;
+import dev.ratelimit.web.RateLimitFilter;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.web.RejectionHandler;
 import dev.ratelimit.web.Rejections;
+import dev.ratelimit.web.RouteRuleVerifier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The answer to refusals in a servlet application: one {@link RejectionHandler},
  * the default unless the application defines its own, and an exception
- * resolver that the application can turn off.
+ * resolver that the application can turn off; the route filter only with route
+ * rules.
  */
 class RateLimitWebConfigurationTests {
+
+	private static final String[] ROUTE = { "rate-limit.policies.per-ip.capacity=10",
+			"rate-limit.policies.per-ip.refill=10/1s", "rate-limit.routes[0].pattern=/api/**",
+			"rate-limit.routes[0].policies=per-ip" };
 
 	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class));
@@ -43,13 +51,34 @@ class RateLimitWebConfigurationTests {
 	}
 
 	@Test
-	void runWithTheResolverDisabledShouldKeepTheFilterAndTheHandler() {
-		this.contextRunner.withPropertyValues("rate-limit.web.exception-resolver.enabled=false").run((context) -> {
-			assertThat(context).doesNotHaveBean(RateLimitExceptionResolver.class);
-			assertThat(context).hasSingleBean(RejectionHandler.class).hasSingleBean(Rejections.class);
-			assertThat(context).hasBean("rateLimitFilterRegistration");
-			assertThat(context).getBean("rateLimitFilterRegistration", FilterRegistrationBean.class).isNotNull();
+	void runWithoutRouteRulesShouldCreateNoFilter() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasNotFailed().doesNotHaveBean("rateLimitFilterRegistration");
+			assertThat(context).doesNotHaveBean(RateLimitFilter.class).doesNotHaveBean(RouteRuleVerifier.class);
+			// Annotated methods still answer refusals in Spring MVC.
+			assertThat(context).hasSingleBean(RateLimitExceptionResolver.class).hasSingleBean(RequestBinding.class);
 		});
+	}
+
+	@Test
+	void runWithRouteRulesShouldRegisterTheFilterAndCheckTheRules() {
+		this.contextRunner.withPropertyValues(ROUTE).run((context) -> {
+			assertThat(context).hasSingleBean(RouteRuleVerifier.class);
+			assertThat(context).getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
+				.satisfies((registration) -> assertThat(registration.getFilter()).isInstanceOf(RateLimitFilter.class));
+		});
+	}
+
+	@Test
+	void runWithTheResolverDisabledShouldKeepTheFilterAndTheHandler() {
+		this.contextRunner.withPropertyValues(ROUTE)
+			.withPropertyValues("rate-limit.web.exception-resolver.enabled=false")
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(RateLimitExceptionResolver.class);
+				assertThat(context).hasSingleBean(RejectionHandler.class).hasSingleBean(Rejections.class);
+				assertThat(context).hasBean("rateLimitFilterRegistration");
+				assertThat(context).getBean("rateLimitFilterRegistration", FilterRegistrationBean.class).isNotNull();
+			});
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -16,6 +16,7 @@ import org.springframework.web.client.RestClient;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.client.FakeProvider.Answer;
 import dev.ratelimit.core.Sleeper;
+import dev.ratelimit.metrics.MicrometerClientListener;
 import dev.ratelimit.support.StartupFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,10 +43,22 @@ class ProviderClientConfigurationTests {
 	}
 
 	@Test
-	void runWithoutClientsShouldCreateAnEmptyProviderClients() {
-		this.contextRunner.run((context) -> {
-			assertThat(context).hasSingleBean(ProviderClients.class).hasSingleBean(LocalPauseStore.class);
-			assertThat(context.getBean(ProviderClients.class).names()).isEmpty();
+	void runWithoutClientsShouldCreateNoClientBeans() {
+		this.contextRunner.run((context) -> assertThat(context).hasNotFailed()
+			.doesNotHaveBean(ProviderClients.class)
+			.doesNotHaveBean(PauseStore.class)
+			.doesNotHaveBean(RestClientCustomizer.class)
+			.doesNotHaveBean(MicrometerClientListener.class));
+	}
+
+	@Test
+	void runWithAClientShouldCreateTheClientBeans() {
+		this.contextRunner.withPropertyValues("rate-limit.clients.openai.rate-limit=openai-rate").run((context) -> {
+			assertThat(context).hasSingleBean(ProviderClients.class)
+				.hasSingleBean(LocalPauseStore.class)
+				.hasSingleBean(RestClientCustomizer.class)
+				.hasSingleBean(MicrometerClientListener.class);
+			assertThat(context.getBean(ProviderClients.class).names()).containsExactly("openai");
 		});
 	}
 

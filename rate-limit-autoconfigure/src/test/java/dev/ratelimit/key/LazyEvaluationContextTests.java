@@ -4,10 +4,17 @@ import java.lang.reflect.Method;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * A call's evaluation context is built only when an expression needs it: the
@@ -27,6 +34,25 @@ class LazyEvaluationContextTests {
 		assertThat(this.expressions.key(this.expressions.parse("principal"), context)).isEqualTo("alice");
 		assertThat(this.expressions.key(this.expressions.parse("global"), context)).isEqualTo("global");
 		assertThat(((LazyEvaluationContext) context).isBuilt()).isFalse();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "ip", "principal", "global" })
+	void builtInKeysAreNotParsedYetEvaluateAsSpelDoesAnywhere(String builtIn) {
+		Expression expression = this.expressions.parse(builtIn);
+		// Not parsed: an application whose keys are all built in loads no SpEL syntax tree.
+		assertThat(expression).isNotInstanceOf(SpelExpression.class);
+		assertThat(expression.getExpressionString()).isEqualTo(builtIn);
+		Expression spel = new SpelExpressionParser().parseExpression(builtIn);
+		EvaluationContext lazy = this.expressions.context(this.request, null, null);
+		assertThat(expression.getValue(lazy)).isEqualTo(spel.getValue(lazy));
+		KeyContext root = new KeyContext(this.request);
+		assertThat(expression.getValue(root)).isEqualTo(spel.getValue(root));
+		assertThat(expression.getValueType(lazy)).isEqualTo(spel.getValueType(lazy));
+		assertThat(expression.isWritable(lazy)).isEqualTo(spel.isWritable(lazy));
+		// Outside a key context SpEL's own answer, a failure here.
+		assertThatExceptionOfType(EvaluationException.class).isThrownBy(() -> expression.getValue("text"));
+		assertThatExceptionOfType(EvaluationException.class).isThrownBy(() -> spel.getValue("text"));
 	}
 
 	@Test

@@ -1,0 +1,34 @@
+package dev.ratelimit.autoconfigure;
+
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyState;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+
+/**
+ * {@link ConditionalOnConfigured}: whether any property source holds a
+ * property below the group, in any of the forms Spring Boot binds (relaxed
+ * names, environment variables, indexes). A source that cannot tell, which
+ * Spring Boot's own sources never are, counts as holding one: a feature
+ * created for nothing costs its beans, one missing would be ignored
+ * configuration.
+ */
+class OnConfiguredCondition extends SpringBootCondition {
+
+	@Override
+	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+		String group = (String) metadata.getAnnotationAttributes(ConditionalOnConfigured.class.getName()).get("value");
+		ConfigurationPropertyName name = ConfigurationPropertyName.of(group);
+		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(context.getEnvironment())) {
+			if (source.containsDescendantOf(name) != ConfigurationPropertyState.ABSENT) {
+				return ConditionOutcome.match("found properties below " + group);
+			}
+		}
+		return ConditionOutcome.noMatch("no property below " + group);
+	}
+
+}

@@ -1,0 +1,165 @@
+package dev.ratelimit.key;
+
+import org.springframework.core.convert.TypeDescriptor;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+/**
+ * A built-in key ({@code ip}, {@code principal}, {@code global}) as an
+ * expression that is not parsed until something evaluates it as SpEL.
+ * {@link KeyExpressions#key} reads a built-in key from the call's key context
+ * by the expression's text, so an application whose limits use only built-in
+ * keys never parses one, and does not load SpEL's parser and syntax tree
+ * (about fifty classes while it starts). Anything else asked of it is SpEL's
+ * own answer: the text parsed on first use, exactly as
+ * {@link KeyExpressions#parse} would have parsed it.
+ */
+final class BuiltInKeyExpression implements Expression {
+
+	private final String text;
+
+	private volatile Expression parsed;
+
+	BuiltInKeyExpression(String text) {
+		this.text = text;
+	}
+
+	/** Whether a text is a built-in key, read without SpEL. */
+	static boolean isBuiltIn(String text) {
+		return "ip".equals(text) || "principal".equals(text) || KeyContext.GLOBAL.equals(text);
+	}
+
+	private Expression spel() {
+		Expression expression = this.parsed;
+		if (expression == null) {
+			expression = new SpelExpressionParser().parseExpression(this.text);
+			this.parsed = expression;
+		}
+		return expression;
+	}
+
+	@Override
+	public String getExpressionString() {
+		return this.text;
+	}
+
+	@Override
+	public Object getValue() throws EvaluationException {
+		return spel().getValue();
+	}
+
+	@Override
+	public <T> T getValue(Class<T> desiredResultType) throws EvaluationException {
+		return spel().getValue(desiredResultType);
+	}
+
+	@Override
+	public Object getValue(Object rootObject) throws EvaluationException {
+		return spel().getValue(rootObject);
+	}
+
+	@Override
+	public <T> T getValue(Object rootObject, Class<T> desiredResultType) throws EvaluationException {
+		return spel().getValue(rootObject, desiredResultType);
+	}
+
+	@Override
+	public Object getValue(EvaluationContext context) throws EvaluationException {
+		return spel().getValue(context);
+	}
+
+	@Override
+	public Object getValue(EvaluationContext context, Object rootObject) throws EvaluationException {
+		return spel().getValue(context, rootObject);
+	}
+
+	@Override
+	public <T> T getValue(EvaluationContext context, Class<T> desiredResultType) throws EvaluationException {
+		return spel().getValue(context, desiredResultType);
+	}
+
+	@Override
+	public <T> T getValue(EvaluationContext context, Object rootObject, Class<T> desiredResultType)
+			throws EvaluationException {
+		return spel().getValue(context, rootObject, desiredResultType);
+	}
+
+	@Override
+	public Class<?> getValueType() throws EvaluationException {
+		return spel().getValueType();
+	}
+
+	@Override
+	public Class<?> getValueType(Object rootObject) throws EvaluationException {
+		return spel().getValueType(rootObject);
+	}
+
+	@Override
+	public Class<?> getValueType(EvaluationContext context) throws EvaluationException {
+		return spel().getValueType(context);
+	}
+
+	@Override
+	public Class<?> getValueType(EvaluationContext context, Object rootObject) throws EvaluationException {
+		return spel().getValueType(context, rootObject);
+	}
+
+	@Override
+	public TypeDescriptor getValueTypeDescriptor() throws EvaluationException {
+		return spel().getValueTypeDescriptor();
+	}
+
+	@Override
+	public TypeDescriptor getValueTypeDescriptor(Object rootObject) throws EvaluationException {
+		return spel().getValueTypeDescriptor(rootObject);
+	}
+
+	@Override
+	public TypeDescriptor getValueTypeDescriptor(EvaluationContext context) throws EvaluationException {
+		return spel().getValueTypeDescriptor(context);
+	}
+
+	@Override
+	public TypeDescriptor getValueTypeDescriptor(EvaluationContext context, Object rootObject)
+			throws EvaluationException {
+		return spel().getValueTypeDescriptor(context, rootObject);
+	}
+
+	@Override
+	public boolean isWritable(Object rootObject) throws EvaluationException {
+		return spel().isWritable(rootObject);
+	}
+
+	@Override
+	public boolean isWritable(EvaluationContext context) throws EvaluationException {
+		return spel().isWritable(context);
+	}
+
+	@Override
+	public boolean isWritable(EvaluationContext context, Object rootObject) throws EvaluationException {
+		return spel().isWritable(context, rootObject);
+	}
+
+	@Override
+	public void setValue(Object rootObject, Object value) throws EvaluationException {
+		spel().setValue(rootObject, value);
+	}
+
+	@Override
+	public void setValue(EvaluationContext context, Object value) throws EvaluationException {
+		spel().setValue(context, value);
+	}
+
+	@Override
+	public void setValue(EvaluationContext context, Object rootObject, Object value) throws EvaluationException {
+		spel().setValue(context, rootObject, value);
+	}
+
+	@Override
+	public String toString() {
+		return this.text;
+	}
+
+}
