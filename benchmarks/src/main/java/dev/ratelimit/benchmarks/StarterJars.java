@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import java.util.zip.CRC32;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
@@ -42,9 +41,7 @@ import java.util.zip.ZipOutputStream;
  * {@code mvn dependency:tree -pl sample-app}: everything below
  * {@code rate-limit-spring-boot-starter} that no other dependency of the
  * sample app brings. Each must be found exactly once, so a change of the
- * starter's dependencies fails this class instead of measuring something else;
- * those of earlier versions ({@link #FORMERLY_REMOVED}) at most once, so that
- * a jar built before a change can be measured beside one built after it.
+ * starter's dependencies fails this class instead of measuring something else.
  * <p>
  * {@link #with(Path, Path)}: the other way round, an application built without
  * the starter (Spring PetClinic, say) with the starter's jars added, taken from
@@ -55,16 +52,9 @@ import java.util.zip.ZipOutputStream;
 final class StarterJars {
 
 	/** File name prefixes, in {@code BOOT-INF/lib}, of the jars only the starter brings. */
-	static final List<String> REMOVED = List.of("rate-limit-spring-boot-starter-", "caffeine-",
+	static final List<String> REMOVED = List.of("rate-limit-spring-boot-starter-", "aspectjweaver-", "caffeine-",
 			"error_prone_annotations-", "resilience4j-circuitbreaker-", "resilience4j-bulkhead-",
 			"resilience4j-core-");
-
-	/**
-	 * Jars the starter brought in earlier versions, removed when found (at most
-	 * once), so that a jar built from such a version is measured against its own
-	 * app without the starter: AspectJ, until the starter stopped bringing it.
-	 */
-	static final List<String> FORMERLY_REMOVED = List.of("aspectjweaver-");
 
 	/** The jar that stays, with its registrations removed. */
 	static final String DEACTIVATED = "rate-limit-autoconfigure-";
@@ -86,7 +76,6 @@ final class StarterJars {
 			copy.toFile().deleteOnExit();
 			Map<String, Integer> found = new LinkedHashMap<>();
 			REMOVED.forEach((prefix) -> found.put(prefix, 0));
-			FORMERLY_REMOVED.forEach((prefix) -> found.put(prefix, 0));
 			found.put(DEACTIVATED, 0);
 			try (ZipFile source = new ZipFile(appJar.toFile());
 					ZipOutputStream target = new ZipOutputStream(Files.newOutputStream(copy))) {
@@ -112,7 +101,7 @@ final class StarterJars {
 				}
 			}
 			found.forEach((prefix, count) -> {
-				if (count != 1 && !(count == 0 && FORMERLY_REMOVED.contains(prefix))) {
+				if (count != 1) {
 					throw new IllegalStateException(appJar + " holds " + count + " " + LIB + prefix
 							+ "*.jar; the list of jars the starter brings (StarterJars) needs updating");
 				}
@@ -191,10 +180,7 @@ final class StarterJars {
 		if (file.startsWith(DEACTIVATED)) {
 			return DEACTIVATED;
 		}
-		return Stream.concat(REMOVED.stream(), FORMERLY_REMOVED.stream())
-			.filter(file::startsWith)
-			.findFirst()
-			.orElse(null);
+		return REMOVED.stream().filter(file::startsWith).findFirst().orElse(null);
 	}
 
 	/** The jar without the files that make Spring Boot apply it. */
@@ -219,8 +205,7 @@ final class StarterJars {
 	private static byte[] withoutRemovedJars(byte[] index) {
 		StringBuilder kept = new StringBuilder();
 		for (String line : new String(index, StandardCharsets.UTF_8).split("\n", -1)) {
-			if (Stream.concat(REMOVED.stream(), FORMERLY_REMOVED.stream())
-				.noneMatch((prefix) -> line.contains(LIB + prefix))) {
+			if (REMOVED.stream().noneMatch((prefix) -> line.contains(LIB + prefix))) {
 				kept.append(line).append('\n');
 			}
 		}
