@@ -92,6 +92,7 @@ class RateLimitWebConfiguration {
 				limiter, expressions, ipResolver, headers, rejections);
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setName("rateLimitFilter");
+		registration.setDispatcherTypes(RateLimitFilter.dispatcherTypes());
 		registration.setOrder(properties.getFilter().getOrder());
 		return registration;
 	}
