@@ -80,14 +80,24 @@ final class Disclosures {
 		if (disclosures == null) {
 			request.setAttribute(ATTRIBUTE, new Disclosures(policy));
 		}
-		else if (disclosures.first == null) {
-			disclosures.first = policy;
+		else {
+			disclosures.add(policy);
 		}
-		else if (!disclosures.first.equals(policy)) {
-			if (disclosures.more == null) {
-				disclosures.more = new HashSet<>(4);
+	}
+
+	/**
+	 * Allows a limit to be told to the caller of this request.
+	 * @param policy the limit's name
+	 */
+	void add(String policy) {
+		if (this.first == null) {
+			this.first = policy;
+		}
+		else if (!this.first.equals(policy)) {
+			if (this.more == null) {
+				this.more = new HashSet<>(4);
 			}
-			disclosures.more.add(policy);
+			this.more.add(policy);
 		}
 	}
 
@@ -99,22 +109,16 @@ final class Disclosures {
 	 */
 	static boolean contains(HttpServletRequest request, String policy) {
 		Disclosures disclosures = of(request);
-		return disclosures != null && (policy.equals(disclosures.first)
-				|| (disclosures.more != null && disclosures.more.contains(policy)));
+		return disclosures != null && disclosures.contains(policy);
 	}
 
 	/**
-	 * Returns what a request disclosed, to record its decisions in.
-	 * @param request a request with at least one disclosed limit
-	 * @return its disclosures
-	 * @throws IllegalStateException if no limit of the request was disclosed
+	 * Returns whether a limit may be told to the caller of this request.
+	 * @param policy the limit's name
+	 * @return whether it was registered as disclosed
 	 */
-	static Disclosures recording(HttpServletRequest request) {
-		Disclosures disclosures = of(request);
-		if (disclosures == null) {
-			throw new IllegalStateException("No limit of this request was disclosed");
-		}
-		return disclosures;
+	boolean contains(String policy) {
+		return policy.equals(this.first) || (this.more != null && this.more.contains(policy));
 	}
 
 	/**
@@ -165,7 +169,12 @@ final class Disclosures {
 		return this.decision;
 	}
 
-	private static Disclosures of(HttpServletRequest request) {
+	/**
+	 * Returns a request's disclosures.
+	 * @param request the request
+	 * @return its disclosures, or {@code null} when it has none
+	 */
+	static Disclosures of(HttpServletRequest request) {
 		return (request.getAttribute(ATTRIBUTE) instanceof Disclosures disclosures) ? disclosures : null;
 	}
 

@@ -187,18 +187,20 @@ public class RateLimitFilter extends GenericFilterBean {
 			chain.doFilter(request, response);
 			return;
 		}
+		// Set by doFilter: read once here, then handed on rather than looked up in the attribute map again.
+		Disclosures disclosures = Disclosures.attached(request);
 		// Built only if an expression needs it: the built-in keys (ip, principal, global) do not.
 		EvaluationContext context = this.expressions.context(new ServletKeyRequest(request, this.ipResolver), null,
 				null);
 		RateLimitOutcome outcome;
 		try {
-			outcome = this.limiter.acquire(requests(request, policies, context));
+			outcome = this.limiter.acquire(requests(disclosures, policies, context));
 		}
 		catch (RateLimitException ex) {
 			this.rejections.send(request, response, ex);
 			return;
 		}
-		this.headers.record(request, response, outcome);
+		this.headers.record(disclosures, response, outcome);
 		if (!outcome.allowed()) {
 			this.rejections.send(request, response, new RateLimitExceededException(outcome));
 			return;
@@ -211,15 +213,15 @@ public class RateLimitFilter extends GenericFilterBean {
 	}
 
 	/** The limiter's requests for the matched policies; each disclosed one registered for the headers. */
-	private List<LimitRequest> requests(HttpServletRequest request, List<BoundPolicy> policies,
+	private List<LimitRequest> requests(Disclosures disclosures, List<BoundPolicy> policies,
 			EvaluationContext context) {
 		if (policies.size() == 1) {
-			LimitRequest call = request(request, policies.get(0), context);
+			LimitRequest call = request(disclosures, policies.get(0), context);
 			return (call != null) ? List.of(call) : List.of();
 		}
 		List<LimitRequest> calls = new ArrayList<>(policies.size());
 		for (BoundPolicy bound : policies) {
-			LimitRequest call = request(request, bound, context);
+			LimitRequest call = request(disclosures, bound, context);
 			if (call != null) {
 				calls.add(call);
 			}
@@ -227,11 +229,11 @@ public class RateLimitFilter extends GenericFilterBean {
 		return calls;
 	}
 
-	private LimitRequest request(HttpServletRequest request, BoundPolicy bound, EvaluationContext context) {
+	private LimitRequest request(Disclosures disclosures, BoundPolicy bound, EvaluationContext context) {
 		RateLimitPolicy policy = bound.policy();
 		// A route rule is enforced on the request itself.
 		if (policy.visibility().disclosed(policy.key(), true)) {
-			Disclosures.add(request, policy.name());
+			disclosures.add(policy.name());
 		}
 		return bound.toRequest(this.expressions, context);
 	}

@@ -62,19 +62,36 @@ public final class RateLimitHeaders {
 		if (this.mode == HeaderMode.NONE) {
 			return;
 		}
-		Disclosures disclosures = null;
+		Disclosures disclosures = Disclosures.of(request);
+		if (disclosures != null) {
+			record(disclosures, response, outcome);
+		}
+	}
+
+	/**
+	 * Adds an outcome's decisions to what a request disclosed and rewrites the
+	 * header fields: {@link #record(HttpServletRequest, HttpServletResponse, RateLimitOutcome)}
+	 * for a caller that holds the request's disclosures already.
+	 * @param disclosures the request's disclosed limits and decisions
+	 * @param response the response, not yet committed
+	 * @param outcome the outcome
+	 */
+	void record(Disclosures disclosures, HttpServletResponse response, RateLimitOutcome outcome) {
+		if (this.mode == HeaderMode.NONE) {
+			return;
+		}
+		boolean changed = false;
 		for (int i = 0, enforced = outcome.decisions().size(); i < enforced + shadowCount(outcome); i++) {
 			PolicyDecision decision = (i < enforced) ? outcome.decisions().get(i)
 					: outcome.shadowDecisions().get(i - enforced);
 			// Only the limits the caller may see: never an internal one, such as a provider's shared rate.
-			if (!Disclosures.contains(request, decision.policy().name())) {
-				continue;
+			if (disclosures.contains(decision.policy().name())) {
+				// In place of an earlier decision of the same policy, or at the end.
+				disclosures.record(decision);
+				changed = true;
 			}
-			disclosures = (disclosures != null) ? disclosures : Disclosures.recording(request);
-			// In place of an earlier decision of the same policy, or at the end.
-			disclosures.record(decision);
 		}
-		if (disclosures != null && !response.isCommitted()) {
+		if (changed && !response.isCommitted()) {
 			write(response, disclosures);
 		}
 	}
