@@ -25,7 +25,7 @@ import dev.ratelimit.key.KeyExpressions;
 
 /**
  * An application whose every path, {@code /error} included, is limited by one
- * route rule ({@code /** -> per-user}, 100 per caller per hour), with handlers
+ * route rule ({@code /** -> per-user}, 100 per caller per day), with handlers
  * that forward, include, fail, send an error and answer asynchronously: the
  * dispatches in which the route filter must not count a request a second time.
  * A filter ahead of the limiter forwards {@code /moved} to {@code /target}, so
