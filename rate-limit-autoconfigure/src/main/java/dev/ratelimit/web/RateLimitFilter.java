@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -55,6 +56,12 @@ public class RateLimitFilter extends GenericFilterBean {
 	private final List<RouteRule> routes;
 
 	private final RouteMatcher[] matchers;
+
+	/** Numbers the instances, for {@link #ownMarker}. */
+	private static final AtomicInteger instances = new AtomicInteger();
+
+	/** This instance's request attribute when another instance handles the request already; unique per instance. */
+	private final String ownMarker = RateLimitFilter.class.getName() + "." + instances.incrementAndGet() + ".FILTERED";
 
 	private final RateLimiter limiter;
 
@@ -138,7 +145,7 @@ public class RateLimitFilter extends GenericFilterBean {
 
 	private void filterWithOwnMarker(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		String marker = RateLimitFilter.class.getName() + "@" + System.identityHashCode(this) + ".FILTERED";
+		String marker = this.ownMarker;
 		if (request.getAttribute(marker) != null) {
 			chain.doFilter(request, response);
 			return;
