@@ -102,6 +102,7 @@ class RateLimitWebConfiguration {
 					ipResolver, headers, rejections);
 			FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 			registration.setName("rateLimitFilter");
+			registration.setDispatcherTypes(RateLimitFilter.dispatcherTypes());
 			registration.setOrder(properties.getFilter().getOrder());
 			return registration;
 		}

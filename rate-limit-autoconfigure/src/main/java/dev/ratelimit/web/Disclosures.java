@@ -18,22 +18,56 @@ import dev.ratelimit.core.PolicyDecision;
  * registered ones, so a limit nobody registered (an internal one, or one
  * applied by code outside them) stays unnamed.
  * <p>
- * Both live in one request attribute, set once per limited request: every
- * attribute a request sets is a write to the container's attribute map.
+ * Both live in one request attribute, set once per request, which also marks
+ * that the route filter is handling the request (so that a nested dispatch of
+ * it, a forward or an include, is not limited again): every attribute a
+ * request sets is a write to the container's attribute map, and a removal
+ * another.
  */
 final class Disclosures {
 
 	private static final String ATTRIBUTE = Disclosures.class.getName();
 
-	/** The first name registered: most requests have one limit, and pay for no set. */
-	private final String first;
+	/** The first name registered, or {@code null}: most requests have one limit, and pay for no set. */
+	private String first;
 
 	private Set<String> more;
 
+	/** The only decision recorded, while there is one: most requests have one limit, and pay for no list. */
+	private PolicyDecision decision;
+
+	/** Every decision recorded, in order, once a second policy's arrives; then {@link #decision} is unused. */
 	private List<PolicyDecision> decisions;
+
+	/** The route filter handling the request now, or {@code null}. */
+	private Object filteredBy;
 
 	private Disclosures(String first) {
 		this.first = first;
+	}
+
+	/**
+	 * Returns a request's disclosures, set as its attribute first if it has none.
+	 * @param request the request
+	 * @return its disclosures
+	 */
+	static Disclosures attached(HttpServletRequest request) {
+		Disclosures disclosures = of(request);
+		if (disclosures == null) {
+			disclosures = new Disclosures(null);
+			request.setAttribute(ATTRIBUTE, disclosures);
+		}
+		return disclosures;
+	}
+
+	/** @return the route filter handling the request now, or {@code null} */
+	Object filteredBy() {
+		return this.filteredBy;
+	}
+
+	/** @param filter the route filter handling the request from now, or {@code null} once it is done */
+	void filteredBy(Object filter) {
+		this.filteredBy = filter;
 	}
 
 	/**
@@ -46,11 +80,24 @@ final class Disclosures {
 		if (disclosures == null) {
 			request.setAttribute(ATTRIBUTE, new Disclosures(policy));
 		}
-		else if (!disclosures.first.equals(policy)) {
-			if (disclosures.more == null) {
-				disclosures.more = new HashSet<>(4);
+		else {
+			disclosures.add(policy);
+		}
+	}
+
+	/**
+	 * Allows a limit to be told to the caller of this request.
+	 * @param policy the limit's name
+	 */
+	void add(String policy) {
+		if (this.first == null) {
+			this.first = policy;
+		}
+		else if (!this.first.equals(policy)) {
+			if (this.more == null) {
+				this.more = new HashSet<>(4);
 			}
-			disclosures.more.add(policy);
+			this.more.add(policy);
 		}
 	}
 
@@ -62,29 +109,72 @@ final class Disclosures {
 	 */
 	static boolean contains(HttpServletRequest request, String policy) {
 		Disclosures disclosures = of(request);
-		return disclosures != null && (disclosures.first.equals(policy)
-				|| (disclosures.more != null && disclosures.more.contains(policy)));
+		return disclosures != null && disclosures.contains(policy);
 	}
 
 	/**
-	 * Returns the decisions of disclosed limits made for a request so far, in
-	 * the order the header fields list them, for the caller to change.
-	 * @param request a request with at least one disclosed limit
-	 * @return its decisions
-	 * @throws IllegalStateException if no limit of the request was disclosed
+	 * Returns whether a limit may be told to the caller of this request.
+	 * @param policy the limit's name
+	 * @return whether it was registered as disclosed
 	 */
-	static List<PolicyDecision> decisions(HttpServletRequest request) {
-		Disclosures disclosures = of(request);
-		if (disclosures == null) {
-			throw new IllegalStateException("No limit of this request was disclosed");
-		}
-		if (disclosures.decisions == null) {
-			disclosures.decisions = new ArrayList<>(2);
-		}
-		return disclosures.decisions;
+	boolean contains(String policy) {
+		return policy.equals(this.first) || (this.more != null && this.more.contains(policy));
 	}
 
-	private static Disclosures of(HttpServletRequest request) {
+	/**
+	 * Records a decision of a disclosed limit for the header fields: in place of
+	 * an earlier decision of the same policy, else after the others.
+	 * @param decision the decision
+	 */
+	void record(PolicyDecision decision) {
+		String name = decision.policy().name();
+		if (this.decisions == null) {
+			if (this.decision == null || this.decision.policy().name().equals(name)) {
+				this.decision = decision;
+				return;
+			}
+			this.decisions = new ArrayList<>(4);
+			this.decisions.add(this.decision);
+			this.decision = null;
+		}
+		for (int i = 0; i < this.decisions.size(); i++) {
+			if (this.decisions.get(i).policy().name().equals(name)) {
+				this.decisions.remove(i);
+				break;
+			}
+		}
+		this.decisions.add(decision);
+	}
+
+	/** @return how many decisions were recorded, one per policy */
+	int decisionCount() {
+		if (this.decisions != null) {
+			return this.decisions.size();
+		}
+		return (this.decision != null) ? 1 : 0;
+	}
+
+	/**
+	 * Returns a recorded decision, in the order the header fields list them.
+	 * @param index from 0 to {@link #decisionCount()} (exclusive)
+	 * @return the decision
+	 */
+	PolicyDecision decision(int index) {
+		if (this.decisions != null) {
+			return this.decisions.get(index);
+		}
+		if (index != 0 || this.decision == null) {
+			throw new IndexOutOfBoundsException(index);
+		}
+		return this.decision;
+	}
+
+	/**
+	 * Returns a request's disclosures.
+	 * @param request the request
+	 * @return its disclosures, or {@code null} when it has none
+	 */
+	static Disclosures of(HttpServletRequest request) {
 		return (request.getAttribute(ATTRIBUTE) instanceof Disclosures disclosures) ? disclosures : null;
 	}
 

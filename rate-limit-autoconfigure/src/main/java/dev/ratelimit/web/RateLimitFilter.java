@@ -2,17 +2,23 @@ package dev.ratelimit.web;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.expression.EvaluationContext;
-import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.filter.GenericFilterBean;
+import org.springframework.web.util.WebUtils;
 
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.LimitRequest;
@@ -35,15 +41,27 @@ import dev.ratelimit.key.OutcomeSettlement;
  * taken before the request runs, so a caller over the limit is refused before
  * the application sees it, and given back once the response is complete when
  * its status is not listed.
+ * <p>
+ * Each request is filtered once, as by Spring's {@code OncePerRequestFilter}:
+ * not again in a forward or include of a request this filter is handling, nor
+ * in an asynchronous or an error dispatch. Register it for every dispatcher
+ * type, as Spring Boot does for a {@code OncePerRequestFilter}. Unlike that
+ * class, it marks a request it handles in the one request attribute that also
+ * holds the request's disclosed limits and decisions, which it sets once and
+ * never removes: a limited request writes the container's attribute map once,
+ * not three times (its marker, its removal, the disclosed limits).
  */
-public class RateLimitFilter extends OncePerRequestFilter {
+public class RateLimitFilter extends GenericFilterBean {
 
 	private final List<RouteRule> routes;
 
 	private final RouteMatcher[] matchers;
 
-	/** {@link #getAlreadyFilteredAttributeName()}, made once the filter has its name. */
-	private volatile String alreadyFilteredAttributeName;
+	/** Numbers the instances, for {@link #ownMarker}. */
+	private static final AtomicInteger instances = new AtomicInteger();
+
+	/** This instance's request attribute when another instance handles the request already; unique per instance. */
+	private final String ownMarker = RateLimitFilter.class.getName() + "." + instances.incrementAndGet() + ".FILTERED";
 
 	private final RateLimiter limiter;
 
@@ -76,6 +94,16 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
+	 * Returns the dispatcher types to register the filter for: all of them, as
+	 * Spring Boot registers a {@code OncePerRequestFilter}; the filter itself
+	 * passes on asynchronous and error dispatches and nested ones.
+	 * @return every dispatcher type
+	 */
+	public static EnumSet<DispatcherType> dispatcherTypes() {
+		return EnumSet.allOf(DispatcherType.class);
+	}
+
+	/**
 	 * Returns the route rules, in configuration order.
 	 * @return the rules
 	 */
@@ -84,28 +112,81 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	@Override
+	public final void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		if (!(request instanceof HttpServletRequest httpRequest)
+				|| !(response instanceof HttpServletResponse httpResponse)) {
+			throw new ServletException("RateLimitFilter only supports HTTP requests");
+		}
+		if (skipDispatch(httpRequest) || shouldNotFilter(httpRequest)) {
+			chain.doFilter(request, response);
+			return;
+		}
+		Disclosures state = Disclosures.attached(httpRequest);
+		Object outer = state.filteredBy();
+		if (outer == this) {
+			// A forward or include of a request this filter is handling: it was decided already.
+			chain.doFilter(request, response);
+			return;
+		}
+		if (outer != null) {
+			// Another instance is handling it: this one keeps a marker of its own, as OncePerRequestFilter does.
+			filterWithOwnMarker(httpRequest, httpResponse, chain);
+			return;
+		}
+		state.filteredBy(this);
+		try {
+			doFilterInternal(httpRequest, httpResponse, chain);
+		}
+		finally {
+			state.filteredBy(null);
+		}
+	}
+
+	private void filterWithOwnMarker(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		String marker = this.ownMarker;
+		if (request.getAttribute(marker) != null) {
+			chain.doFilter(request, response);
+			return;
+		}
+		request.setAttribute(marker, Boolean.TRUE);
+		try {
+			doFilterInternal(request, response, chain);
+		}
+		finally {
+			request.removeAttribute(marker);
+		}
+	}
+
+	/**
+	 * An asynchronous dispatch continues a request decided on its first
+	 * dispatch; an error dispatch renders the error of a request decided already
+	 * (a refusal's own error page must not be refused again).
+	 */
+	private static boolean skipDispatch(HttpServletRequest request) {
+		return request.getDispatcherType() == DispatcherType.ASYNC
+				|| request.getAttribute(WebUtils.ERROR_REQUEST_URI_ATTRIBUTE) != null;
+	}
+
+	/**
+	 * Returns whether a request passes through unfiltered.
+	 * @param request the request
+	 * @return {@code true} when there are no route rules
+	 */
 	protected boolean shouldNotFilter(HttpServletRequest request) {
 		return this.routes.isEmpty();
 	}
 
 	/**
-	 * The same name as {@link OncePerRequestFilter}'s, made once rather than
-	 * concatenated for every request.
+	 * Limits a request by the rules that match it: once per request, on its
+	 * first dispatch.
+	 * @param request the request
+	 * @param response the response
+	 * @param chain the rest of the chain
+	 * @throws ServletException from the chain
+	 * @throws IOException from the chain or writing a refusal
 	 */
-	@Override
-	protected String getAlreadyFilteredAttributeName() {
-		String name = this.alreadyFilteredAttributeName;
-		if (name == null) {
-			name = super.getAlreadyFilteredAttributeName();
-			if (getFilterName() != null) {
-				// Before init there is no name yet, and the class name stands in: keep only the final one.
-				this.alreadyFilteredAttributeName = name;
-			}
-		}
-		return name;
-	}
-
-	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		List<BoundPolicy> policies = matchingPolicies(request);
@@ -113,18 +194,20 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			chain.doFilter(request, response);
 			return;
 		}
+		// Set by doFilter: read once here, then handed on rather than looked up in the attribute map again.
+		Disclosures disclosures = Disclosures.attached(request);
 		// Built only if an expression needs it: the built-in keys (ip, principal, global) do not.
 		EvaluationContext context = this.expressions.context(new ServletKeyRequest(request, this.ipResolver), null,
 				null);
 		RateLimitOutcome outcome;
 		try {
-			outcome = this.limiter.acquire(requests(request, policies, context));
+			outcome = this.limiter.acquire(requests(disclosures, policies, context));
 		}
 		catch (RateLimitException ex) {
 			this.rejections.send(request, response, ex);
 			return;
 		}
-		this.headers.record(request, response, outcome);
+		this.headers.record(disclosures, response, outcome);
 		if (!outcome.allowed()) {
 			this.rejections.send(request, response, new RateLimitExceededException(outcome));
 			return;
@@ -137,15 +220,15 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/** The limiter's requests for the matched policies; each disclosed one registered for the headers. */
-	private List<LimitRequest> requests(HttpServletRequest request, List<BoundPolicy> policies,
+	private List<LimitRequest> requests(Disclosures disclosures, List<BoundPolicy> policies,
 			EvaluationContext context) {
 		if (policies.size() == 1) {
-			LimitRequest call = request(request, policies.get(0), context);
+			LimitRequest call = request(disclosures, policies.get(0), context);
 			return (call != null) ? List.of(call) : List.of();
 		}
 		List<LimitRequest> calls = new ArrayList<>(policies.size());
 		for (BoundPolicy bound : policies) {
-			LimitRequest call = request(request, bound, context);
+			LimitRequest call = request(disclosures, bound, context);
 			if (call != null) {
 				calls.add(call);
 			}
@@ -153,11 +236,11 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		return calls;
 	}
 
-	private LimitRequest request(HttpServletRequest request, BoundPolicy bound, EvaluationContext context) {
+	private LimitRequest request(Disclosures disclosures, BoundPolicy bound, EvaluationContext context) {
 		RateLimitPolicy policy = bound.policy();
 		// A route rule is enforced on the request itself.
 		if (policy.visibility().disclosed(policy.key(), true)) {
-			Disclosures.add(request, policy.name());
+			disclosures.add(policy.name());
 		}
 		return bound.toRequest(this.expressions, context);
 	}

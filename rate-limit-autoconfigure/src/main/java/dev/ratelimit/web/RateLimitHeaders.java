@@ -1,6 +1,5 @@
 package dev.ratelimit.web;
 
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -63,45 +62,50 @@ public final class RateLimitHeaders {
 		if (this.mode == HeaderMode.NONE) {
 			return;
 		}
+		Disclosures disclosures = Disclosures.of(request);
+		if (disclosures != null) {
+			record(disclosures, response, outcome);
+		}
+	}
+
+	/**
+	 * Adds an outcome's decisions to what a request disclosed and rewrites the
+	 * header fields: {@link #record(HttpServletRequest, HttpServletResponse, RateLimitOutcome)}
+	 * for a caller that holds the request's disclosures already.
+	 * @param disclosures the request's disclosed limits and decisions
+	 * @param response the response, not yet committed
+	 * @param outcome the outcome
+	 */
+	void record(Disclosures disclosures, HttpServletResponse response, RateLimitOutcome outcome) {
+		if (this.mode == HeaderMode.NONE) {
+			return;
+		}
 		boolean changed = false;
-		List<PolicyDecision> decisions = null;
 		for (int i = 0, enforced = outcome.decisions().size(); i < enforced + shadowCount(outcome); i++) {
 			PolicyDecision decision = (i < enforced) ? outcome.decisions().get(i)
 					: outcome.shadowDecisions().get(i - enforced);
 			// Only the limits the caller may see: never an internal one, such as a provider's shared rate.
-			if (!Disclosures.contains(request, decision.policy().name())) {
-				continue;
+			if (disclosures.contains(decision.policy().name())) {
+				// In place of an earlier decision of the same policy, or at the end.
+				disclosures.record(decision);
+				changed = true;
 			}
-			decisions = (decisions != null) ? decisions : Disclosures.decisions(request);
-			replace(decisions, decision);
-			changed = true;
 		}
 		if (changed && !response.isCommitted()) {
-			write(response, decisions);
+			write(response, disclosures);
 		}
-	}
-
-	/** Puts a decision in place of an earlier one of the same policy, or at the end. */
-	private static void replace(List<PolicyDecision> decisions, PolicyDecision decision) {
-		String name = decision.policy().name();
-		for (int i = 0; i < decisions.size(); i++) {
-			if (decisions.get(i).policy().name().equals(name)) {
-				decisions.remove(i);
-				break;
-			}
-		}
-		decisions.add(decision);
 	}
 
 	private int shadowCount(RateLimitOutcome outcome) {
 		return this.includeShadow ? outcome.shadowDecisions().size() : 0;
 	}
 
-	private void write(HttpServletResponse response, List<PolicyDecision> decisions) {
+	private void write(HttpServletResponse response, Disclosures decisions) {
+		int count = decisions.decisionCount();
 		if (this.mode == HeaderMode.IETF || this.mode == HeaderMode.BOTH) {
-			if (decisions.size() == 1) {
+			if (count == 1) {
 				// The common case: one policy, its RateLimit-Policy item ready made.
-				PolicyDecision only = decisions.get(0);
+				PolicyDecision only = decisions.decision(0);
 				PolicyField field = policyField(only);
 				response.setHeader("RateLimit-Policy", field.item());
 				response.setHeader("RateLimit", state(field, only.decision()));
@@ -109,7 +113,8 @@ public final class RateLimitHeaders {
 			else {
 				StringBuilder policy = new StringBuilder();
 				StringBuilder state = new StringBuilder();
-				for (PolicyDecision pd : decisions) {
+				for (int i = 0; i < count; i++) {
+					PolicyDecision pd = decisions.decision(i);
 					PolicyField field = policyField(pd);
 					separate(policy).append(field.item());
 					separate(state).append(state(field, pd.decision()));
@@ -120,8 +125,9 @@ public final class RateLimitHeaders {
 		}
 		if (this.mode == HeaderMode.LEGACY || this.mode == HeaderMode.BOTH) {
 			// One set of numbers only: report the policy closest to denying.
-			PolicyDecision tightest = decisions.get(0);
-			for (PolicyDecision pd : decisions) {
+			PolicyDecision tightest = decisions.decision(0);
+			for (int i = 1; i < count; i++) {
+				PolicyDecision pd = decisions.decision(i);
 				if (pd.decision().remaining() < tightest.decision().remaining()) {
 					tightest = pd;
 				}
