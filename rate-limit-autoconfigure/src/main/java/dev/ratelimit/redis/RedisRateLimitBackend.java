@@ -220,6 +220,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	private Reply decide(List<Acquisition> acquisitions, byte[] now, byte[] mode) {
+		if (acquisitions.size() == 1 && mode == TAKE) {
+			byte[] tokenBucket = this.policyArguments.of(acquisitions.get(0).policy()).tokenBucket();
+			if (tokenBucket != null) {
+				return decideTokenBucket(acquisitions, tokenBucket, now);
+			}
+		}
 		byte[][] args = new byte[2 + 6 * acquisitions.size()][];
 		args[0] = now;
 		args[1] = mode;
@@ -228,6 +234,18 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			at = put(args, at, acquisition);
 		}
 		return run(decideScript(acquisitions), acquisitions, args);
+	}
+
+	/**
+	 * One token bucket alone, the commonest decision, with the script made for it:
+	 * the policy as one argument, the cost, and the time only when it is not the
+	 * server's (see {@code decide_token_bucket.lua}).
+	 */
+	private Reply decideTokenBucket(List<Acquisition> acquisitions, byte[] tokenBucket, byte[] now) {
+		byte[] cost = PolicyArguments.digits(acquisitions.get(0).cost());
+		byte[][] args = (now == SERVER_TIME) ? new byte[][] { tokenBucket, cost }
+				: new byte[][] { tokenBucket, cost, now };
+		return run(LuaScripts.decideTokenBucket(), acquisitions, args);
 	}
 
 	/** Puts algorithm, capacity, a, b, cost and max wait at {@code at}, as {@code decide.lua} reads them. */
