@@ -36,11 +36,15 @@ end
 -- it: refilled up to nowMicros, less the cost when commit and allowed.
 local function decideTokens(scaledTokens, lastMicros, capacity, perMicro, perToken, maxWaitMicros, cost, nowMicros,
 		commit)
+	-- floorDiv(a, b) and ceilDiv(a, b) of lib.lua written out, (a - a % b) / b
+	-- and (a + (-a) % b) / b, exact as they are: on the path of every decision,
+	-- a Lua call costs the server more than the arithmetic it wraps.
 	local full = capacity * perToken
 	if nowMicros > lastMicros then
 		local elapsed = nowMicros - lastMicros
+		local missing = full - scaledTokens
 		-- Compare times rather than multiply first, so elapsed * rate stays small.
-		if elapsed >= ceilDiv(full - scaledTokens, perMicro) then
+		if elapsed >= (missing + (-missing) % perMicro) / perMicro then
 			scaledTokens = full
 		else
 			scaledTokens = scaledTokens + elapsed * perMicro
@@ -49,32 +53,37 @@ local function decideTokens(scaledTokens, lastMicros, capacity, perMicro, perTok
 	end
 	local needed = cost * perToken
 	if scaledTokens < needed then
-		local wait = ceilDiv(needed - scaledTokens, perMicro)
+		local short = needed - scaledTokens
+		local wait = (short + (-short) % perMicro) / perMicro
 		-- Wait mode: a caller whose turn comes within max-wait takes its tokens now.
 		if wait > maxWaitMicros then
-			-- Math.max(0, ...) written out: math is a global table, max a call into C.
-			local remaining = floorDiv(scaledTokens, perToken)
-			return false, (remaining > 0) and remaining or 0, ceilDiv(full - scaledTokens, perMicro),
+			-- Math.max(0, ...) written out too: math is a global table, max a call into C.
+			local remaining = (scaledTokens - scaledTokens % perToken) / perToken
+			local missing = full - scaledTokens
+			return false, (remaining > 0) and remaining or 0, (missing + (-missing) % perMicro) / perMicro,
 				wait - maxWaitMicros, 0, scaledTokens, lastMicros
 		end
 	end
 	local after = scaledTokens - needed
 	local delay = 0
 	if after < 0 then
-		delay = ceilDiv(-after, perMicro)
+		delay = (-after + after % perMicro) / perMicro
 	end
-	local remaining = floorDiv(after, perToken)
+	local remaining = (after - after % perToken) / perToken
+	local missing = full - after
 	if commit then
 		scaledTokens = after
 	end
-	return true, (remaining > 0) and remaining or 0, ceilDiv(full - after, perMicro), 0, delay, scaledTokens,
-		lastMicros
+	return true, (remaining > 0) and remaining or 0, (missing + (-missing) % perMicro) / perMicro, 0, delay,
+		scaledTokens, lastMicros
 end
 
 -- TokenBucket#receipt: the earliest time the bucket, holding scaledTokens at
 -- lastMicros after taking taken units, could have been full without them.
 local function tokenReceipt(scaledTokens, lastMicros, full, taken, perMicro)
-	return lastMicros + floorDiv(full - scaledTokens - taken, perMicro)
+	-- floorDiv written out, as in decideTokens.
+	local missing = full - scaledTokens - taken
+	return lastMicros + (missing - missing % perMicro) / perMicro
 end
 
 function TokenBucket.decide(self, policy, cost, nowMicros, commit)
