@@ -4,10 +4,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.core.Algorithm;
@@ -91,6 +93,24 @@ class DecideTokenBucketScriptTests extends SharedRedisTests {
 	}
 
 	@Test
+	void withoutATimeTheServersClockDecides() {
+		RateLimitPolicy policy = bucket(5, "5/1h", 0);
+		String text = new String(this.arguments.of(policy).tokenBucket(), StandardCharsets.US_ASCII);
+		String key = "rl:{server-time}";
+		long before = serverMicros();
+		// As production sends it: two arguments; then with an empty time, asking for the receipt.
+		List<Object> first = this.scripts.run(LuaScripts.decideTokenBucket(), List.of(key), List.of(text, "2"));
+		List<Object> second = this.scripts.run(LuaScripts.decideTokenBucket(), List.of(key), List.of(text, "1", "", "1"));
+		long after = serverMicros();
+		assertThat(first).containsExactly(1L, 3L, 1_440_000_000L, 0L, 0L, "");
+		assertThat(second.subList(0, 2)).containsExactly(1L, 2L);
+		long stored = Long.parseLong(this.redis.opsForValue().get(key).split(" ")[1]);
+		assertThat(stored).isBetween(before, after);
+		// Full again without this call's token once the two before it are back: 24 minutes on.
+		assertThat((Long) second.get(5)).isBetween(before + 1_440_000_000L - 1, after + 1_440_000_000L);
+	}
+
+	@Test
 	void aPolicyThatIsNotFourWholeNumbersIsAnError() {
 		for (String policy : List.of("5 1 1", "5 1 1 0 0", "5 1 1 -1", "5 1.5 1 0", "")) {
 			assertThatThrownBy(() -> this.scripts.run(LuaScripts.decideTokenBucket(), List.of("rl:{bad}"),
@@ -120,6 +140,11 @@ class DecideTokenBucketScriptTests extends SharedRedisTests {
 			args.add("1");
 		}
 		return this.scripts.run(LuaScripts.decideTokenBucket(), List.of(key), args);
+	}
+
+	private long serverMicros() {
+		return this.redis.execute((RedisCallback<Long>) (connection) -> connection.serverCommands()
+			.time(TimeUnit.MICROSECONDS));
 	}
 
 	private static RateLimitPolicy bucket(long capacity, String refill, long maxWaitMicros) {
