@@ -1,9 +1,10 @@
 -- Decides one token bucket alone, taking the cost when it allows: by far the
--- commonest call (RedisRateLimitBackend sends every decision of one token
--- bucket this way), and the one the server's time per decision is measured
--- on. The decision is decide.lua's for that policy, made by the same code
+-- commonest call (RedisRateLimitBackend sends every such decision this way;
+-- only a look without taking, after another cluster slot denied, still goes
+-- to decide.lua), and the one the server's time per decision is measured on.
+-- The decision is decide.lua's for that policy, made by the same code
 -- (decideTokens in token_bucket.lua), with locals only: no table for the
--- policy or the state, and three arguments at most rather than eight.
+-- policy or the state, and two arguments (four at most) rather than eight.
 --
 -- KEYS[1]  the bucket, as token_bucket.lua keeps it
 -- ARGV[1]  the policy, 'capacity n P maxWait': a refill of n tokens per P µs

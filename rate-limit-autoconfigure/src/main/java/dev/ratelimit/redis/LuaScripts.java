@@ -98,7 +98,7 @@ final class LuaScripts {
 	/**
 	 * Returns the script that decides one token bucket alone, taking the cost
 	 * when it allows: the same decision as {@link #decide()} makes for it, with
-	 * three arguments at most rather than eight and no table per call, see
+	 * two arguments (four at most) rather than eight and no table per call, see
 	 * {@code decide_token_bucket.lua}. Its {@code EVALSHA} text has the token
 	 * bucket only.
 	 * @return the script
