@@ -9,7 +9,8 @@
 --     runs its driver only. A function sees no KEYS or ARGV global, so the
 --     helpers take what they read as arguments, and nothing here may change
 --     between calls in a way a decision could see: the library's locals
---     outlive every call (policyNumber keeps parsed numbers, nothing else).
+--     outlive every call (policyNumber and bucketPolicy keep parsed policy
+--     arguments, nothing else).
 --     The top level runs at FUNCTION LOAD, where Redis 7.0 offers no math
 --     table: it only defines.
 --
@@ -73,7 +74,9 @@ local function currentTimeMicros(explicit)
 		redis.replicate_commands()
 	end
 	local time = redis.call('TIME')
-	return tonumber(time[1]) * 1000000 + tonumber(time[2])
+	-- Arithmetic converts the two strings itself, each with one strtod; tonumber
+	-- makes two of each (Lua 5.1 checks, then converts), and is a call on top.
+	return time[1] * 1000000 + time[2]
 end
 
 -- Every store ends here: a key is kept exactly until forgetting it changes
@@ -92,11 +95,13 @@ end
 local function loadPair(key, legacyA, legacyB)
 	local stored = redis.pcall('GET', key)
 	if type(stored) == 'string' then
-		local space = string.find(stored, ' ', 1, true)
-		local a = space and tonumber(string.sub(stored, 1, space - 1))
-		local b = space and tonumber(string.sub(stored, space + 1))
-		if a and b then
-			return a, b
+		-- One match for both numbers, as storePair writes them (and every build
+		-- since the string did), rather than a find, two subs and two tonumbers:
+		-- five calls into C, and tonumber converts twice. Matched, both are
+		-- whole decimal numbers, so + 0 converts each exactly, with one strtod.
+		local a, b = string.match(stored, '^(-?%d+) (-?%d+)$')
+		if a then
+			return a + 0, b + 0
 		end
 		-- Never a fresh bucket: that would hand out the whole quota again.
 		return error('rate limit state of ' .. key .. ' is not two numbers: ' .. stored)
@@ -112,9 +117,11 @@ local function loadPair(key, legacyA, legacyB)
 end
 
 -- Stores a state read by loadPair, kept as expireAfter keeps a key; SET
--- replaces a legacy hash whole.
+-- replaces a legacy hash whole. Every bucket decision that takes ends here:
+-- int(ceilDiv(resetAfterMicros, 1000)) is written out, two Lua calls fewer.
 local function storePair(key, a, b, resetAfterMicros)
-	redis.call('SET', key, string.format('%d %d', a, b), 'PX', int(ceilDiv(resetAfterMicros, 1000)))
+	redis.call('SET', key, string.format('%d %d', a, b), 'PX',
+		string.format('%d', (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000))
 end
 
 -- Algorithm code (as sent by RedisRateLimitBackend) to implementation; each
@@ -141,6 +148,14 @@ local ALGORITHMS = {}
 -- where keeping would only cost.
 local KEEP_PARSED = false
 local PARSED, parsed = {}, 0
+local function keepParsed(text, value)
+	if parsed >= 256 then
+		PARSED, parsed = {}, 0
+	end
+	PARSED[text] = value
+	parsed = parsed + 1
+end
+
 local function policyNumber(text)
 	if not KEEP_PARSED then
 		return tonumber(text)
@@ -148,13 +163,31 @@ local function policyNumber(text)
 	local number = PARSED[text]
 	if number == nil then
 		number = tonumber(text)
-		if parsed >= 256 then
-			PARSED, parsed = {}, 0
-		end
-		PARSED[text] = number
-		parsed = parsed + 1
+		keepParsed(text, number)
 	end
 	return number
+end
+
+-- A bucket's policy from its one argument text, 'capacity a b maxWait' (see
+-- decide_token_bucket.lua): the four numbers in one argument rather than four,
+-- as every argument costs the server (Redis makes each a Lua string of the
+-- call's ARGV table, which grows as they come). Kept in the library as
+-- policyNumber keeps numbers (and in the same 256), a table of four per text;
+-- matched, each is a whole number, converted exactly by + 0 (one strtod).
+local function bucketPolicy(text)
+	local policy = PARSED[text]
+	if policy ~= nil then
+		return policy[1], policy[2], policy[3], policy[4]
+	end
+	local capacity, a, b, maxWait = string.match(text, '^(%d+) (%d+) (%d+) (%d+)$')
+	if not capacity then
+		return error('rate limit policy is not four whole numbers: ' .. tostring(text))
+	end
+	capacity, a, b, maxWait = capacity + 0, a + 0, b + 0, maxWait + 0
+	if KEEP_PARSED then
+		keepParsed(text, { capacity, a, b, maxWait })
+	end
+	return capacity, a, b, maxWait
 end
 
 -- The policy whose six arguments start at args[at] (the script's ARGV, passed

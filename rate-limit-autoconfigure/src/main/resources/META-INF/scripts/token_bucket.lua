@@ -7,7 +7,8 @@
 --          (a hash of fields t and ts before; still read)
 --          A missing key is a full bucket; a full bucket is deleted.
 -- ARGV     code 'tb', capacity, n tokens, per P µs (n/P reduced), cost, max wait µs
---          (wait mode: the tokens may go negative by what refills within it)
+--          (wait mode: the tokens may go negative by what refills within it);
+--          decide_token_bucket.lua takes the same as 'capacity n P maxWait', cost
 -- TTL      until the bucket would be full again
 -- Receipt  the earliest time (µs) the bucket could have been full without the
 --          cost (TokenBucket#receipt): a refund adds the cost back, less the
@@ -25,46 +26,83 @@ function TokenBucket.load(key, policy, nowMicros)
 	return { key = key, scaledTokens = scaledTokens, lastMicros = lastMicros, taken = false }
 end
 
-function TokenBucket.decide(self, policy, cost, nowMicros, commit)
-	local perToken = policy.periodMicros
-	local unitsPerMicro = policy.tokens
-	local full = policy.capacity * perToken
-	if nowMicros > self.lastMicros then
-		local elapsed = nowMicros - self.lastMicros
+-- The decision itself, on plain numbers: no table is read or written, so that
+-- decide_token_bucket.lua, the driver of one token bucket alone, decides with
+-- locals only, and TokenBucket.decide below, the algorithm's method for the
+-- drivers of several policies, with the same code. The bucket (scaledTokens at
+-- lastMicros), the policy (capacity, a refill of perMicro units per µs, one
+-- token being perToken units, max wait), the cost and the time in; the five
+-- values of a decision out (see ALGORITHMS in lib.lua), then the bucket after
+-- it: refilled up to nowMicros, less the cost when commit and allowed.
+local function decideTokens(scaledTokens, lastMicros, capacity, perMicro, perToken, maxWaitMicros, cost, nowMicros,
+		commit)
+	-- floorDiv(a, b) and ceilDiv(a, b) of lib.lua written out, (a - a % b) / b
+	-- and (a + (-a) % b) / b, exact as they are: on the path of every decision,
+	-- a Lua call costs the server more than the arithmetic it wraps.
+	local full = capacity * perToken
+	if nowMicros > lastMicros then
+		local elapsed = nowMicros - lastMicros
+		local missing = full - scaledTokens
 		-- Compare times rather than multiply first, so elapsed * rate stays small.
-		if elapsed >= ceilDiv(full - self.scaledTokens, unitsPerMicro) then
-			self.scaledTokens = full
+		if elapsed >= (missing + (-missing) % perMicro) / perMicro then
+			scaledTokens = full
 		else
-			self.scaledTokens = self.scaledTokens + elapsed * unitsPerMicro
+			scaledTokens = scaledTokens + elapsed * perMicro
 		end
-		self.lastMicros = nowMicros
+		lastMicros = nowMicros
 	end
 	local needed = cost * perToken
-	if self.scaledTokens < needed then
-		local wait = ceilDiv(needed - self.scaledTokens, unitsPerMicro)
+	if scaledTokens < needed then
+		local short = needed - scaledTokens
+		local wait = (short + (-short) % perMicro) / perMicro
 		-- Wait mode: a caller whose turn comes within max-wait takes its tokens now.
-		if wait > policy.maxWaitMicros then
-			return false, math.max(0, floorDiv(self.scaledTokens, perToken)),
-				ceilDiv(full - self.scaledTokens, unitsPerMicro), wait - policy.maxWaitMicros, 0
+		if wait > maxWaitMicros then
+			-- Math.max(0, ...) written out too: math is a global table, max a call into C.
+			local remaining = (scaledTokens - scaledTokens % perToken) / perToken
+			local missing = full - scaledTokens
+			return false, (remaining > 0) and remaining or 0, (missing + (-missing) % perMicro) / perMicro,
+				wait - maxWaitMicros, 0, scaledTokens, lastMicros
 		end
 	end
-	local after = self.scaledTokens - needed
-	if commit then
-		self.scaledTokens = after
-		self.taken = needed
-	end
+	local after = scaledTokens - needed
 	local delay = 0
 	if after < 0 then
-		delay = ceilDiv(-after, unitsPerMicro)
+		delay = (-after + after % perMicro) / perMicro
 	end
-	return true, math.max(0, floorDiv(after, perToken)), ceilDiv(full - after, unitsPerMicro), 0, delay
+	local remaining = (after - after % perToken) / perToken
+	local missing = full - after
+	if commit then
+		scaledTokens = after
+	end
+	return true, (remaining > 0) and remaining or 0, (missing + (-missing) % perMicro) / perMicro, 0, delay,
+		scaledTokens, lastMicros
+end
+
+-- TokenBucket#receipt: the earliest time the bucket, holding scaledTokens at
+-- lastMicros after taking taken units, could have been full without them.
+local function tokenReceipt(scaledTokens, lastMicros, full, taken, perMicro)
+	-- floorDiv written out, as in decideTokens.
+	local missing = full - scaledTokens - taken
+	return lastMicros + (missing - missing % perMicro) / perMicro
+end
+
+function TokenBucket.decide(self, policy, cost, nowMicros, commit)
+	local allowed, remaining, resetAfter, retryAfter, delay, scaledTokens, lastMicros = decideTokens(
+		self.scaledTokens, self.lastMicros, policy.capacity, policy.tokens, policy.periodMicros,
+		policy.maxWaitMicros, cost, nowMicros, commit)
+	self.scaledTokens = scaledTokens
+	self.lastMicros = lastMicros
+	if allowed and commit then
+		self.taken = cost * policy.periodMicros
+	end
+	return allowed, remaining, resetAfter, retryAfter, delay
 end
 
 function TokenBucket.store(self, policy, resetAfterMicros)
 	local receipt = ''
 	if self.taken then
 		-- A number, not int(...): the reply turns it into an integer, exactly, without a string.format.
-		receipt = self.lastMicros + floorDiv(policy.capacity * policy.periodMicros - self.scaledTokens - self.taken,
+		receipt = tokenReceipt(self.scaledTokens, self.lastMicros, policy.capacity * policy.periodMicros, self.taken,
 			policy.tokens)
 	end
 	if resetAfterMicros == 0 then

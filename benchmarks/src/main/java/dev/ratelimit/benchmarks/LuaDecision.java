@@ -56,7 +56,7 @@ record LuaDecision(String name, String script, String library, String function, 
 
 	/**
 	 * Our token-bucket decision, with the arguments the backend sends: as
-	 * production's function library and its {@code decide} function (what the
+	 * production's function library and its {@code decide_token_bucket} function (what the
 	 * limiter's connection sends, {@code FCALL}), and as the script text
 	 * {@code RedisRateLimitBackend} sends where Redis refuses functions
 	 * ({@code EVALSHA}), both composed by {@code LuaScripts}.

@@ -1,11 +1,9 @@
 package dev.ratelimit.redis;
 
-import dev.ratelimit.core.Algorithm;
-
 /**
  * The benchmarks' window on this package's package-private {@link LuaScripts}:
  * the token-bucket decision exactly as {@link RedisRateLimitBackend} sends it,
- * as the production function library and its {@code decide} function
+ * as the production function library and its {@code decide_token_bucket} function
  * ({@code FCALL}, the limiter's connection) and as the script text sent where
  * Redis refuses functions ({@code EVALSHA}). Lives in the benchmarks module
  * only; nothing in production uses it.
@@ -17,11 +15,11 @@ public final class BenchmarkLua {
 
 	/**
 	 * Returns the script the backend sends as {@code EVALSHA} for a decision on
-	 * token buckets alone.
+	 * one token bucket.
 	 * @return the script text
 	 */
 	public static String tokenBucketScript() {
-		return LuaScripts.decide(Algorithm.TOKEN_BUCKET).eval().getScriptAsString();
+		return LuaScripts.decideTokenBucket().eval().getScriptAsString();
 	}
 
 	/**
@@ -33,11 +31,12 @@ public final class BenchmarkLua {
 	}
 
 	/**
-	 * Returns the library's function that decides, the one every decision calls.
+	 * Returns the library's function that decides one token bucket, the one a
+	 * decision on one token bucket calls.
 	 * @return the function's name
 	 */
 	public static String decideFunction() {
-		return LuaScripts.decide().function();
+		return LuaScripts.decideTokenBucket().function();
 	}
 
 }

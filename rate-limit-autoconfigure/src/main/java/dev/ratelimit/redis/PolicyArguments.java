@@ -2,13 +2,17 @@ package dev.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
 
+import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
 
 /**
  * The script arguments of rate limit policies, as the bytes Redis receives:
- * algorithm, capacity, a, b and max wait (see {@code decide.lua}) are the same
- * for every decision of one policy, so they are encoded once per policy
- * object rather than formatted and encoded on every call.
+ * algorithm, capacity, a, b and max wait (see {@code decide.lua}), and a token
+ * bucket's policy as the one argument of {@code decide_token_bucket.lua}, are
+ * the same for every decision of one policy, so they are encoded once per
+ * policy object rather than formatted and encoded on every call.
  * <p>
  * A direct-mapped cache by identity, of {@value #SLOTS} slots: a policy whose
  * slot another took is encoded again, which gives the same bytes, so a miss
@@ -75,14 +79,20 @@ final class PolicyArguments {
 	 * @param a the refill's tokens for the buckets, the window's µs for the window counters
 	 * @param b the refill's period in µs for the buckets, 0 for the window counters
 	 * @param maxWait the max wait in µs
+	 * @param tokenBucket for a token bucket, {@code "capacity a b maxWait"}, the
+	 * policy as {@code decide_token_bucket.lua} reads it; {@code null} otherwise
 	 */
-	record Encoded(RateLimitPolicy policy, byte[] code, byte[] capacity, byte[] a, byte[] b, byte[] maxWait) {
+	record Encoded(RateLimitPolicy policy, byte[] code, byte[] capacity, byte[] a, byte[] b, byte[] maxWait,
+			byte @Nullable [] tokenBucket) {
 
 		static Encoded of(RateLimitPolicy policy) {
 			boolean rateBased = policy.algorithm().isRateBased();
-			return new Encoded(policy, utf8(code(policy)), digits(policy.capacity()),
-					digits(rateBased ? policy.refill().tokens() : policy.windowMicros()),
-					digits(rateBased ? policy.refill().periodMicros() : 0), digits(policy.maxWaitMicros()));
+			long a = rateBased ? policy.refill().tokens() : policy.windowMicros();
+			long b = rateBased ? policy.refill().periodMicros() : 0;
+			byte[] tokenBucket = (policy.algorithm() == Algorithm.TOKEN_BUCKET)
+					? utf8(policy.capacity() + " " + a + " " + b + " " + policy.maxWaitMicros()) : null;
+			return new Encoded(policy, utf8(code(policy)), digits(policy.capacity()), digits(a), digits(b),
+					digits(policy.maxWaitMicros()), tokenBucket);
 		}
 
 		/**

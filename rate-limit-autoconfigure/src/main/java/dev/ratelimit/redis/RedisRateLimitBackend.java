@@ -29,7 +29,9 @@ import dev.ratelimit.core.TimeSource;
  * ({@code META-INF/scripts/decide.lua} with {@code lib.lua} and one file per
  * algorithm, each a line-by-line mirror of its {@link dev.ratelimit.core.LimitState}),
  * which reads, decides, writes and sets the TTL atomically, so both backends
- * decide alike. A decision is one script call ({@code FCALL} on the limiter's
+ * decide alike; one token bucket alone, the commonest decision, has a script of
+ * its own, {@code decide_token_bucket.lua}, which decides with the same code and
+ * costs the server less. A decision is one script call ({@code FCALL} on the limiter's
  * own connection, else {@code EVALSHA}; see {@link ScriptRunner}), however
  * many policies it layers, as long as their keys share a Redis Cluster slot; on a standalone
  * server or Sentinel they always do.
@@ -70,6 +72,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	private static final byte[] LOOK = PolicyArguments.utf8("0");
 
+	/** The argument that has the script of one token bucket return a receipt. */
+	private static final byte[] WITH_RECEIPT = PolicyArguments.utf8("1");
+
 	/** The time argument that has the script read the server's TIME. */
 	private static final byte[] SERVER_TIME = new byte[0];
 
@@ -108,17 +113,17 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	@Override
 	public List<Decision> tryConsumeAll(List<Acquisition> acquisitions) {
-		return take(acquisitions).decisions();
+		return take(acquisitions, false).decisions();
 	}
 
 	/**
 	 * Decides like {@link #tryConsumeAll}; the receipts are the scripts' own, the
 	 * ones {@code refund.lua} reads: the window's index for the window counters,
-	 * the log entry's member for the sliding log, none for the buckets.
+	 * the log entry's member for the sliding log, a time for the buckets.
 	 */
 	@Override
 	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
-		Reply reply = take(acquisitions);
+		Reply reply = take(acquisitions, true);
 		List<Take> takes = new ArrayList<>(acquisitions.size());
 		for (int i = 0; i < acquisitions.size(); i++) {
 			Decision decision = reply.decisions().get(i);
@@ -148,11 +153,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 				: SERVER_TIME;
 	}
 
-	private Reply take(List<Acquisition> acquisitions) {
+	/**
+	 * Decides and takes; {@code receipts} when the caller may give back what was
+	 * taken. Across slots there are always receipts: the refunds of a later
+	 * denial need them.
+	 */
+	private Reply take(List<Acquisition> acquisitions, boolean receipts) {
 		byte[] now = now();
 		List<List<Integer>> groups = slotGroups(acquisitions);
 		if (groups.size() == 1) {
-			return decide(acquisitions, now, TAKE);
+			return decide(acquisitions, now, TAKE, receipts);
 		}
 		return decideSlotBySlot(acquisitions, groups, now);
 	}
@@ -171,13 +181,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			for (int g = 0; g < groups.size(); g++) {
 				List<Integer> group = groups.get(g);
 				List<Acquisition> members = select(acquisitions, group);
-				Reply reply = decide(members, now, TAKE);
+				Reply reply = decide(members, now, TAKE, true);
 				reply.copyInto(decisions, group);
 				if (!reply.allAllowed()) {
 					refund(taken, now, decisions);
 					for (List<Integer> later : groups.subList(g + 1, groups.size())) {
 						// Reported as the in-memory backend would: denials, or the state with nothing taken.
-						decide(select(acquisitions, later), now, LOOK).copyInto(decisions, later);
+						decide(select(acquisitions, later), now, LOOK, false).copyInto(decisions, later);
 					}
 					// Nothing stays taken, so there is nothing to give back: no receipts.
 					return new Reply(List.of(decisions), Arrays.asList(new String[acquisitions.size()]));
@@ -219,7 +229,18 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	private Reply decide(List<Acquisition> acquisitions, byte[] now, byte[] mode) {
+	/**
+	 * Decides with one script call. {@code receipts} is a hint: only the script
+	 * of one token bucket leaves them out when not asked (the others'
+	 * receipts cost little, and what nothing took has none anyway).
+	 */
+	private Reply decide(List<Acquisition> acquisitions, byte[] now, byte[] mode, boolean receipts) {
+		if (acquisitions.size() == 1 && mode == TAKE) {
+			byte[] tokenBucket = this.policyArguments.of(acquisitions.get(0).policy()).tokenBucket();
+			if (tokenBucket != null) {
+				return decideTokenBucket(acquisitions, tokenBucket, now, receipts);
+			}
+		}
 		byte[][] args = new byte[2 + 6 * acquisitions.size()][];
 		args[0] = now;
 		args[1] = mode;
@@ -228,6 +249,24 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			at = put(args, at, acquisition);
 		}
 		return run(decideScript(acquisitions), acquisitions, args);
+	}
+
+	/**
+	 * One token bucket alone, the commonest decision, with the script made for it:
+	 * the policy as one argument, the cost, the time only when it is not the
+	 * server's, and the flag that asks for the receipt only when it is wanted
+	 * (see {@code decide_token_bucket.lua}): every argument costs the server.
+	 */
+	private Reply decideTokenBucket(List<Acquisition> acquisitions, byte[] tokenBucket, byte[] now, boolean receipts) {
+		byte[] cost = PolicyArguments.digits(acquisitions.get(0).cost());
+		byte[][] args;
+		if (receipts) {
+			args = new byte[][] { tokenBucket, cost, now, WITH_RECEIPT };
+		}
+		else {
+			args = (now == SERVER_TIME) ? new byte[][] { tokenBucket, cost } : new byte[][] { tokenBucket, cost, now };
+		}
+		return run(LuaScripts.decideTokenBucket(), acquisitions, args);
 	}
 
 	/** Puts algorithm, capacity, a, b, cost and max wait at {@code at}, as {@code decide.lua} reads them. */

@@ -47,6 +47,15 @@ class PolicyArgumentsTests {
 				assertThat(text.get(0)).isEqualTo(code(policy.algorithm()));
 				assertThat(text.subList(1, text.size()))
 					.containsExactly(formattedPerCall(policy, 1 + pass).toArray(String[]::new));
+				byte[] tokenBucket = this.arguments.of(policy).tokenBucket();
+				if (policy.algorithm() == Algorithm.TOKEN_BUCKET) {
+					// decide_token_bucket.lua's one argument: decide.lua's capacity, a, b and max wait.
+					assertThat(new String(tokenBucket, StandardCharsets.US_ASCII))
+						.isEqualTo(String.join(" ", text.get(1), text.get(2), text.get(3), text.get(5)));
+				}
+				else {
+					assertThat(tokenBucket).isNull();
+				}
 			}
 		}
 	}

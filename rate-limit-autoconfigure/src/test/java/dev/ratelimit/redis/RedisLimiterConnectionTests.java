@@ -75,7 +75,7 @@ class RedisLimiterConnectionTests {
 
 		assertThat(this.limiter.isConnected()).isTrue();
 		List<RedisScript<?>> scripts = LuaScripts.all();
-		assertThat(scripts).hasSize(8 + dev.ratelimit.core.Algorithm.values().length);
+		assertThat(scripts).hasSize(9 + dev.ratelimit.core.Algorithm.values().length);
 		List<Boolean> loaded = new StringRedisTemplate(this.limiter.connectionFactory())
 			.execute((RedisCallback<List<Boolean>>) (connection) -> connection.scriptingCommands()
 				.scriptExists(scripts.stream().map(RedisScript::getSha1).toArray(String[]::new)));
