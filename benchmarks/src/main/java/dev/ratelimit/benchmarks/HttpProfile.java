@@ -108,7 +108,8 @@ public final class HttpProfile {
 	}
 
 	/**
-	 * Which step of the limiter a sample is in: the limiter method the filter's
+	 * Which step of the limiter a sample is in (seen through the filter's
+	 * {@code doFilter}): the limiter method the filter's
 	 * {@code doFilterInternal} called (with everything it calls), or
 	 * {@code doFilterInternal} itself for what it does inline; {@code null} when
 	 * no limiter method is on the stack, or when the filter is only passing the
@@ -126,6 +127,16 @@ public final class HttpProfile {
 			return null;
 		}
 		String name = name(frames.get(outermost));
+		// The filter's entry (doFilter, and filterWithOwnMarker for a second instance) passes the
+		// request on or calls doFilterInternal, where the steps are: look through it.
+		while (outermost > 0 && (name.endsWith("RateLimitFilter.doFilter")
+				|| name.endsWith("RateLimitFilter.filterWithOwnMarker"))) {
+			outermost--;
+			name = name(frames.get(outermost));
+			if (name.startsWith("org.apache.catalina.") || name.startsWith("jakarta.servlet.")) {
+				return null;
+			}
+		}
 		if (!name.endsWith("RateLimitFilter.doFilterInternal") || outermost == 0) {
 			return name;
 		}
