@@ -2,6 +2,8 @@ package dev.ratelimit;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetExceededException;
@@ -53,7 +55,7 @@ public final class Limits {
 
 	private final RateLimiter limiter;
 
-	private final CostBudgets budgets;
+	private final @Nullable CostBudgets budgets;
 
 	private final ConcurrencyLimiter concurrency;
 
@@ -65,7 +67,8 @@ public final class Limits {
 	 * configured (every budget name is then unknown)
 	 * @param concurrency hands out permits
 	 */
-	public Limits(LimitRegistry registry, RateLimiter limiter, CostBudgets budgets, ConcurrencyLimiter concurrency) {
+	public Limits(LimitRegistry registry, RateLimiter limiter, @Nullable CostBudgets budgets,
+			ConcurrencyLimiter concurrency) {
 		this.registry = registry;
 		this.limiter = limiter;
 		this.budgets = budgets;

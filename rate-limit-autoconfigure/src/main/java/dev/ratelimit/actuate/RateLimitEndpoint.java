@@ -99,7 +99,7 @@ public class RateLimitEndpoint {
 
 	private final LimitKeys keys;
 
-	private final CostBudgets costBudgets;
+	private final @Nullable CostBudgets costBudgets;
 
 	private final LocalConcurrencyLimiter localConcurrency;
 
@@ -122,7 +122,7 @@ public class RateLimitEndpoint {
 	 * @param overrides the run-time overrides of the limits' numbers
 	 */
 	RateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
-			CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
+			@Nullable CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
 			@Nullable DistributedConcurrencyLimiter distributedConcurrency, LimitOverrides overrides) {
 		this.limits = limits;
 		this.overrides = overrides;

@@ -46,11 +46,11 @@ final class BudgetCharges {
 
 	private final KeyExpressions expressions;
 
-	private final CostBudgets budgets;
+	private final @Nullable CostBudgets budgets;
 
 	private final RequestBinding requests;
 
-	BudgetCharges(KeyExpressions expressions, CostBudgets budgets, RequestBinding requests) {
+	BudgetCharges(KeyExpressions expressions, @Nullable CostBudgets budgets, RequestBinding requests) {
 		this.expressions = expressions;
 		this.budgets = budgets;
 		this.requests = requests;

@@ -85,7 +85,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 	 * @param requests the web request binding, {@link RequestBinding#NONE} outside web applications
 	 */
 	public LimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions, RateLimiter limiter,
-			CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests) {
+			@Nullable CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests) {
 		this(annotations, expressions, limiter, budgets, concurrency, requests, LimitListener.NONE);
 	}
 
@@ -100,7 +100,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 	 * @param listener hears the fallback methods called
 	 */
 	public LimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions, RateLimiter limiter,
-			CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests, LimitListener listener) {
+			@Nullable CostBudgets budgets, ConcurrencyLimiter concurrency, RequestBinding requests, LimitListener listener) {
 		this.annotations = annotations;
 		this.expressions = expressions;
 		this.limiter = limiter;
