@@ -33,7 +33,10 @@ import java.util.Map;
  * turn, so that a change in the machine's load hits all of them alike, and a
  * variant reports its median round. {@code --before-jar} adds the limiter of
  * another build of the sample app (the code before a change) to the memory
- * variants.
+ * variants. {@code --ablations} adds limiter variants (to every mode) with
+ * parts of the limiter turned off by properties, {@code label=--a=1 --b=2|label=...}
+ * (e.g. {@code no headers=--rate-limit.headers.mode=none}), to tell what each
+ * part costs; they must still decide every request.
  * <p>
  * The benchmark counts decisions and fails otherwise: with the limiter every
  * request of a measured period must have been decided (the app's
@@ -43,8 +46,8 @@ import java.util.Map;
  * Any non-2xx response fails the run too.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.HttpBenchmark
- * [--modes cpu,saturated,redis] [--seconds 10] [--warmup 15] [--rounds 3] [--rate 3000] [--connections 16]
- * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--jfr dir]
+ * [--modes cpu,saturated,redis] [--seconds 3] [--warmup 15] [--rounds 15] [--rate 3000] [--connections 16]
+ * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--ablations label=args|...] [--jfr dir]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}. Other code calls {@link #run(Settings)}.
  */
 public final class HttpBenchmark {
@@ -73,6 +76,14 @@ public final class HttpBenchmark {
 
 	static final String FLOOR = "one INCR, no limiter";
 
+	/** The prefix of an ablation's variant name. */
+	static final String ABLATION = "limiter without ";
+
+	/** Whether the limiter decides the variant's requests. */
+	static boolean decides(String variant) {
+		return variant.equals(ON) || variant.equals(BEFORE) || variant.startsWith(ABLATION);
+	}
+
 	private HttpBenchmark() {
 	}
 
@@ -92,12 +103,13 @@ public final class HttpBenchmark {
 	 * @param pin {@code auto}, {@code none} or {@code SERVER/CLIENT} CPU lists (see {@link CpuPinning#of})
 	 * @param appJar the sample app's executable jar, or {@code null} to look in {@code sample-app/target}
 	 * @param beforeJar another build of the sample app whose limiter is measured too, or {@code null}
+	 * @param ablations more limiter variants of the memory modes, by label: extra arguments of the app
 	 * @param jfrDirectory where each server JVM writes a JFR recording (profile settings), or {@code null}
 	 * @param jvmOptions the sample app JVM's options, the same for every variant
 	 */
 	public record Settings(List<String> modes, int seconds, int warmup, int rounds, int rate, int connections,
 			List<Integer> redisConnections, int clientIps, String pin, String appJar, String beforeJar,
-			String jfrDirectory, List<String> jvmOptions) {
+			Map<String, List<String>> ablations, String jfrDirectory, List<String> jvmOptions) {
 
 		/**
 		 * Fixed heap (so no case pays for growing it) and G1 named explicitly, because the JVM
@@ -107,10 +119,14 @@ public final class HttpBenchmark {
 		 */
 		public static final List<String> DEFAULT_JVM = List.of("-Xms512m", "-Xmx512m", "-XX:+UseG1GC");
 
-		/** About 9 minutes in all on two cores. */
+		/**
+		 * About 15 minutes in all on two cores: many short rounds, so that each
+		 * variant is measured within seconds of the one it is compared with, and a
+		 * slow spell of the machine spoils a few pairs, not a third of the run.
+		 */
 		public static Settings defaults() {
-			return new Settings(List.of("cpu", "saturated", "redis"), 10, 15, 3, 3000, 16, List.of(16, 64), 1, "auto",
-					null, null, null, DEFAULT_JVM);
+			return new Settings(List.of("cpu", "saturated", "redis"), 3, 15, 15, 3000, 16, List.of(16, 64), 1, "auto",
+					null, null, Map.of(), null, DEFAULT_JVM);
 		}
 
 		/**
@@ -139,10 +155,27 @@ public final class HttpBenchmark {
 					given.integer("connections", d.connections()),
 					given.list("redis-connections", "16,64").stream().map(Integer::valueOf).toList(),
 					given.integer("client-ips", d.clientIps()), given.string("pin", d.pin()),
-					given.string("app-jar", null), given.string("before-jar", null), given.string("jfr", null),
+					given.string("app-jar", null), given.string("before-jar", null),
+					parseAblations(given.string("ablations", null)), given.string("jfr", null),
 					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions());
 		}
 
+	}
+
+	/** {@code label=--a=1 --b=2|label=...}, in order; empty for {@code null}. */
+	private static Map<String, List<String>> parseAblations(String option) {
+		Map<String, List<String>> ablations = new LinkedHashMap<>();
+		if (option != null) {
+			for (String ablation : option.split("\\|")) {
+				int equals = ablation.indexOf('=');
+				if (equals <= 0) {
+					throw new IllegalArgumentException("--ablations takes label=arguments|..., got " + ablation);
+				}
+				ablations.put(ablation.substring(0, equals).trim(),
+						List.of(ablation.substring(equals + 1).trim().split("\\s+")));
+			}
+		}
+		return ablations;
 	}
 
 	/**
@@ -165,26 +198,33 @@ public final class HttpBenchmark {
 	 * @param bytesAdded the same for bytes allocated per request
 	 * @param ratio with the limiter ({@value #ON}), its throughput over the variant without it
 	 * ({@value #OFF}, or {@value #FLOOR} on Redis) in {@code saturated} and {@code redis} modes; NaN otherwise
+	 * @param threadMicros server CPU time per request in microseconds by thread group
+	 * ({@link ServerProbe#THREAD_GROUPS}); empty when unknown
+	 * @param threadAdded in {@code cpu} mode, each group's median over rounds of this variant's CPU time per
+	 * request minus {@value #OFF}'s in the same round; empty otherwise
 	 */
 	public record Row(String mode, String backend, String variant, int connections, double requestsPerSecond,
 			double p50Micros, double p99Micros, double p999Micros, long requests, double cpuMicrosPerRequest,
-			double bytesPerRequest, double serverCpuShare, double cpuAddedMicros, double bytesAdded, double ratio) {
+			double bytesPerRequest, double serverCpuShare, double cpuAddedMicros, double bytesAdded, double ratio,
+			Map<String, Double> threadMicros, Map<String, Double> threadAdded) {
 
 		/** @return whether the limiter decided this variant's requests */
 		public boolean limiter() {
-			return this.variant.equals(ON) || this.variant.equals(BEFORE);
+			return decides(this.variant);
 		}
 
 		Row withRatio(double ratio) {
 			return new Row(this.mode, this.backend, this.variant, this.connections, this.requestsPerSecond,
 					this.p50Micros, this.p99Micros, this.p999Micros, this.requests, this.cpuMicrosPerRequest,
-					this.bytesPerRequest, this.serverCpuShare, this.cpuAddedMicros, this.bytesAdded, ratio);
+					this.bytesPerRequest, this.serverCpuShare, this.cpuAddedMicros, this.bytesAdded, ratio,
+					this.threadMicros, this.threadAdded);
 		}
 
-		Row withAdded(double cpuAddedMicros, double bytesAdded) {
+		Row withAdded(double cpuAddedMicros, double bytesAdded, Map<String, Double> threadAdded) {
 			return new Row(this.mode, this.backend, this.variant, this.connections, this.requestsPerSecond,
 					this.p50Micros, this.p99Micros, this.p999Micros, this.requests, this.cpuMicrosPerRequest,
-					this.bytesPerRequest, this.serverCpuShare, cpuAddedMicros, bytesAdded, this.ratio);
+					this.bytesPerRequest, this.serverCpuShare, cpuAddedMicros, bytesAdded, this.ratio,
+					this.threadMicros, threadAdded);
 		}
 
 	}
@@ -257,6 +297,11 @@ public final class HttpBenchmark {
 			variants.add(new Variant("memory", BEFORE, SampleAppProcess.locateJar(options.beforeJar()),
 					memoryArguments(true, options)));
 		}
+		options.ablations().forEach((label, extra) -> {
+			List<String> arguments = new ArrayList<>(memoryArguments(true, options));
+			arguments.addAll(extra);
+			variants.add(new Variant("memory", ABLATION + label, jar, arguments));
+		});
 		List<Row> rows = new ArrayList<>();
 		try (Servers servers = Servers.start(variants, pinning, options)) {
 			servers.warmUp(options.connections(), options.warmup());
@@ -289,7 +334,13 @@ public final class HttpBenchmark {
 		floor.add("--rate-limit.routes=");
 		floor.add("--sample.benchmark.redis-incr-floor=true");
 		redis.call("FLUSHALL");
-		List<Variant> variants = List.of(new Variant("redis", ON, jar, on), new Variant("redis", FLOOR, jar, floor));
+		List<Variant> variants = new ArrayList<>(
+				List.of(new Variant("redis", ON, jar, on), new Variant("redis", FLOOR, jar, floor)));
+		options.ablations().forEach((label, extra) -> {
+			List<String> arguments = new ArrayList<>(on);
+			arguments.addAll(extra);
+			variants.add(new Variant("redis", ABLATION + label, jar, arguments));
+		});
 		List<Row> rows = new ArrayList<>();
 		try (Servers servers = Servers.start(variants, pinning, options)) {
 			int most = options.redisConnections().stream().mapToInt(Integer::intValue).max().orElse(16);
@@ -444,12 +495,21 @@ public final class HttpBenchmark {
 				List<Double> cpuAdded = new ArrayList<>();
 				List<Double> bytesAdded = new ArrayList<>();
 				List<Double> ratios = new ArrayList<>();
+				Map<String, List<Double>> threadsAdded = new LinkedHashMap<>();
 				if (baseline != null && !variant.name().equals(baselineName)) {
 					// Paired by round: the two were measured within seconds of each other.
 					for (int round = 0; round < all.size(); round++) {
-						cpuAdded.add(all.get(round).cpuMicrosPerRequest() - baseline.get(round).cpuMicrosPerRequest());
-						bytesAdded.add(all.get(round).bytesPerRequest() - baseline.get(round).bytesPerRequest());
-						ratios.add(all.get(round).requestsPerSecond() / baseline.get(round).requestsPerSecond());
+						Row row = all.get(round);
+						Row base = baseline.get(round);
+						cpuAdded.add(row.cpuMicrosPerRequest() - base.cpuMicrosPerRequest());
+						bytesAdded.add(row.bytesPerRequest() - base.bytesPerRequest());
+						ratios.add(row.requestsPerSecond() / base.requestsPerSecond());
+						row.threadMicros().forEach((group, micros) -> {
+							if (base.threadMicros().containsKey(group)) {
+								threadsAdded.computeIfAbsent(group, (g) -> new ArrayList<>())
+									.add(micros - base.threadMicros().get(group));
+							}
+						});
 					}
 				}
 				// cpu: the median CPU time; otherwise the median throughput.
@@ -457,8 +517,10 @@ public final class HttpBenchmark {
 						: Comparator.comparingDouble(Row::requestsPerSecond));
 				Row median = all.get(all.size() / 2);
 				if (!cpuAdded.isEmpty()) {
-					median = median.withAdded(Figures.median(cpuAdded), Figures.median(bytesAdded));
-					if (!mode.equals("cpu") && variant.name().equals(ON)) {
+					Map<String, Double> threadAdded = new LinkedHashMap<>();
+					threadsAdded.forEach((group, added) -> threadAdded.put(group, Figures.median(added)));
+					median = median.withAdded(Figures.median(cpuAdded), Figures.median(bytesAdded), threadAdded);
+					if (!mode.equals("cpu") && decides(variant.name())) {
 						// The throughput ratio, paired by round as well: a slow moment of the machine hits one round.
 						median = median.withRatio(Figures.median(ratios));
 					}
@@ -493,17 +555,20 @@ public final class HttpBenchmark {
 				String redisCalls = checkDecisions(variant, after.decisions() - before.decisions(),
 						result.allRequests(), redis);
 				double cpuNanos = after.cpuNanos() - before.cpuNanos();
+				Map<String, Double> threadMicros = new LinkedHashMap<>();
+				after.threadNanosSince(before)
+					.forEach((group, nanos) -> threadMicros.put(group, nanos / 1e3 / result.allRequests()));
 				Row row = new Row(mode, variant.backend(), variant.name(), connections, result.perSecond(),
 						result.percentileMicros(0.50), result.percentileMicros(0.99), result.percentileMicros(0.999),
 						result.requests(), cpuNanos / 1e3 / result.allRequests(),
 						after.allocatedSince(before) / result.allRequests(), cpuNanos / wallNanos, Double.NaN, Double.NaN,
-						Double.NaN);
+						Double.NaN, threadMicros, Map.of());
 				System.out.printf(Locale.ROOT,
 						"  %-9s %-6s %-22s %3d conn %9.0f requests/s  p50 %7.0f us  p99 %7.0f us  "
-								+ "server CPU %6.1f us/request (%3.0f%% of a CPU; JIT %5d ms), %7.0f B/request%s%n",
+								+ "server CPU %6.1f us/request (%3.0f%% of a CPU; JIT %5d ms), %7.0f B/request%s%s%n",
 						mode, variant.backend(), variant.name(), connections, row.requestsPerSecond(),
 						row.p50Micros(), row.p99Micros(), row.cpuMicrosPerRequest(), 100 * row.serverCpuShare(),
-						compiled, row.bytesPerRequest(), redisCalls);
+						compiled, row.bytesPerRequest(), redisCalls, threads(threadMicros));
 				return row;
 			}
 			catch (IllegalStateException ex) {
@@ -520,10 +585,24 @@ public final class HttpBenchmark {
 
 	}
 
+	/** {@code ; by thread: request threads 60.1, ...} in µs per request, or nothing when unknown. */
+	private static String threads(Map<String, Double> threadMicros) {
+		if (threadMicros.isEmpty()) {
+			return "";
+		}
+		StringBuilder out = new StringBuilder("; by thread:");
+		threadMicros.forEach((group, micros) -> out.append(String.format(Locale.ROOT, " %s %.1f", group, micros)));
+		return out.toString();
+	}
+
 	/** The limiter's rate-limit header fields prove the filter ran; their absence proves it did not. */
 	private static void checkHeaders(Variant variant, HttpConnection.Response response) {
 		String policy = response.header("RateLimit-Policy");
-		boolean limiter = variant.name().equals(ON) || variant.name().equals(BEFORE);
+		if (variant.name().startsWith(ABLATION)) {
+			// It may have turned the headers off; the decisions counted prove it decides.
+			return;
+		}
+		boolean limiter = decides(variant.name());
 		if (limiter && (policy == null || !policy.contains("per-ip"))) {
 			throw new IllegalStateException(variant.name() + " should decide, but " + PATH
 					+ " answered without a per-ip RateLimit-Policy header: " + response.headers());
@@ -549,7 +628,7 @@ public final class HttpBenchmark {
 	 * @return a note for the progress line
 	 */
 	private static String checkDecisions(Variant variant, long decisions, long requests, RedisServerProcess redis) {
-		boolean limiter = variant.name().equals(ON) || variant.name().equals(BEFORE);
+		boolean limiter = decides(variant.name());
 		if (decisions != (limiter ? requests : 0)) {
 			throw new IllegalStateException(String.format(Locale.ROOT,
 					"%s, %s: %d allowed decisions of per-ip (rate.limit.decisions) for %d requests; "
@@ -643,6 +722,7 @@ public final class HttpBenchmark {
 						r.p50Micros(), r.p99Micros()));
 			}
 			out.append('\n');
+			threadTable(out, cpu, "the same rounds");
 		}
 		List<Row> saturated = rows.stream().filter((r) -> r.mode().equals("saturated")).toList();
 		if (!saturated.isEmpty()) {
@@ -677,6 +757,9 @@ public final class HttpBenchmark {
 						r.cpuMicrosPerRequest()));
 			}
 			out.append('\n');
+			redis.stream().mapToInt(Row::connections).distinct().forEach((connections) -> threadTable(out,
+					redis.stream().filter((r) -> r.connections() == connections).toList(),
+					"Redis backend, " + connections + " connections, median round"));
 		}
 		out.append(String.format(Locale.ROOT,
 				"Every variant in its own server JVM (%s), all warmed up (at least %d s each, then until the JIT "
@@ -687,6 +770,35 @@ public final class HttpBenchmark {
 				String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(), options.seconds(),
 				CpuPinning.of(options.pin()).describe(), options.clientIps()));
 		return out.toString();
+	}
+
+	/**
+	 * Where the server's CPU time per request goes, by thread group: each
+	 * variant's median round, and what the limiter adds to each group (the median
+	 * over rounds of the difference within a round).
+	 */
+	private static void threadTable(StringBuilder out, List<Row> cpu, String which) {
+		if (cpu.stream().anyMatch((r) -> r.threadMicros().isEmpty())) {
+			return;
+		}
+		out.append("**Server CPU per request by thread** (").append(which).append("; µs per request)\n\n| Thread group |");
+		cpu.forEach((r) -> out.append(' ').append(r.variant()).append(" |"));
+		cpu.stream()
+			.filter((r) -> !r.threadAdded().isEmpty())
+			.forEach((r) -> out.append(" added by ").append(r.variant()).append(" |"));
+		out.append("\n|---|");
+		cpu.forEach((r) -> out.append("---:|"));
+		cpu.stream().filter((r) -> !r.threadAdded().isEmpty()).forEach((r) -> out.append("---:|"));
+		out.append('\n');
+		for (String group : ServerProbe.THREAD_GROUPS) {
+			out.append("| ").append(group).append(" |");
+			cpu.forEach((r) -> out.append(String.format(Locale.ROOT, " %.1f |", r.threadMicros().get(group))));
+			cpu.stream()
+				.filter((r) -> !r.threadAdded().isEmpty())
+				.forEach((r) -> out.append(String.format(Locale.ROOT, " %+.1f |", r.threadAdded().get(group))));
+			out.append('\n');
+		}
+		out.append('\n');
 	}
 
 	private static String ratio(Row r) {

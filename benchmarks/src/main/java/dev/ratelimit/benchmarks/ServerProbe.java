@@ -3,12 +3,17 @@ package dev.ratelimit.benchmarks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import javax.management.MBeanServerConnection;
 import javax.management.remote.JMXConnector;
@@ -27,6 +32,15 @@ import com.sun.tools.attach.VirtualMachine;
  * of two {@link Sample}s over a measured period, divided by its requests, are
  * the per-request costs the HTTP benchmark reports. Linux only (for
  * {@code /proc}); allocation is {@code NaN} when the attach API is unavailable.
+ * <p>
+ * The CPU time is also split by what the threads do ({@link #THREAD_GROUPS}),
+ * in nanoseconds: the JVM's own threads by their Linux names and
+ * {@code /proc/<pid>/task/<tid>/schedstat}, Tomcat's by their Java names and
+ * {@code ThreadMXBean#getThreadCpuTime} (their Linux names are cut to 15
+ * characters, which leaves a worker and the poller of a 5-digit port alike),
+ * and the rest of the process as {@code other}. A profiler samples only
+ * request threads running Java code; this account says whether a variant's
+ * extra CPU is on those threads at all.
  */
 final class ServerProbe implements AutoCloseable {
 
@@ -35,7 +49,14 @@ final class ServerProbe implements AutoCloseable {
 
 	private static final Pattern COUNT = Pattern.compile("\"statistic\"\\s*:\\s*\"COUNT\"\\s*,\\s*\"value\"\\s*:\\s*([0-9.eE+-]+)");
 
+	/** The thread groups of {@link Sample#threadNanos}, in the order of the tables. */
+	static final List<String> THREAD_GROUPS = List.of("request threads", "Tomcat I/O", "Lettuce I/O", "GC", "JIT",
+			"VM thread", "other");
+
 	private final long pid;
+
+	/** Java thread names by id: a thread keeps its name, so each is asked for once. */
+	private final Map<Long, String> threadNames = new HashMap<>();
 
 	private final int port;
 
@@ -56,8 +77,19 @@ final class ServerProbe implements AutoCloseable {
 	 * @param cpuNanos user plus system CPU time of every thread so far
 	 * @param allocatedBytes per live thread id, bytes allocated so far; empty when unknown
 	 * @param decisions the limiter's allowed {@code per-ip} decisions so far (0 before the first, or without limiter)
+	 * @param threadNanos CPU nanoseconds so far of each of {@link #THREAD_GROUPS}, live threads only; empty
+	 * when unknown
 	 */
-	record Sample(long cpuNanos, Map<Long, Long> allocatedBytes, long decisions) {
+	record Sample(long cpuNanos, Map<Long, Long> allocatedBytes, long decisions, Map<String, Long> threadNanos) {
+
+		/** Each thread group's CPU nanoseconds since {@code before}; empty when unknown. */
+		Map<String, Long> threadNanosSince(Sample before) {
+			Map<String, Long> since = new LinkedHashMap<>();
+			if (!this.threadNanos.isEmpty() && !before.threadNanos.isEmpty()) {
+				this.threadNanos.forEach((group, nanos) -> since.put(group, nanos - before.threadNanos.get(group)));
+			}
+			return since;
+		}
 
 		/** Bytes allocated since {@code before} by the threads alive now; NaN when unknown. */
 		double allocatedSince(Sample before) {
@@ -75,7 +107,80 @@ final class ServerProbe implements AutoCloseable {
 	}
 
 	Sample sample() {
-		return new Sample(cpuNanos(), allocated(), decisions());
+		return new Sample(cpuNanos(), allocated(), decisions(), threadNanos());
+	}
+
+	/**
+	 * CPU nanoseconds so far of the live threads, by group; empty when the JVM
+	 * cannot be attached to (the Java thread names come from it).
+	 */
+	private Map<String, Long> threadNanos() {
+		ThreadMXBean bean = threads();
+		if (bean == null) {
+			return Map.of();
+		}
+		Map<String, Long> groups = new LinkedHashMap<>();
+		THREAD_GROUPS.forEach((group) -> groups.put(group, 0L));
+		long total = 0;
+		Path tasks = Path.of("/proc", Long.toString(this.pid), "task");
+		List<Path> listed;
+		try (Stream<Path> stream = Files.list(tasks)) {
+			listed = stream.toList();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot list the threads of process " + this.pid, ex);
+		}
+		for (Path task : listed) {
+			String name;
+			long nanos;
+			try {
+				name = Files.readString(task.resolve("comm")).strip();
+				// The first field: time on a CPU, in nanoseconds.
+				String schedstat = Files.readString(task.resolve("schedstat"));
+				nanos = Long.parseLong(schedstat.substring(0, schedstat.indexOf(' ')));
+			}
+			catch (NoSuchFileException ex) {
+				continue;
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Cannot read thread " + task, ex);
+			}
+			total += nanos;
+			String group = name.startsWith("GC Thread") || name.startsWith("G1 ") ? "GC"
+					: name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre") ? "JIT"
+							: name.equals("VM Thread") ? "VM thread" : null;
+			if (group != null) {
+				groups.merge(group, nanos, Long::sum);
+			}
+		}
+		long[] ids = bean.getAllThreadIds();
+		long[] cpu = bean.getThreadCpuTime(ids);
+		for (int i = 0; i < ids.length; i++) {
+			String name = threadName(bean, ids[i]);
+			String group = (name == null || cpu[i] < 0) ? null
+					: name.contains("-exec-") ? "request threads"
+							: (name.endsWith("-Poller") || name.endsWith("-Acceptor")) ? "Tomcat I/O"
+									: name.startsWith("lettuce-") ? "Lettuce I/O" : null;
+			if (group != null) {
+				groups.merge(group, cpu[i], Long::sum);
+			}
+		}
+		long grouped = groups.values().stream().mapToLong(Long::longValue).sum();
+		groups.put("other", total - grouped);
+		return groups;
+	}
+
+	private String threadName(ThreadMXBean bean, long id) {
+		String name = this.threadNames.get(id);
+		if (name == null) {
+			ThreadInfo info = bean.getThreadInfo(id);
+			if (info == null) {
+				return null;
+			}
+			name = info.getThreadName();
+			this.threadNames.put(id, name);
+		}
+		return name;
 	}
 
 	/** User plus system time of the process, from {@code /proc/<pid>/stat}, in nanoseconds. */
