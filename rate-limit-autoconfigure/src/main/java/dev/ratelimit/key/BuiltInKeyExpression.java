@@ -1,5 +1,6 @@
 package dev.ratelimit.key;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.convert.TypeDescriptor;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
@@ -28,7 +29,71 @@ final class BuiltInKeyExpression implements Expression {
 
 	/** Whether a text is a built-in key, read without SpEL. */
 	static boolean isBuiltIn(String text) {
-		return "ip".equals(text) || "principal".equals(text) || KeyContext.GLOBAL.equals(text);
+		return Key.of(text) != null;
+	}
+
+	/**
+	 * The built-in keys and how each is read from a call's key context: the one
+	 * list of them, for parsing ({@link #isBuiltIn}) and for evaluating
+	 * ({@link KeyExpressions#key}) alike.
+	 */
+	enum Key {
+
+		IP("ip") {
+			@Override
+			@Nullable String read(KeyContext keys) {
+				return nonEmpty(keys.getIp());
+			}
+		},
+
+		PRINCIPAL("principal") {
+			@Override
+			@Nullable String read(KeyContext keys) {
+				return nonEmpty(keys.getPrincipal());
+			}
+		},
+
+		GLOBAL(KeyContext.GLOBAL) {
+			@Override
+			@Nullable String read(KeyContext keys) {
+				return KeyContext.GLOBAL;
+			}
+		};
+
+		/** {@code values()} copies its array on every call; a decision looks up its key on every call. */
+		private static final Key[] ALL = values();
+
+		private final String text;
+
+		Key(String text) {
+			this.text = text;
+		}
+
+		/**
+		 * Reads this key from a call's key context.
+		 * @param keys the call's key context
+		 * @return the key, or {@code null} when the call has none (no address, no principal)
+		 */
+		abstract @Nullable String read(KeyContext keys);
+
+		/**
+		 * Finds a built-in key by its text.
+		 * @param text an expression's text
+		 * @return the built-in key, or {@code null} when the text is not one
+		 */
+		static @Nullable Key of(String text) {
+			for (Key key : ALL) {
+				if (key.text.equals(text)) {
+					return key;
+				}
+			}
+			return null;
+		}
+
+		private static @Nullable String nonEmpty(@Nullable String key) {
+			return (key == null || key.isEmpty()) ? null : key;
+		}
+
 	}
 
 	private Expression spel() {

@@ -142,15 +142,9 @@ public final class KeyExpressions implements AopInfrastructureBean {
 		KeyContext keys = keys(context);
 		if (keys != null) {
 			// The built-in keys are read directly: SpEL's reflective property access costs more than the decision.
-			switch (expression.getExpressionString()) {
-				case "ip":
-					return nonEmpty(keys.getIp());
-				case "principal":
-					return nonEmpty(keys.getPrincipal());
-				case KeyContext.GLOBAL:
-					return KeyContext.GLOBAL;
-				default:
-					break;
+			BuiltInKeyExpression.Key builtIn = BuiltInKeyExpression.Key.of(expression.getExpressionString());
+			if (builtIn != null) {
+				return builtIn.read(keys);
 			}
 		}
 		try {
@@ -168,10 +162,6 @@ public final class KeyExpressions implements AopInfrastructureBean {
 			}
 			return null;
 		}
-	}
-
-	private static String nonEmpty(String key) {
-		return (key == null || key.isEmpty()) ? null : key;
 	}
 
 	/**

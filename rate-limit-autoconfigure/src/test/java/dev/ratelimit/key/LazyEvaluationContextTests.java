@@ -1,6 +1,7 @@
 package dev.ratelimit.key;
 
 import java.lang.reflect.Method;
+import java.util.Locale;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -34,6 +35,26 @@ class LazyEvaluationContextTests {
 		assertThat(this.expressions.key(this.expressions.parse("principal"), context)).isEqualTo("alice");
 		assertThat(this.expressions.key(this.expressions.parse("global"), context)).isEqualTo("global");
 		assertThat(((LazyEvaluationContext) context).isBuilt()).isFalse();
+	}
+
+	@Test
+	void everyBuiltInKeyIsParsedLazilyAndReadWithoutTheContextAndNothingElseIs() {
+		for (BuiltInKeyExpression.Key key : BuiltInKeyExpression.Key.values()) {
+			String text = key.name().toLowerCase(Locale.ROOT);
+			Expression expression = this.expressions.parse(text);
+			assertThat(expression).isInstanceOf(BuiltInKeyExpression.class);
+			EvaluationContext context = this.expressions.context(this.request, null, null);
+			assertThat(this.expressions.key(expression, context)).isEqualTo(key.read(new KeyContext(this.request)));
+			assertThat(((LazyEvaluationContext) context).isBuilt()).isFalse();
+		}
+		// Near misses are SpEL: parsed at once, and evaluated in the built context.
+		for (String text : new String[] { "IP", "ip ", "globals", "principal.name" }) {
+			assertThat(this.expressions.parse(text)).isInstanceOf(SpelExpression.class);
+		}
+		// A caller without a principal has no principal key: the policy's missing-key rule decides.
+		FixedRequest anonymous = new FixedRequest("203.0.113.7", null, Map.of());
+		EvaluationContext context = this.expressions.context(anonymous, null, null);
+		assertThat(this.expressions.key(this.expressions.parse("principal"), context)).isNull();
 	}
 
 	@ParameterizedTest
