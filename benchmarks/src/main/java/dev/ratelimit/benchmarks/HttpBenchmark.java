@@ -46,7 +46,7 @@ import java.util.Map;
  * Any non-2xx response fails the run too.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.HttpBenchmark
- * [--modes cpu,saturated,redis] [--seconds 3] [--warmup 15] [--rounds 15] [--rate 3000] [--connections 16]
+ * [--modes cpu,saturated,redis] [--seconds 3] [--warmup 15] [--rounds 10] [--jvms 2] [--rate 3000] [--connections 16]
  * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--ablations label=args|...] [--jfr dir]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}. Other code calls {@link #run(Settings)}.
  */
@@ -104,12 +104,13 @@ public final class HttpBenchmark {
 	 * @param appJar the sample app's executable jar, or {@code null} to look in {@code sample-app/target}
 	 * @param beforeJar another build of the sample app whose limiter is measured too, or {@code null}
 	 * @param ablations more limiter variants of the memory modes, by label: extra arguments of the app
+	 * @param jvms server JVMs per variant, started in mirrored order (A B B A): see {@link Servers#start}
 	 * @param jfrDirectory where each server JVM writes a JFR recording (profile settings), or {@code null}
 	 * @param jvmOptions the sample app JVM's options, the same for every variant
 	 */
 	public record Settings(List<String> modes, int seconds, int warmup, int rounds, int rate, int connections,
 			List<Integer> redisConnections, int clientIps, String pin, String appJar, String beforeJar,
-			Map<String, List<String>> ablations, String jfrDirectory, List<String> jvmOptions) {
+			Map<String, List<String>> ablations, int jvms, String jfrDirectory, List<String> jvmOptions) {
 
 		/**
 		 * Fixed heap (so no case pays for growing it) and G1 named explicitly, because the JVM
@@ -120,13 +121,14 @@ public final class HttpBenchmark {
 		public static final List<String> DEFAULT_JVM = List.of("-Xms512m", "-Xmx512m", "-XX:+UseG1GC");
 
 		/**
-		 * About 15 minutes in all on two cores: many short rounds, so that each
-		 * variant is measured within seconds of the one it is compared with, and a
-		 * slow spell of the machine spoils a few pairs, not a third of the run.
+		 * About 20 minutes in all on two cores: two JVMs per variant, and many
+		 * short rounds, so that each variant is measured within seconds of the one
+		 * it is compared with, and a slow spell of the machine spoils a few pairs,
+		 * not a third of the run.
 		 */
 		public static Settings defaults() {
-			return new Settings(List.of("cpu", "saturated", "redis"), 3, 15, 15, 3000, 16, List.of(16, 64), 1, "auto",
-					null, null, Map.of(), null, DEFAULT_JVM);
+			return new Settings(List.of("cpu", "saturated", "redis"), 3, 15, 10, 3000, 16, List.of(16, 64), 1, "auto",
+					null, null, Map.of(), 2, null, DEFAULT_JVM);
 		}
 
 		/**
@@ -156,7 +158,8 @@ public final class HttpBenchmark {
 					given.list("redis-connections", "16,64").stream().map(Integer::valueOf).toList(),
 					given.integer("client-ips", d.clientIps()), given.string("pin", d.pin()),
 					given.string("app-jar", null), given.string("before-jar", null),
-					parseAblations(given.string("ablations", null)), given.string("jfr", null),
+					parseAblations(given.string("ablations", null)), given.integer("jvms", d.jvms()),
+					given.string("jfr", null),
 					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions());
 		}
 
@@ -218,6 +221,32 @@ public final class HttpBenchmark {
 					this.p50Micros, this.p99Micros, this.p999Micros, this.requests, this.cpuMicrosPerRequest,
 					this.bytesPerRequest, this.serverCpuShare, this.cpuAddedMicros, this.bytesAdded, ratio,
 					this.threadMicros, this.threadAdded);
+		}
+
+		/**
+		 * One variant's round over its JVMs: the mean of each figure (requests
+		 * summed), so that no JVM's place in the start order decides the variant's.
+		 */
+		static Row mean(List<Row> rows) {
+			if (rows.size() == 1) {
+				return rows.get(0);
+			}
+			Row first = rows.get(0);
+			Map<String, Double> threads = new LinkedHashMap<>();
+			if (rows.stream().noneMatch((r) -> r.threadMicros().isEmpty())) {
+				first.threadMicros().keySet()
+					.forEach((group) -> threads.put(group,
+							rows.stream().mapToDouble((r) -> r.threadMicros().get(group)).average().orElseThrow()));
+			}
+			return new Row(first.mode, first.backend, first.variant, first.connections,
+					average(rows, Row::requestsPerSecond), average(rows, Row::p50Micros), average(rows, Row::p99Micros),
+					average(rows, Row::p999Micros), rows.stream().mapToLong(Row::requests).sum(),
+					average(rows, Row::cpuMicrosPerRequest), average(rows, Row::bytesPerRequest),
+					average(rows, Row::serverCpuShare), Double.NaN, Double.NaN, Double.NaN, threads, Map.of());
+		}
+
+		private static double average(List<Row> rows, java.util.function.ToDoubleFunction<Row> figure) {
+			return rows.stream().mapToDouble(figure).average().orElseThrow();
 		}
 
 		Row withAdded(double cpuAddedMicros, double bytesAdded, Map<String, Double> threadAdded) {
@@ -376,6 +405,21 @@ public final class HttpBenchmark {
 	/**
 	 * One server configuration: which jar, with which arguments.
 	 */
+	/**
+	 * One server JVM of a variant: the variant's {@code number}-th, counting from 0.
+	 */
+	private record Instance(Variant variant, int number) {
+
+		String label() {
+			return (this.number == 0) ? this.variant.name() : this.variant.name() + " #" + (this.number + 1);
+		}
+
+		String fileName() {
+			return (this.number == 0) ? this.variant.fileName() : this.variant.fileName() + "-" + (this.number + 1);
+		}
+
+	}
+
 	private record Variant(String backend, String name, Path jar, List<String> arguments) {
 
 		String fileName() {
@@ -395,9 +439,9 @@ public final class HttpBenchmark {
 
 		private static final int MAX_WARMUP_SECONDS = 180;
 
-		private final Map<Variant, SampleAppProcess> apps = new LinkedHashMap<>();
+		private final Map<Instance, SampleAppProcess> apps = new LinkedHashMap<>();
 
-		private final Map<Variant, ServerProbe> probes = new LinkedHashMap<>();
+		private final Map<Instance, ServerProbe> probes = new LinkedHashMap<>();
 
 		private final Settings options;
 
@@ -405,10 +449,28 @@ public final class HttpBenchmark {
 			this.options = options;
 		}
 
+		/**
+		 * Starts {@code options.jvms()} server JVMs per variant, in mirrored order
+		 * (A B, then B A, ...). Where a JVM is in the start order changes what it
+		 * costs per request: in runs of this benchmark the JVM started first spent
+		 * 2–4 µs per request more than a later one running the same jar. Mirrored,
+		 * every variant has the same mean position.
+		 */
 		static Servers start(List<Variant> variants, CpuPinning pinning, Settings options) {
 			Servers servers = new Servers(options);
+			List<Instance> instances = new ArrayList<>();
+			for (int number = 0; number < options.jvms(); number++) {
+				List<Variant> order = new ArrayList<>(variants);
+				if (number % 2 == 1) {
+					java.util.Collections.reverse(order);
+				}
+				for (Variant variant : order) {
+					instances.add(new Instance(variant, number));
+				}
+			}
 			try {
-				for (Variant variant : variants) {
+				for (Instance instance : instances) {
+					Variant variant = instance.variant();
 					List<String> jvm = new ArrayList<>(options.jvmOptions());
 					if (options.jfrDirectory() != null) {
 						// Denser samples than the profile settings' 10 ms and 300 allocations/s: a request is ~100 µs.
@@ -416,13 +478,13 @@ public final class HttpBenchmark {
 						jvm.add("-XX:FlightRecorderOptions:stackdepth=512");
 						jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,"
 								+ "jdk.ExecutionSample#period=1ms,jdk.ObjectAllocationSample#throttle=5000/s,filename="
-								+ Path.of(options.jfrDirectory(), variant.fileName() + ".jfr").toAbsolutePath());
+								+ Path.of(options.jfrDirectory(), instance.fileName() + ".jfr").toAbsolutePath());
 					}
 					SampleAppProcess.Started started = SampleAppProcess.start(pinning.serverCommandPrefix(),
 							variant.jar(), jvm, variant.arguments(), PATH);
-					servers.apps.put(variant, started.app());
+					servers.apps.put(instance, started.app());
 					checkHeaders(variant, started.firstResponse());
-					servers.probes.put(variant, new ServerProbe(started.app().pid(), started.app().port()));
+					servers.probes.put(instance, new ServerProbe(started.app().pid(), started.app().port()));
 				}
 				return servers;
 			}
@@ -441,9 +503,10 @@ public final class HttpBenchmark {
 		 * step samples the server as a round does.
 		 */
 		void warmUp(int connections, int seconds) throws InterruptedException {
-			for (Variant variant : this.apps.keySet()) {
-				ServerProbe probe = this.probes.get(variant);
-				int port = this.apps.get(variant).port();
+			for (Instance instance : this.apps.keySet()) {
+				Variant variant = instance.variant();
+				ServerProbe probe = this.probes.get(instance);
+				int port = this.apps.get(instance).port();
 				LoadGenerator.Result result = LoadGenerator.run("127.0.0.1", port, PATH, connections,
 						this.options.clientIps(), Duration.ZERO, Duration.ofSeconds(seconds));
 				checkStatus(variant, result);
@@ -466,22 +529,30 @@ public final class HttpBenchmark {
 					}
 				}
 				System.out.printf(Locale.ROOT, "  warm-up  %-7s %-22s %9.0f requests/s after %d s (JIT: %d ms in the last %d s)%n",
-						variant.backend(), variant.name(), result.perSecond(), total, compiled, WARMUP_STEP_SECONDS);
+						variant.backend(), instance.label(), result.perSecond(), total, compiled, WARMUP_STEP_SECONDS);
 			}
 		}
 
-		/** Every round measures every variant once, in an order rotated by one each round; each keeps its median. */
+		/**
+		 * Every round measures every JVM once, in an order rotated by one each
+		 * round; a variant's round is the mean of its JVMs', and each variant keeps
+		 * its median round.
+		 */
 		List<Row> rounds(String mode, int connections, Settings options, RedisServerProcess redis)
 				throws InterruptedException {
 			String baselineName = (redis != null) ? FLOOR : OFF;
-			List<Variant> variants = new ArrayList<>(this.apps.keySet());
+			List<Instance> instances = new ArrayList<>(this.apps.keySet());
+			List<Variant> variants = instances.stream().map(Instance::variant).distinct().toList();
 			Map<Variant, List<Row>> measured = new LinkedHashMap<>();
 			for (int round = 0; round < options.rounds(); round++) {
-				for (int i = 0; i < variants.size(); i++) {
-					Variant variant = variants.get((i + round) % variants.size());
-					Row row = measure(mode, variant, connections, redis);
-					measured.computeIfAbsent(variant, (v) -> new ArrayList<>()).add(row);
+				Map<Variant, List<Row>> thisRound = new LinkedHashMap<>();
+				for (int i = 0; i < instances.size(); i++) {
+					Instance instance = instances.get((i + round) % instances.size());
+					Row row = measure(mode, instance, connections, redis);
+					thisRound.computeIfAbsent(instance.variant(), (v) -> new ArrayList<>()).add(row);
 				}
+				thisRound.forEach((variant, rows) -> measured.computeIfAbsent(variant, (v) -> new ArrayList<>())
+					.add(Row.mean(rows)));
 			}
 			List<Row> medians = new ArrayList<>();
 			List<Row> baseline = measured.entrySet()
@@ -530,10 +601,11 @@ public final class HttpBenchmark {
 			return medians;
 		}
 
-		private Row measure(String mode, Variant variant, int connections, RedisServerProcess redis)
+		private Row measure(String mode, Instance instance, int connections, RedisServerProcess redis)
 				throws InterruptedException {
-			SampleAppProcess app = this.apps.get(variant);
-			ServerProbe probe = this.probes.get(variant);
+			Variant variant = instance.variant();
+			SampleAppProcess app = this.apps.get(instance);
+			ServerProbe probe = this.probes.get(instance);
 			try {
 				if (redis != null) {
 					redis.call("CONFIG", "RESETSTAT");
@@ -566,7 +638,7 @@ public final class HttpBenchmark {
 				System.out.printf(Locale.ROOT,
 						"  %-9s %-6s %-22s %3d conn %9.0f requests/s  p50 %7.0f us  p99 %7.0f us  "
 								+ "server CPU %6.1f us/request (%3.0f%% of a CPU; JIT %5d ms), %7.0f B/request%s%s%n",
-						mode, variant.backend(), variant.name(), connections, row.requestsPerSecond(),
+						mode, variant.backend(), instance.label(), connections, row.requestsPerSecond(),
 						row.p50Micros(), row.p99Micros(), row.cpuMicrosPerRequest(), 100 * row.serverCpuShare(),
 						compiled, row.bytesPerRequest(), redisCalls, threads(threadMicros));
 				return row;
