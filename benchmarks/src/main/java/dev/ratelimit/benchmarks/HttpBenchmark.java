@@ -28,10 +28,11 @@ import java.util.Map;
  * {@code sample.benchmark.redis-incr-floor}, route rules removed): the floor of
  * one round trip.</li>
  * </ul>
- * Each variant runs in a JVM of its own ({@link SampleAppProcess}), all started
- * before measuring and warmed up; then each round measures every variant in
- * turn, so that a change in the machine's load hits all of them alike, and a
- * variant reports its median round. {@code --before-jar} adds the limiter of
+ * Each variant runs in JVMs of its own ({@link SampleAppProcess}; two by
+ * default, started in mirrored order), all started before measuring and warmed
+ * up; then each round measures every JVM in turn, so that a change in the
+ * machine's load hits all of them alike, and a variant reports its median
+ * round. {@code --before-jar} adds the limiter of
  * another build of the sample app (the code before a change) to the memory
  * variants. {@code --ablations} adds limiter variants (to every mode) with
  * parts of the limiter turned off by properties, {@code label=--a=1 --b=2|label=...}
@@ -834,13 +835,14 @@ public final class HttpBenchmark {
 					"Redis backend, " + connections + " connections, median round"));
 		}
 		out.append(String.format(Locale.ROOT,
-				"Every variant in its own server JVM (%s), all warmed up (at least %d s each, then until the JIT "
-						+ "settles), then %d rounds of %d s measuring "
-						+ "each in turn; each row is its variant's median round, and what the limiter adds (and the "
+				"Every variant in %d server JVM(s) of its own (%s), started in mirrored order, all warmed up (at "
+						+ "least %d s each, then until the JIT settles), then %d rounds of %d s measuring "
+						+ "each JVM in turn; a variant's round is the mean of its JVMs', each row is its variant's median "
+						+ "round, and what the limiter adds (and the "
 						+ "ratio) is the median over rounds of the difference (the ratio) within a round. %s. %d client IP(s). Every request "
 						+ "decided with the limiter and none without (counted); non-2xx: 0.%n",
-				String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(), options.seconds(),
-				CpuPinning.of(options.pin()).describe(), options.clientIps()));
+				options.jvms(), String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(),
+				options.seconds(), CpuPinning.of(options.pin()).describe(), options.clientIps()));
 		return out.toString();
 	}
 
