@@ -3,11 +3,13 @@ package dev.ratelimit.benchmarks;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.ToDoubleFunction;
 
 /**
  * What the limiter costs an HTTP request: the sample app's {@code GET /api/hello}
@@ -246,7 +248,7 @@ public final class HttpBenchmark {
 					average(rows, Row::serverCpuShare), Double.NaN, Double.NaN, Double.NaN, threads, Map.of());
 		}
 
-		private static double average(List<Row> rows, java.util.function.ToDoubleFunction<Row> figure) {
+		private static double average(List<Row> rows, ToDoubleFunction<Row> figure) {
 			return rows.stream().mapToDouble(figure).average().orElseThrow();
 		}
 
@@ -463,7 +465,7 @@ public final class HttpBenchmark {
 			for (int number = 0; number < options.jvms(); number++) {
 				List<Variant> order = new ArrayList<>(variants);
 				if (number % 2 == 1) {
-					java.util.Collections.reverse(order);
+					Collections.reverse(order);
 				}
 				for (Variant variant : order) {
 					instances.add(new Instance(variant, number));
