@@ -106,7 +106,7 @@ public final class HttpBenchmark {
 	 * @param pin {@code auto}, {@code none} or {@code SERVER/CLIENT} CPU lists (see {@link CpuPinning#of})
 	 * @param appJar the sample app's executable jar, or {@code null} to look in {@code sample-app/target}
 	 * @param beforeJar another build of the sample app whose limiter is measured too, or {@code null}
-	 * @param ablations more limiter variants of the memory modes, by label: extra arguments of the app
+	 * @param ablations more limiter variants of every mode, by label: extra arguments of the app
 	 * @param jvms server JVMs per variant, started in mirrored order (A B B A): see {@link Servers#start}
 	 * @param jfrDirectory where each server JVM writes a JFR recording (profile settings), or {@code null}
 	 * @param jvmOptions the sample app JVM's options, the same for every variant
@@ -206,8 +206,9 @@ public final class HttpBenchmark {
 	 * ({@value #OFF}, or {@value #FLOOR} on Redis) in {@code saturated} and {@code redis} modes; NaN otherwise
 	 * @param threadMicros server CPU time per request in microseconds by thread group
 	 * ({@link ServerProbe#THREAD_GROUPS}); empty when unknown
-	 * @param threadAdded in {@code cpu} mode, each group's median over rounds of this variant's CPU time per
-	 * request minus {@value #OFF}'s in the same round; empty otherwise
+	 * @param threadAdded each group's median over rounds of this variant's CPU time per request minus that of
+	 * the variant it is compared with ({@value #OFF}, or {@value #FLOOR} on Redis) in the same round; empty for
+	 * that variant itself
 	 */
 	public record Row(String mode, String backend, String variant, int connections, double requestsPerSecond,
 			double p50Micros, double p99Micros, double p999Micros, long requests, double cpuMicrosPerRequest,
@@ -406,9 +407,6 @@ public final class HttpBenchmark {
 	}
 
 	/**
-	 * One server configuration: which jar, with which arguments.
-	 */
-	/**
 	 * One server JVM of a variant: the variant's {@code number}-th, counting from 0.
 	 */
 	private record Instance(Variant variant, int number) {
@@ -423,6 +421,9 @@ public final class HttpBenchmark {
 
 	}
 
+	/**
+	 * One server configuration: which jar, with which arguments.
+	 */
 	private record Variant(String backend, String name, Path jar, List<String> arguments) {
 
 		String fileName() {
@@ -853,23 +854,23 @@ public final class HttpBenchmark {
 	 * variant's median round, and what the limiter adds to each group (the median
 	 * over rounds of the difference within a round).
 	 */
-	private static void threadTable(StringBuilder out, List<Row> cpu, String which) {
-		if (cpu.stream().anyMatch((r) -> r.threadMicros().isEmpty())) {
+	private static void threadTable(StringBuilder out, List<Row> rows, String which) {
+		if (rows.stream().anyMatch((r) -> r.threadMicros().isEmpty())) {
 			return;
 		}
 		out.append("**Server CPU per request by thread** (").append(which).append("; µs per request)\n\n| Thread group |");
-		cpu.forEach((r) -> out.append(' ').append(r.variant()).append(" |"));
-		cpu.stream()
+		rows.forEach((r) -> out.append(' ').append(r.variant()).append(" |"));
+		rows.stream()
 			.filter((r) -> !r.threadAdded().isEmpty())
 			.forEach((r) -> out.append(" added by ").append(r.variant()).append(" |"));
 		out.append("\n|---|");
-		cpu.forEach((r) -> out.append("---:|"));
-		cpu.stream().filter((r) -> !r.threadAdded().isEmpty()).forEach((r) -> out.append("---:|"));
+		rows.forEach((r) -> out.append("---:|"));
+		rows.stream().filter((r) -> !r.threadAdded().isEmpty()).forEach((r) -> out.append("---:|"));
 		out.append('\n');
 		for (String group : ServerProbe.THREAD_GROUPS) {
 			out.append("| ").append(group).append(" |");
-			cpu.forEach((r) -> out.append(String.format(Locale.ROOT, " %.1f |", r.threadMicros().get(group))));
-			cpu.stream()
+			rows.forEach((r) -> out.append(String.format(Locale.ROOT, " %.1f |", r.threadMicros().get(group))));
+			rows.stream()
 				.filter((r) -> !r.threadAdded().isEmpty())
 				.forEach((r) -> out.append(String.format(Locale.ROOT, " %+.1f |", r.threadAdded().get(group))));
 			out.append('\n');

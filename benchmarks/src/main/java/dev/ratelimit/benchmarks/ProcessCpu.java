@@ -54,7 +54,7 @@ record ProcessCpu(double totalSeconds, double mainSeconds, double jitSeconds) {
 				if (name.equals("java") && !task.getFileName().toString().equals(Long.toString(pid))) {
 					main += ticks(stat);
 				}
-				else if (name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre")) {
+				else if (isJitThread(name)) {
 					jit += ticks(stat);
 				}
 			}
@@ -64,6 +64,16 @@ record ProcessCpu(double totalSeconds, double mainSeconds, double jitSeconds) {
 			throw new IllegalStateException("Cannot read the CPU time of process " + pid + " from " + process
 					+ " (Linux /proc needed)", ex);
 		}
+	}
+
+	/**
+	 * Whether a thread is one of the JIT compiler's, by its Linux name ({@code comm},
+	 * cut to 15 characters: {@code C2 CompilerThre}).
+	 * @param linuxName the thread's name in {@code /proc/<pid>/task/<tid>/comm}
+	 * @return whether it compiles
+	 */
+	static boolean isJitThread(String linuxName) {
+		return linuxName.startsWith("C1 CompilerThre") || linuxName.startsWith("C2 CompilerThre");
 	}
 
 	/** utime + stime: fields 14 and 15, counted after the command name, which may hold spaces. */

@@ -147,7 +147,7 @@ final class ServerProbe implements AutoCloseable {
 			}
 			total += nanos;
 			String group = name.startsWith("GC Thread") || name.startsWith("G1 ") ? "GC"
-					: name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre") ? "JIT"
+					: ProcessCpu.isJitThread(name) ? "JIT"
 							: name.equals("VM Thread") ? "VM thread" : null;
 			if (group != null) {
 				groups.merge(group, nanos, Long::sum);

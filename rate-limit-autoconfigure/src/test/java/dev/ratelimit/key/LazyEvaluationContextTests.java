@@ -47,7 +47,7 @@ class LazyEvaluationContextTests {
 			assertThat(this.expressions.key(expression, context)).isEqualTo(key.read(new KeyContext(this.request)));
 			assertThat(((LazyEvaluationContext) context).isBuilt()).isFalse();
 		}
-		// Near misses are SpEL: parsed at once, and evaluated in the built context.
+		// Near misses are SpEL, parsed at once.
 		for (String text : new String[] { "IP", "ip ", "globals", "principal.name" }) {
 			assertThat(this.expressions.parse(text)).isInstanceOf(SpelExpression.class);
 		}
