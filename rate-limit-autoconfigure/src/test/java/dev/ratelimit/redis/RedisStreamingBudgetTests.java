@@ -103,8 +103,11 @@ class RedisStreamingBudgetTests {
 		assertThat(end.spentMicros()[0]).isLessThanOrEqualTo(AMOUNT);
 		assertThat(end.spentMicros()).containsExactly(this.allowedUsage.sum());
 		// Contended: streams were stopped at their reservations and, later, refused.
-		assertThat(this.stopped.sum()).isGreaterThan(10);
-		assertThat(this.refused.sum()).isGreaterThan(10);
+		// Stopping at the reservation stops most streams; extending stops only the
+		// streams in flight when the budget runs out, and how many those are depends
+		// on scheduling (9 to 19 of 32 seen on two cores), so only some are required.
+		assertThat(this.stopped.sum()).isGreaterThan((onOverrun == OnOverrun.STOP) ? 50 : 0);
+		assertThat(this.refused.sum()).isGreaterThan(100);
 		assertThat(this.reportedPastReservation.sum()).isZero();
 	}
 
