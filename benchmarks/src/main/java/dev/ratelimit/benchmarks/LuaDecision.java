@@ -9,7 +9,9 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.redis.BenchmarkLua;
 
 /**
@@ -17,7 +19,7 @@ import dev.ratelimit.redis.BenchmarkLua;
  * text for {@code EVALSHA} and a function library for {@code FCALL}, with the
  * arguments that follow its one key. The one place that says which texts and
  * which arguments are measured: the minimal GCRA script (the floor) and our
- * token-bucket decision.
+ * decision (a token bucket's, or another algorithm's when asked for).
  *
  * @param name what the tables call it
  * @param script the text {@code SCRIPT LOAD} and {@code EVALSHA} run
@@ -55,18 +57,22 @@ record LuaDecision(String name, String script, String library, String function, 
 	}
 
 	/**
-	 * Our token-bucket decision, with the arguments the backend sends: as
-	 * production's function library and its {@code decide_token_bucket} function (what the
-	 * limiter's connection sends, {@code FCALL}), and as the script text
-	 * {@code RedisRateLimitBackend} sends where Redis refuses functions
-	 * ({@code EVALSHA}), both composed by {@code LuaScripts}.
+	 * Our decision on one key of a policy with the given algorithm, with the
+	 * arguments the backend sends: as production's function library and the
+	 * function the limiter's connection calls ({@code FCALL};
+	 * {@code decide_token_bucket} for a token bucket, {@code decide} for the
+	 * other algorithms), and as the script text {@code RedisRateLimitBackend}
+	 * sends where Redis refuses functions ({@code EVALSHA}), both composed by
+	 * {@code LuaScripts}.
+	 * @param algorithm the policy's algorithm
 	 * @param arguments the arguments the backend sends after the key, as
 	 * {@link ProductionCommand} saw them
 	 * @return our decision
 	 */
-	static LuaDecision oursTokenBucket(List<String> arguments) {
-		return new LuaDecision("ours, token bucket", BenchmarkLua.tokenBucketScript(), BenchmarkLua.library(),
-				BenchmarkLua.decideFunction(), arguments);
+	static LuaDecision ours(Algorithm algorithm, List<String> arguments) {
+		return new LuaDecision("ours, " + algorithm.name().toLowerCase(Locale.ROOT).replace('_', ' '),
+				BenchmarkLua.script(algorithm), BenchmarkLua.library(), BenchmarkLua.decideFunction(algorithm),
+				arguments);
 	}
 
 	/**

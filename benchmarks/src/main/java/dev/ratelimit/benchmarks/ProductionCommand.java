@@ -22,8 +22,8 @@ import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
- * The command {@link RedisRateLimitBackend} sends for one token-bucket
- * decision on the limiter's own connection, as production connects it
+ * The command {@link RedisRateLimitBackend} sends for one decision (a token
+ * bucket's, unless another algorithm is asked for) on the limiter's own connection, as production connects it
  * ({@link RedisLimiterConnection}, function library loaded), as the server saw
  * it ({@code MONITOR}): so that a benchmark
  * replaying it with {@code redis-benchmark} sends exactly what production
@@ -46,25 +46,35 @@ final class ProductionCommand {
 	 * @return the policy
 	 */
 	static RateLimitPolicy tokenBucket(String name) {
-		return RateLimitPolicy.builder(name)
-			.algorithm(Algorithm.TOKEN_BUCKET)
-			.capacity(CAPACITY)
-			.refill(Refill.of(CAPACITY, Duration.ofSeconds(1)))
-			.build();
+		return policy(Algorithm.TOKEN_BUCKET, name);
 	}
 
 	/**
-	 * Decides {@link #tokenBucket} twice for {@code key} through a fresh
-	 * backend on the limiter's connection, and returns the command the second
-	 * decision sent.
+	 * A policy of the given algorithm that denies nothing here: a capacity of
+	 * 10^9, refilled at 10^9 a second, or counted in windows of one second.
+	 * @param algorithm the algorithm
+	 * @param name the policy's name
+	 * @return the policy
+	 */
+	static RateLimitPolicy policy(Algorithm algorithm, String name) {
+		RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name).algorithm(algorithm).capacity(CAPACITY);
+		return algorithm.isRateBased() ? builder.refill(Refill.of(CAPACITY, Duration.ofSeconds(1))).build()
+				: builder.window("1s").build();
+	}
+
+	/**
+	 * Decides {@link #policy} of the given algorithm twice for {@code key}
+	 * through a fresh backend on the limiter's connection, and returns the
+	 * command the second decision sent.
 	 * @param server the server
+	 * @param algorithm the policy's algorithm
 	 * @param key the key decided
 	 * @return the command and its arguments, as sent
 	 * @throws IllegalStateException if the decision took other than one command
 	 */
-	static List<String> capture(RedisServerProcess server, String key) {
+	static List<String> capture(RedisServerProcess server, Algorithm algorithm, String key) {
 		try (RedisLimiterConnection limiter = connect(server); Socket monitor = new Socket()) {
-			RateLimitPolicy policy = tokenBucket("capture");
+			RateLimitPolicy policy = policy(algorithm, "capture");
 			RedisRateLimitBackend backend = new RedisRateLimitBackend(limiter.connectionFactory());
 			backend.tryConsume(policy, key, 1);
 			monitor.connect(new InetSocketAddress("127.0.0.1", server.port()), 1000);

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 import dev.ratelimit.benchmarks.LuaDecision.Send;
+import dev.ratelimit.core.Algorithm;
 
 /**
  * What a decision costs the Redis server, against the floor of a Lua decision:
@@ -37,11 +38,13 @@ import dev.ratelimit.benchmarks.LuaDecision.Send;
  * also shown over the floor's sent the same way; the goal is production's.
  * With {@code --instructions true}, every case then runs once more on a server
  * under callgrind ({@link Callgrind}) for its instructions per call, a figure
- * that other load on the machine does not change.
+ * that other load on the machine does not change. With {@code --algorithm},
+ * ours is a policy of another algorithm ({@code FIXED_WINDOW}, say), to see what
+ * a decision of each costs; the goal is the token bucket's.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisServerTimeBenchmark
  * [--requests 200000] [--warmup-requests 20000] [--rounds 2] [--clients 50] [--keys 10000]
- * [--instructions false] [--instruction-requests 20000]}; the
+ * [--instructions false] [--instruction-requests 20000] [--algorithm TOKEN_BUCKET]}; the
  * {@code redis-benchmark} binary is the one on the {@code PATH} or {@code -Dbenchmark.redis-benchmark}.
  */
 public final class RedisServerTimeBenchmark {
@@ -119,12 +122,13 @@ public final class RedisServerTimeBenchmark {
 	 * The cases, in the order they run: the one place that says what is
 	 * measured. A new form of ours (say, production's own function library) is
 	 * one more line.
+	 * @param algorithm the algorithm of our policy
 	 * @param oursArguments what the backend sends after the key, as captured
 	 * @return the cases
 	 */
-	static List<Case> cases(List<String> oursArguments) {
+	static List<Case> cases(Algorithm algorithm, List<String> oursArguments) {
 		LuaDecision floor = LuaDecision.minimalGcra();
-		LuaDecision ours = LuaDecision.oursTokenBucket(oursArguments);
+		LuaDecision ours = LuaDecision.ours(algorithm, oursArguments);
 		return List.of(Case.incr(), Case.lua(Role.FLOOR, floor, Send.EVALSHA), Case.lua(Role.FLOOR, floor, Send.FCALL),
 				Case.lua(Role.OURS, ours, Send.FCALL),
 				Case.lua(ours.name() + " (functions refused)", Role.FALLBACK, ours, Send.EVALSHA));
@@ -180,14 +184,17 @@ public final class RedisServerTimeBenchmark {
 	 * @param clients {@code redis-benchmark}'s connections
 	 * @param keys distinct keys, drawn at random per call
 	 * @param instructionRequests measured calls per case under callgrind; 0 to count no instructions
+	 * @param algorithm the algorithm of our policy: the token bucket (the goal's), or another to compare
 	 */
-	record Settings(int requests, int warmupRequests, int rounds, int clients, int keys, int instructionRequests) {
+	record Settings(int requests, int warmupRequests, int rounds, int clients, int keys, int instructionRequests,
+			Algorithm algorithm) {
 
 		static Settings from(Options options) {
 			boolean instructions = Boolean.parseBoolean(options.string("instructions", "false"));
 			return new Settings(options.integer("requests", 200_000), options.integer("warmup-requests", 20_000),
 					options.integer("rounds", 2), options.integer("clients", 50), options.integer("keys", 10_000),
-					instructions ? options.integer("instruction-requests", 20_000) : 0);
+					instructions ? options.integer("instruction-requests", 20_000) : 0,
+					Algorithm.valueOf(options.string("algorithm", "TOKEN_BUCKET").toUpperCase(Locale.ROOT)));
 		}
 
 	}
@@ -206,7 +213,7 @@ public final class RedisServerTimeBenchmark {
 	 * Runs every case and returns one row per case.
 	 * @param options {@code requests}, {@code warmup-requests}, {@code rounds}, {@code clients}, {@code keys},
 	 * {@code instructions} ({@code true} to count instructions as well, under callgrind),
-	 * {@code instruction-requests}
+	 * {@code instruction-requests}, {@code algorithm}
 	 * @return the rows, in the order of {@link #cases}
 	 * @throws Exception if a server or {@code redis-benchmark} cannot run, or a case fails
 	 */
@@ -221,8 +228,8 @@ public final class RedisServerTimeBenchmark {
 					"redis-server %s on port %d; %s, %d clients, %,d keys, %,d + %,d requests per case, %d round(s)%n",
 					server.version(), server.port(), benchmark, settings.clients(), settings.keys(),
 					settings.warmupRequests(), settings.requests(), settings.rounds());
-			List<String> production = ProductionCommand.capture(server, "rl:{capture}");
-			cases = cases(arguments(production));
+			List<String> production = ProductionCommand.capture(server, settings.algorithm(), "rl:{capture}");
+			cases = cases(settings.algorithm(), arguments(production));
 			requireProductionCase(cases, production);
 			load(server, cases);
 			for (int round = 1; round <= settings.rounds(); round++) {
@@ -360,7 +367,7 @@ public final class RedisServerTimeBenchmark {
 			}
 		}
 		throw new IllegalStateException("RedisRateLimitBackend sends " + production
-				+ ", which no case sends exactly: update LuaDecision.oursTokenBucket or BenchmarkLua");
+				+ ", which no case sends exactly: update LuaDecision.ours or BenchmarkLua");
 	}
 
 	/**

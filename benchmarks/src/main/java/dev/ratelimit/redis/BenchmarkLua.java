@@ -1,10 +1,15 @@
 package dev.ratelimit.redis;
 
+import java.util.List;
+
+import dev.ratelimit.core.Algorithm;
+
 /**
  * The benchmarks' window on this package's package-private {@link LuaScripts}:
- * the token-bucket decision exactly as {@link RedisRateLimitBackend} sends it,
- * as the production function library and its {@code decide_token_bucket} function
- * ({@code FCALL}, the limiter's connection) and as the script text sent where
+ * a decision on one key exactly as {@link RedisRateLimitBackend} sends it,
+ * as the production function library and its function ({@code FCALL}, the
+ * limiter's connection; {@code decide_token_bucket} for a token bucket,
+ * {@code decide} for the other algorithms) and as the script text sent where
  * Redis refuses functions ({@code EVALSHA}). Lives in the benchmarks module
  * only; nothing in production uses it.
  */
@@ -15,11 +20,12 @@ public final class BenchmarkLua {
 
 	/**
 	 * Returns the script the backend sends as {@code EVALSHA} for a decision on
-	 * one token bucket.
+	 * one key of a policy with the given algorithm.
+	 * @param algorithm the policy's algorithm
 	 * @return the script text
 	 */
-	public static String tokenBucketScript() {
-		return LuaScripts.decideTokenBucket().eval().getScriptAsString();
+	public static String script(Algorithm algorithm) {
+		return decision(algorithm).eval().getScriptAsString();
 	}
 
 	/**
@@ -31,12 +37,17 @@ public final class BenchmarkLua {
 	}
 
 	/**
-	 * Returns the library's function that decides one token bucket, the one a
-	 * decision on one token bucket calls.
+	 * Returns the library's function a decision on one key of a policy with the
+	 * given algorithm calls.
+	 * @param algorithm the policy's algorithm
 	 * @return the function's name
 	 */
-	public static String decideFunction() {
-		return LuaScripts.decideTokenBucket().function();
+	public static String decideFunction(Algorithm algorithm) {
+		return decision(algorithm).function();
+	}
+
+	private static LimiterScript<List<Object>> decision(Algorithm algorithm) {
+		return (algorithm == Algorithm.TOKEN_BUCKET) ? LuaScripts.decideTokenBucket() : LuaScripts.decide(algorithm);
 	}
 
 }
