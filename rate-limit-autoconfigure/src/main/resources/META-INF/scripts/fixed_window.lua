@@ -1,15 +1,17 @@
 -- Fixed window counter: a line-by-line mirror of dev.ratelimit.core.FixedWindow.
 --
--- KEYS[i]  the window, a hash; kept in time, not window numbers, so that it
+-- KEYS[i]  the window, a string of four whole numbers 's e l n' (loadString
+--          in lib.lua); kept in time, not window numbers, so that it
 --          survives a change of the window size (see FixedWindow)
 --            s   start: when the window began counting (µs)
 --            e   end: when it ends under the size it began with (µs, exclusive)
 --            l   last: the last time it counted (µs)
 --            n   count: units counted in it
 --          A missing key is an empty window; an empty window is deleted.
---          Fields w and c (the window's number and count, as versions
---          before sizes could change wrote them) are read as that window,
---          so that an upgrade forgets no count.
+--          A hash is the window as earlier versions kept it, read so that an
+--          upgrade forgets no count: fields s, e, l and n as above, or w and c
+--          (the window's number and count, as versions before sizes could
+--          change wrote them).
 -- ARGV     code 'fw', capacity, window size in µs, 0 (unused), cost
 -- TTL      until the window ends: never more than one window
 -- Receipt  the window's start: a refund uncounts the cost only in that window.
@@ -23,7 +25,8 @@ ALGORITHMS['fw'] = FixedWindow
 -- FUNCTION LOAD, where Redis 7.0 offers no math table.
 local NO_WINDOW = -1 / 0
 
-function FixedWindow.load(key, policy, nowMicros)
+-- The window as earlier versions kept it, a hash (see KEYS above).
+local function loadHash(key, policy)
 	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'w', 'c')
 	local start, finish, last, count = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3]),
 		tonumber(stored[4])
@@ -39,6 +42,22 @@ function FixedWindow.load(key, policy, nowMicros)
 		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, count = 0 }
 	end
 	return { key = key, start = start, finish = finish, last = last, count = count }
+end
+
+function FixedWindow.load(key, policy, nowMicros)
+	local stored = loadString(key)
+	if stored == true then
+		return loadHash(key, policy)
+	end
+	if not stored then
+		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, count = 0 }
+	end
+	-- As loadPair reads two: one match, and + 0 converts each whole number exactly.
+	local start, finish, last, count = string.match(stored, '^(-?%d+) (-?%d+) (-?%d+) (-?%d+)$')
+	if not start then
+		return stateError(key, stored)
+	end
+	return { key = key, start = start + 0, finish = finish + 0, last = last + 0, count = count + 0 }
 end
 
 -- When the current window ends under size: its own end, or sooner when the
@@ -76,8 +95,7 @@ function FixedWindow.store(self, policy, resetAfterMicros)
 		return ''
 	end
 	local start = int(self.start)
-	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'l', int(self.last), 'n', int(self.count))
-	expireAfter(self.key, resetAfterMicros)
+	storeString(self.key, string.format('%s %d %d %d', start, self.finish, self.last, self.count), resetAfterMicros)
 	return start
 end
 

@@ -86,12 +86,36 @@ local function expireAfter(key, resetAfterMicros)
 	redis.call('PEXPIRE', key, int(ceilDiv(resetAfterMicros, 1000)))
 end
 
--- The two whole numbers of a bucket's state, kept as one string 'a b' so that a
--- decision is one GET and one SET ... PX: a hash took HMGET, HSET and PEXPIRE,
--- and every redis.call is among the dearest steps of a script. Returns nil,
--- nil for a missing key. A hash is the state as versions before this one wrote
--- it (fields legacyA and legacyB): read, not forgotten, and replaced by the
--- string on the next store, so an upgrade never hands out quota again.
+-- A state of whole numbers kept as one string, 'a b ...', so that a decision
+-- is one GET and one SET ... PX: a hash took HMGET, HSET and PEXPIRE, and
+-- every redis.call is among the dearest steps of a script. A hash is the
+-- state as versions before the string wrote it: read with HMGET, not
+-- forgotten, and replaced by the string on the next store, so that an
+-- upgrade never hands out quota again.
+
+-- What GET answered for a key that holds no string: false for a missing key
+-- (Redis' nil), true for a hash (WRONGTYPE, a state written by an earlier
+-- version); any other error is raised.
+local function noString(reply)
+	if not reply then
+		return false
+	end
+	if not string.find(reply.err or '', 'WRONGTYPE', 1, true) then
+		return error(reply.err)
+	end
+	return true
+end
+
+-- A stored string that is not the numbers its algorithm writes: never a fresh
+-- state, which would hand out the whole quota again.
+local function stateError(key, stored)
+	return error('rate limit state of ' .. key .. ' is not the numbers its algorithm writes: ' .. stored)
+end
+
+-- The two whole numbers of a bucket's state; nil, nil for a missing key. A
+-- hash is read from its fields legacyA and legacyB. Written out rather than
+-- through loadString: the bucket decision is the commonest, and every Lua
+-- call on its way costs it.
 local function loadPair(key, legacyA, legacyB)
 	local stored = redis.pcall('GET', key)
 	if type(stored) == 'string' then
@@ -103,17 +127,23 @@ local function loadPair(key, legacyA, legacyB)
 		if a then
 			return a + 0, b + 0
 		end
-		-- Never a fresh bucket: that would hand out the whole quota again.
-		return error('rate limit state of ' .. key .. ' is not two numbers: ' .. stored)
+		return stateError(key, stored)
 	end
-	if not stored then
+	if not noString(stored) then
 		return nil, nil
-	end
-	if not string.find(stored.err or '', 'WRONGTYPE', 1, true) then
-		return error(stored.err)
 	end
 	local legacy = redis.call('HMGET', key, legacyA, legacyB)
 	return tonumber(legacy[1]), tonumber(legacy[2])
+end
+
+-- The stored string of a state of more numbers, matched by its algorithm;
+-- false for a missing key, true for a hash (noString).
+local function loadString(key)
+	local stored = redis.pcall('GET', key)
+	if type(stored) == 'string' then
+		return stored
+	end
+	return noString(stored)
 end
 
 -- Stores a state read by loadPair, kept as expireAfter keeps a key; SET
@@ -122,6 +152,12 @@ end
 local function storePair(key, a, b, resetAfterMicros)
 	redis.call('SET', key, string.format('%d %d', a, b), 'PX',
 		string.format('%d', (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000))
+end
+
+-- Stores a state read by loadString, its numbers formatted as text, as
+-- storePair does.
+local function storeString(key, text, resetAfterMicros)
+	redis.call('SET', key, text, 'PX', string.format('%d', (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000))
 end
 
 -- Algorithm code (as sent by RedisRateLimitBackend) to implementation; each

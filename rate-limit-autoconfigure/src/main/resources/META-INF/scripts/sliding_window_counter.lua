@@ -1,7 +1,8 @@
 -- Sliding window counter: a line-by-line mirror of
 -- dev.ratelimit.core.SlidingWindowCounter.
 --
--- KEYS[i]  the counters, a hash; kept in time, not window numbers, so that
+-- KEYS[i]  the counters, a string of six whole numbers 's e l n ps pn'
+--          (loadString in lib.lua); kept in time, not window numbers, so that
 --          they survive a change of the window size (see SlidingWindowCounter)
 --            s   start: when the current window began counting, which is when
 --                the previous one ended (µs)
@@ -12,9 +13,10 @@
 --            ps  previous start: when the previous window began counting (µs)
 --            pn  previous: units counted in the previous window
 --          A missing key counts nothing; counting nothing is deleted.
---          Fields w, c and p (the current window's number and the two
---          counts, as versions before sizes could change wrote them) are
---          read as those windows, so that an upgrade forgets no count.
+--          A hash is the counters as earlier versions kept them, read so that
+--          an upgrade forgets no count: fields s, e, l, n, ps and pn as above,
+--          or w, c and p (the current window's number and the two counts, as
+--          versions before sizes could change wrote them).
 -- ARGV     code 'sc', capacity, window size in µs, 0 (unused), cost
 -- TTL      until nothing counted weighs on the estimate: one window after the
 --          current one ends while it counts, else until the previous one
@@ -31,7 +33,8 @@ ALGORITHMS['sc'] = SlidingWindowCounter
 -- FUNCTION LOAD, where Redis 7.0 offers no math table.
 local NO_WINDOW = -1 / 0
 
-function SlidingWindowCounter.load(key, policy, nowMicros)
+-- The counters as earlier versions kept them, a hash (see KEYS above).
+local function loadHash(key, policy)
 	local stored = redis.call('HMGET', key, 's', 'e', 'l', 'n', 'ps', 'pn', 'w', 'c', 'p')
 	local start, finish, last = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
 	local current, previousStart, previous = tonumber(stored[4]), tonumber(stored[5]), tonumber(stored[6])
@@ -51,6 +54,25 @@ function SlidingWindowCounter.load(key, policy, nowMicros)
 	end
 	return { key = key, start = start, finish = finish, last = last, previousStart = previousStart,
 		current = current, previous = previous }
+end
+
+function SlidingWindowCounter.load(key, policy, nowMicros)
+	local stored = loadString(key)
+	if stored == true then
+		return loadHash(key, policy)
+	end
+	if not stored then
+		return { key = key, start = NO_WINDOW, finish = NO_WINDOW, last = NO_WINDOW, previousStart = NO_WINDOW,
+			current = 0, previous = 0 }
+	end
+	-- As loadPair reads two: one match, and + 0 converts each whole number exactly.
+	local start, finish, last, current, previousStart, previous =
+		string.match(stored, '^(-?%d+) (-?%d+) (-?%d+) (-?%d+) (-?%d+) (-?%d+)$')
+	if not start then
+		return stateError(key, stored)
+	end
+	return { key = key, start = start + 0, finish = finish + 0, last = last + 0, previousStart = previousStart + 0,
+		current = current + 0, previous = previous + 0 }
 end
 
 -- When the current window ends under size: its own end, or sooner when the
@@ -135,10 +157,9 @@ function SlidingWindowCounter.store(self, policy, resetAfterMicros)
 	end
 	local start = int(self.start)
 	-- A previous window that no longer weighs is stored as none.
-	local previousStart = (self.previous > 0) and int(self.previousStart) or '0'
-	redis.call('HSET', self.key, 's', start, 'e', int(self.finish), 'l', int(self.last), 'n', int(self.current),
-		'ps', previousStart, 'pn', int(self.previous))
-	expireAfter(self.key, resetAfterMicros)
+	local previousStart = (self.previous > 0) and self.previousStart or 0
+	storeString(self.key, string.format('%s %d %d %d %d %d', start, self.finish, self.last, self.current,
+		previousStart, self.previous), resetAfterMicros)
 	return start
 end
 

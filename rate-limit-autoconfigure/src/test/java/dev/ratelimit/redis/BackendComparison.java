@@ -227,23 +227,16 @@ final class BackendComparison {
 	}
 
 	/**
-	 * Returns a field of a stored hash.
+	 * Returns the numbers of a state stored as one string of whole numbers
+	 * separated by spaces: {@code "a b"} for the buckets (token bucket: scaled
+	 * tokens and time; leaky bucket: scaled level and time; shaping leaky bucket:
+	 * drain time and remainder), {@code "s e l n"} for a fixed window (start,
+	 * end, last count, count), {@code "s e l n ps pn"} for a sliding window
+	 * counter (the same, then the previous window's start and count).
 	 * @param key the storage key
-	 * @param field the field, such as {@code t} or {@code ts}
-	 * @return the stored text, or {@code null}
+	 * @return the numbers as stored, or {@code null} when the key is missing
 	 */
-	String storedField(String key, String field) {
-		return (String) this.redis.opsForHash().get(key, field);
-	}
-
-	/**
-	 * Returns the two numbers of a bucket's state, stored as one string
-	 * {@code "a b"} (token bucket: scaled tokens and time; leaky bucket: scaled
-	 * level and time; shaping leaky bucket: drain time and remainder).
-	 * @param key the storage key
-	 * @return the two numbers as stored, or {@code null} when the key is missing
-	 */
-	@Nullable List<String> storedPair(String key) {
+	@Nullable List<String> storedNumbers(String key) {
 		String value = this.redis.opsForValue().get(key);
 		return (value != null) ? List.of(value.split(" ", -1)) : null;
 	}

@@ -50,9 +50,9 @@ class FixedWindowScriptTests extends ScriptTestSupport {
 		assertThat(this.backends.checkedTtlMillis(key)).isBetween(650L, 750L);
 		// Kept in time: when the window began counting and when it ends.
 		long start = BackendComparison.START_MICROS + 250_000;
-		assertThat(this.backends.storedField(key, "s")).isEqualTo(Long.toString(start));
-		assertThat(this.backends.storedField(key, "e")).isEqualTo(Long.toString(BackendComparison.START_MICROS + SECOND));
-		assertThat(this.backends.storedField(key, "n")).isEqualTo("1");
+		// Start, end, the last time it counted, the count.
+		assertThat(this.backends.storedNumbers(key)).containsExactly(Long.toString(start),
+				Long.toString(BackendComparison.START_MICROS + SECOND), Long.toString(start), "1");
 	}
 
 	@Test

@@ -72,8 +72,8 @@ class LayeredDecisionTests extends ScriptTestSupport {
 		// (4.5 tokens after 100 ms at 5 per second).
 		assertThat(this.backends.decideAllAt(100_000, call)).containsExactly(new Decision(true, 4, 5, 100_000, 0),
 				new Decision(true, 1, 2, 900_000, 0), new Decision(false, 0, 1, 900_000, 900_000));
-		assertThat(this.backends.storedPair(call.get(0).key()).get(0)).isEqualTo("800000");
-		assertThat(this.backends.storedField(call.get(1).key(), "n")).isEqualTo("1");
+		assertThat(this.backends.storedNumbers(call.get(0).key()).get(0)).isEqualTo("800000");
+		assertThat(this.backends.storedNumbers(call.get(1).key()).get(3)).isEqualTo("1");
 		assertThat(this.backends.redis().opsForZSet().size(call.get(2).key())).isEqualTo(2);
 	}
 

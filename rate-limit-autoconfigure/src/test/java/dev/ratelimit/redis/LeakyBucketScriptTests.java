@@ -44,7 +44,7 @@ class LeakyBucketScriptTests extends ScriptTestSupport {
 		String key = key(policy);
 		this.backends.play(policy, key, step(0, 2, true, 0, 0, 1_000_000));
 		assertThat(this.backends.checkedTtlMillis(key)).isBetween(900L, 1_000L);
-		assertThat(this.backends.storedPair(key))
+		assertThat(this.backends.storedNumbers(key))
 			.containsExactly("1000000", Long.toString(BackendComparison.START_MICROS));
 		this.backends.play(policy, key, step(1_000_000, 0, true, 2, 0, 0));
 		assertThat(this.backends.redis().hasKey(key)).isFalse();

@@ -85,7 +85,7 @@ class LegacyBucketStateTests extends SharedRedisTests {
 		for (String garbage : List.of("garbage", "not numbers", "5 ", " 5")) {
 			this.redis.opsForValue().set(key, garbage);
 			assertThatThrownBy(() -> this.backend.tryConsume(policy, key, 1))
-				.hasStackTraceContaining("is not two numbers");
+				.hasStackTraceContaining("is not the numbers its algorithm writes");
 			assertThat(this.redis.opsForValue().get(key)).isEqualTo(garbage);
 		}
 	}

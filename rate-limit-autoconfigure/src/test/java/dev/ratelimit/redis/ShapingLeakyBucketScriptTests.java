@@ -44,7 +44,7 @@ class ShapingLeakyBucketScriptTests extends ScriptTestSupport {
 				step(333_333,   1, false, 0, 1, 333_334),
 				queued(333_334, 1, 0, 666_666, 333_333));
 		// The queue drains at 333,334 + 666,666 us exactly, no remainder.
-		assertThat(this.backends.storedPair(key))
+		assertThat(this.backends.storedNumbers(key))
 			.containsExactly(Long.toString(BackendComparison.START_MICROS + 1_000_000), "0");
 	}
 

@@ -129,7 +129,7 @@ class TokenBucketScriptTests extends SharedRedisTests {
 				step(0,       0, true, 2, 0, 0),
 				step(0,       1, true, 1, 0, 500_000),
 				step(500_000, 0, true, 2, 0, 0));
-		assertThat(this.backends.storedPair(key)).isNull();
+		assertThat(this.backends.storedNumbers(key)).isNull();
 	}
 
 	@Test
@@ -166,7 +166,7 @@ class TokenBucketScriptTests extends SharedRedisTests {
 		RateLimitPolicy policy = policy(13_000, "1/1d");
 		String key = key(policy);
 		this.backends.play(policy, key, step(123_457, 1, true, 12_999, 0, DAY));
-		assertThat(this.backends.storedPair(key))
+		assertThat(this.backends.storedNumbers(key))
 			.containsExactly("1123113600000000", Long.toString(BackendComparison.START_MICROS + 123_457));
 	}
 
@@ -187,7 +187,7 @@ class TokenBucketScriptTests extends SharedRedisTests {
 		assertThat(third.allowed()).isFalse();
 		assertThat(third.retryAfterMicros()).isBetween(1L, halfHour);
 		assertThat(third.resetAfterMicros()).isBetween(halfHour + 1, second.resetAfterMicros());
-		long storedMicros = Long.parseLong(this.backends.storedPair(key).get(1));
+		long storedMicros = Long.parseLong(this.backends.storedNumbers(key).get(1));
 		// Server and test share a host: the script's TIME is close to ours.
 		assertThat(storedMicros).isBetween(before - 60 * SECOND, before + 60 * SECOND);
 		Long ttl = new StringRedisTemplate(connectionFactory).getExpire(key, TimeUnit.MILLISECONDS);
