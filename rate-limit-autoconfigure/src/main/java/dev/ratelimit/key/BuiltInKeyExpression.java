@@ -11,7 +11,7 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
  * A built-in key ({@code ip}, {@code principal}, {@code global}) as an
  * expression that is not parsed until something evaluates it as SpEL.
  * {@link KeyExpressions#key} reads a built-in key from the call's key context
- * by the expression's text, so an application whose limits use only built-in
+ * by the {@link Key} it was parsed as, so an application whose limits use only built-in
  * keys never parses one, and does not load SpEL's parser and syntax tree
  * (about fifty classes while it starts). Anything else asked of it is SpEL's
  * own answer: the text parsed on first use, exactly as
@@ -19,22 +19,25 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
  */
 final class BuiltInKeyExpression implements Expression {
 
+	private final Key key;
+
 	private final String text;
 
 	private volatile Expression parsed;
 
-	BuiltInKeyExpression(String text) {
-		this.text = text;
+	BuiltInKeyExpression(Key key) {
+		this.key = key;
+		this.text = key.text;
 	}
 
-	/** Whether a text is a built-in key, read without SpEL. */
-	static boolean isBuiltIn(String text) {
-		return Key.of(text) != null;
+	/** The built-in key this expression is, found once when it was parsed. */
+	Key key() {
+		return this.key;
 	}
 
 	/**
 	 * The built-in keys and how each is read from a call's key context: the one
-	 * list of them, for parsing ({@link #isBuiltIn}) and for evaluating
+	 * list of them, for parsing ({@link KeyExpressions#parse}) and for evaluating
 	 * ({@link KeyExpressions#key}) alike.
 	 */
 	enum Key {
@@ -60,9 +63,6 @@ final class BuiltInKeyExpression implements Expression {
 			}
 		};
 
-		/** {@code values()} copies its array on every call; a decision looks up its key on every call. */
-		private static final Key[] ALL = values();
-
 		private final String text;
 
 		Key(String text) {
@@ -82,7 +82,7 @@ final class BuiltInKeyExpression implements Expression {
 		 * @return the built-in key, or {@code null} when the text is not one
 		 */
 		static @Nullable Key of(String text) {
-			for (Key key : ALL) {
+			for (Key key : values()) {
 				if (key.text.equals(text)) {
 					return key;
 				}

@@ -72,9 +72,9 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	public Expression parse(String text) {
 		Expression expression = this.cache.get(text);
 		if (expression == null) {
-			// A built-in key is read by its text (key(...)): SpEL is parsed only if something evaluates it.
-			expression = BuiltInKeyExpression.isBuiltIn(text) ? new BuiltInKeyExpression(text)
-					: this.parser.parseExpression(text);
+			// A built-in key is read by key(...) without SpEL: SpEL is parsed only if something evaluates it.
+			BuiltInKeyExpression.Key builtIn = BuiltInKeyExpression.Key.of(text);
+			expression = (builtIn != null) ? new BuiltInKeyExpression(builtIn) : this.parser.parseExpression(text);
 			this.cache.putIfAbsent(text, expression);
 		}
 		return expression;
@@ -140,12 +140,9 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 */
 	public String key(Expression expression, EvaluationContext context) {
 		KeyContext keys = keys(context);
-		if (keys != null) {
+		if (keys != null && expression instanceof BuiltInKeyExpression builtIn) {
 			// The built-in keys are read directly: SpEL's reflective property access costs more than the decision.
-			BuiltInKeyExpression.Key builtIn = BuiltInKeyExpression.Key.of(expression.getExpressionString());
-			if (builtIn != null) {
-				return builtIn.read(keys);
-			}
+			return builtIn.key().read(keys);
 		}
 		try {
 			Object value = expression.getValue(context);
