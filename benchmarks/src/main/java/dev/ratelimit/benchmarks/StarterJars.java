@@ -53,7 +53,7 @@ final class StarterJars {
 
 	/** File name prefixes, in {@code BOOT-INF/lib}, of the jars only the starter brings. */
 	static final List<String> REMOVED = List.of("rate-limit-spring-boot-starter-", "aspectjweaver-", "caffeine-",
-			"error_prone_annotations-", "resilience4j-circuitbreaker-", "resilience4j-bulkhead-",
+			"error_prone_annotations-", "resilience4j-bulkhead-",
 			"resilience4j-core-");
 
 	/** The jar that stays, with its registrations removed. */

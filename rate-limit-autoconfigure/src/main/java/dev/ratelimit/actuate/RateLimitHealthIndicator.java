@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.Health;
@@ -17,7 +16,6 @@ import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.redis.RedisLimiterConnection;
-import dev.ratelimit.resilience.CircuitBreakingBackend;
 
 /**
  * The health of the limiter, contributed as {@code rateLimit}: what a Redis
@@ -47,10 +45,9 @@ import dev.ratelimit.resilience.CircuitBreakingBackend;
  * ({@code available} or {@code unavailable}) and, while unavailable,
  * {@code error}, {@code failureModes}, {@code failClosed} (the fail-closed
  * policies affected, by kind, when there are any) and, when {@code PING}
- * answers but calls fail, {@code failingCalls} (the first failure by kind); with a circuit breaker,
- * {@code circuitBreaker} ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}...),
- * {@code failureRate} (in percent, once the breaker has seen its minimum number
- * of calls) and {@code notPermittedCalls}.
+ * answers but calls fail, {@code failingCalls} (the first failure by kind).
+ * While Redis is silent (see {@link dev.ratelimit.redis.RedisSilence}) it is
+ * unavailable without a {@code PING} of the indicator's own.
  */
 public class RateLimitHealthIndicator implements HealthIndicator {
 
@@ -83,18 +80,7 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 
 	@Override
 	public Health health() {
-		Health.Builder builder = backendHealth();
-		if (this.backend instanceof CircuitBreakingBackend breaking) {
-			CircuitBreaker breaker = breaking.getCircuitBreaker();
-			CircuitBreaker.Metrics metrics = breaker.getMetrics();
-			builder.withDetail("circuitBreaker", breaker.getState().name());
-			// resilience4j reports -1 until the breaker has seen enough calls to judge.
-			if (metrics.getFailureRate() >= 0) {
-				builder.withDetail("failureRate", metrics.getFailureRate());
-			}
-			builder.withDetail("notPermittedCalls", metrics.getNumberOfNotPermittedCalls());
-		}
-		return builder.build();
+		return backendHealth().build();
 	}
 
 	private Health.Builder backendHealth() {
@@ -153,6 +139,9 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 			String failure = redis.lastConnectFailure();
 			return "not connected to " + redis.address() + " since start-up"
 					+ ((failure != null) ? ": " + failure : "; connecting");
+		}
+		if (redis.silence().isSilent()) {
+			return redis.silence().describe();
 		}
 		Ping first = ping(redis);
 		// A PING can pay for opening a pooled (Jedis) or a cluster node's connection: only a second one says.

@@ -2,7 +2,6 @@ package dev.ratelimit.autoconfigure;
 
 import java.util.function.IntSupplier;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -17,8 +16,7 @@ import org.springframework.context.annotation.Configuration;
 import dev.ratelimit.metrics.MicrometerLimitListener;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.core.KeyBound;
-import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.resilience.CircuitBreakingBackend;
+import dev.ratelimit.redis.RedisLimiterConnection;
 
 /**
  * Micrometer metrics of the limiter, when Micrometer is on the classpath. The
@@ -42,12 +40,12 @@ class RateLimitMetricsConfiguration {
 	}
 
 	/**
-	 * Gauges of the circuit breaker's state and of the permits in use, registered
+	 * Gauges of whether Redis answers and of the permits in use, registered
 	 * once every singleton (the registry among them) exists.
 	 */
 	@Bean
 	SmartInitializingSingleton rateLimitGauges(ObjectProvider<MeterRegistry> registry,
-			ObjectProvider<RateLimitBackend> backend, ObjectProvider<ConcurrencyLimiters> limiters,
+			ObjectProvider<RedisLimiterConnection> redis, ObjectProvider<ConcurrencyLimiters> limiters,
 			ObjectProvider<InMemoryKeyBounds> bounds) {
 		return () -> {
 			this.registryLookup.settle();
@@ -61,10 +59,11 @@ class RateLimitMetricsConfiguration {
 				register(meters, "budget", memory.budgets());
 				register(meters, "concurrency", memory.concurrency());
 			}
-			if (backend.getIfAvailable() instanceof CircuitBreakingBackend breaking) {
-				Gauge.builder("rate.limit.backend.circuit.state", breaking, (b) -> state(b.getCircuitBreaker().getState()))
-					.description("State of the circuit breaker in front of the backend: 0 closed, 1 open, 2 half-open, "
-							+ "3 other")
+			RedisLimiterConnection connection = redis.getIfAvailable();
+			if (connection != null) {
+				Gauge.builder("rate.limit.redis.silent", connection.silence(), (s) -> s.isSilent() ? 1 : 0)
+					.description("1 while Redis does not answer the limiter (calls fail at once and the failure modes "
+							+ "decide, until it answers a probe), else 0")
 					.register(meters);
 			}
 			ConcurrencyLimiters concurrency = limiters.getIfAvailable();
@@ -99,15 +98,6 @@ class RateLimitMetricsConfiguration {
 					+ "still mattered; the policy's failure mode applied to those calls")
 			.tag("store", store)
 			.register(meters);
-	}
-
-	private static double state(CircuitBreaker.State state) {
-		return switch (state) {
-			case CLOSED -> 0;
-			case OPEN -> 1;
-			case HALF_OPEN -> 2;
-			default -> 3;
-		};
 	}
 
 }

@@ -999,10 +999,22 @@ public class RateLimitProperties implements InitializingBean {
 	public static class Redis {
 
 		/**
-		 * Command timeout of limiter calls, separate from the application's own
-		 * Redis timeout (Lettuce only: the limiter gets a connection of its own).
+		 * How long Redis may send nothing while limiter calls wait for it before it
+		 * counts as not answering: the calls waiting fail, each limit's failure mode
+		 * applies, and later calls fail at once until Redis answers a probe. With
+		 * Lettuce it is measured on the thread that reads Redis's replies, after it
+		 * has read them, so an application too busy to read a reply in time does not
+		 * count; with another client it is that client's own timeout.
 		 */
 		private Duration timeout = Duration.ofMillis(100);
+
+		/**
+		 * Longest a limiter call waits for its reply in all, while Redis answers
+		 * other calls but not this one yet (a Redis or an application so busy that
+		 * replies queue); after it the call fails and the limit's failure mode
+		 * applies (Lettuce only).
+		 */
+		private Duration busyTimeout = Duration.ofSeconds(2);
 
 		/**
 		 * Longest wait for the limiter's connection to open (DNS, TCP, TLS and
@@ -1033,8 +1045,6 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private Duration overridesPollInterval = Duration.ofMillis(250);
 
-		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
-
 		private final DenyCache denyCache = new DenyCache();
 
 		private final Prefetch prefetch = new Prefetch();
@@ -1053,6 +1063,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setTimeout(Duration timeout) {
 			this.timeout = timeout;
+		}
+
+		public Duration getBusyTimeout() {
+			return this.busyTimeout;
+		}
+
+		public void setBusyTimeout(Duration busyTimeout) {
+			this.busyTimeout = busyTimeout;
 		}
 
 		public Duration getConnectTimeout() {
@@ -1077,10 +1095,6 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setOverridesPollInterval(Duration overridesPollInterval) {
 			this.overridesPollInterval = overridesPollInterval;
-		}
-
-		public CircuitBreaker getCircuitBreaker() {
-			return this.circuitBreaker;
 		}
 
 	}
@@ -1138,95 +1152,6 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMaxKeys(long maxKeys) {
 			this.maxKeys = maxKeys;
-		}
-
-	}
-
-	/**
-	 * Circuit breaker in front of the Redis backend.
-	 */
-	public static class CircuitBreaker {
-
-		/**
-		 * Whether a circuit breaker protects requests from waiting for Redis
-		 * timeouts during an outage.
-		 */
-		private boolean enabled = true;
-
-		/**
-		 * Percentage of failed calls, among the recent ones, at which the breaker
-		 * opens.
-		 */
-		private float failureRateThreshold = 50;
-
-		/**
-		 * Number of recent calls the failure rate is computed over.
-		 */
-		private int slidingWindowSize = 20;
-
-		/**
-		 * Fewest recent calls before the failure rate is considered.
-		 */
-		private int minimumNumberOfCalls = 5;
-
-		/**
-		 * How long the breaker stays open, failing calls at once, before it lets
-		 * trial calls through.
-		 */
-		private Duration waitDurationInOpenState = Duration.ofSeconds(5);
-
-		/**
-		 * Trial calls let through when the wait is over; when they succeed the
-		 * breaker closes.
-		 */
-		private int permittedNumberOfCallsInHalfOpenState = 2;
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
-		public float getFailureRateThreshold() {
-			return this.failureRateThreshold;
-		}
-
-		public void setFailureRateThreshold(float failureRateThreshold) {
-			this.failureRateThreshold = failureRateThreshold;
-		}
-
-		public int getSlidingWindowSize() {
-			return this.slidingWindowSize;
-		}
-
-		public void setSlidingWindowSize(int slidingWindowSize) {
-			this.slidingWindowSize = slidingWindowSize;
-		}
-
-		public int getMinimumNumberOfCalls() {
-			return this.minimumNumberOfCalls;
-		}
-
-		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
-			this.minimumNumberOfCalls = minimumNumberOfCalls;
-		}
-
-		public Duration getWaitDurationInOpenState() {
-			return this.waitDurationInOpenState;
-		}
-
-		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
-			this.waitDurationInOpenState = waitDurationInOpenState;
-		}
-
-		public int getPermittedNumberOfCallsInHalfOpenState() {
-			return this.permittedNumberOfCallsInHalfOpenState;
-		}
-
-		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
-			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
 		}
 
 	}

@@ -100,23 +100,15 @@ final class RateLimitPropertiesValidator {
 	private void redis(RateLimitProperties.Redis redis) {
 		positive("rate-limit.redis.timeout", redis.getTimeout());
 		positive("rate-limit.redis.connect-timeout", redis.getConnectTimeout());
+		positive("rate-limit.redis.busy-timeout", redis.getBusyTimeout());
+		if (redis.getBusyTimeout().compareTo(redis.getTimeout()) < 0) {
+			invalid("rate-limit.redis.busy-timeout", redis.getBusyTimeout(),
+					"must be at least rate-limit.redis.timeout (" + redis.getTimeout() + "): a call waits the "
+							+ "busy timeout in all, of which Redis may stay silent the timeout");
+		}
 		positive("rate-limit.redis.overrides-poll-interval", redis.getOverridesPollInterval());
 		positive("rate-limit.redis.deny-cache.max-keys", redis.getDenyCache().getMaxKeys());
 		positive("rate-limit.redis.prefetch.max-keys", redis.getPrefetch().getMaxKeys());
-		RateLimitProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
-		String prefix = "rate-limit.redis.circuit-breaker.";
-		float threshold = breaker.getFailureRateThreshold();
-		if (!(threshold > 0 && threshold <= 100)) {
-			invalid(prefix + "failure-rate-threshold", threshold, "must be a percentage above 0 and at most 100");
-		}
-		positive(prefix + "sliding-window-size", breaker.getSlidingWindowSize());
-		positive(prefix + "minimum-number-of-calls", breaker.getMinimumNumberOfCalls());
-		if (breaker.getWaitDurationInOpenState().toMillis() < 1) {
-			invalid(prefix + "wait-duration-in-open-state", breaker.getWaitDurationInOpenState(),
-					"must be at least 1ms");
-		}
-		positive(prefix + "permitted-number-of-calls-in-half-open-state",
-				breaker.getPermittedNumberOfCallsInHalfOpenState());
 	}
 
 	private void client(RateLimitProperties properties, String name, RateLimitProperties.Client client) {

@@ -1,7 +1,5 @@
 package dev.ratelimit.autoconfigure;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -31,15 +29,15 @@ import dev.ratelimit.client.PauseStore;
 import dev.ratelimit.live.OverrideStore;
 import dev.ratelimit.redis.RedisPermitStore;
 import dev.ratelimit.redis.RedisRateLimitBackend;
-import dev.ratelimit.resilience.CircuitBreakingBackend;
 import dev.ratelimit.resilience.DenyCachingBackend;
 
 /**
  * The Redis backend, chosen with {@code rate-limit.backend=redis}. It connects
  * to the Redis of the application's own {@link RedisConnectionFactory}, so
  * standalone, Sentinel and Cluster set-ups configured with
- * {@code spring.data.redis.*} all work, with a short command timeout of its own
- * and a circuit breaker in front.
+ * {@code spring.data.redis.*} all work, with timeouts of its own and a gate that
+ * fails calls at once while Redis does not answer (see
+ * {@link dev.ratelimit.redis.RedisSilence}).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(prefix = "rate-limit", name = "backend", havingValue = "redis")
@@ -61,8 +59,9 @@ class RedisBackendConfiguration {
 							: "no RedisConnectionFactory bean exists"),
 					several ? "Mark the connection factory the limiter should use as @Primary." : ACTION, null);
 		}
-		RedisLimiterConnection connection = new RedisLimiterConnection(factory, properties.getRedis().getTimeout(),
-				properties.getRedis().getConnectTimeout(), properties.getRedis().isFunctions());
+		RateLimitProperties.Redis redis = properties.getRedis();
+		RedisLimiterConnection connection = new RedisLimiterConnection(factory, redis.getTimeout(),
+				redis.getBusyTimeout(), redis.getConnectTimeout(), redis.isFunctions());
 		// Here, while the application starts: the first decisions then run on Redis, not on a lazy connect.
 		connection.connect();
 		return connection;
@@ -72,17 +71,16 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(RedisLimiterConnection connection, RateLimitProperties properties,
 			TimeSource timeSource, LimitRegistry limits) {
-		RateLimitBackend redis = new RedisRateLimitBackend(connection.connectionFactory());
+		RateLimitBackend redis = new RedisRateLimitBackend(connection);
 		if (limits.rateLimits().all().stream().anyMatch((policy) -> policy.prefetch() > 0)) {
 			// Inside the deny cache: a prefetch's denial is the backend's, cached like any other.
 			redis = new PrefetchingBackend(redis, timeSource, properties.getRedis().getPrefetch().getMaxKeys());
 		}
 		if (properties.getRedis().getDenyCache().isEnabled()) {
+			// Outermost: a key denied until a time stays denied locally, Redis answering or not.
 			redis = new DenyCachingBackend(redis, timeSource, properties.getRedis().getDenyCache().getMaxKeys());
 		}
-		RateLimitProperties.CircuitBreaker breaker = properties.getRedis().getCircuitBreaker();
-		return breaker.isEnabled() ? new CircuitBreakingBackend(redis, circuitBreakerConfig(breaker), timeSource)
-				: redis;
+		return redis;
 	}
 
 	@Bean
@@ -90,7 +88,7 @@ class RedisBackendConfiguration {
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	@ConditionalOnConfigured("rate-limit.budgets")
 	BudgetStore rateLimitBudgetStore(RedisLimiterConnection connection) {
-		return new RedisBudgetStore(connection.connectionFactory());
+		return new RedisBudgetStore(connection);
 	}
 
 	@Bean
@@ -106,7 +104,7 @@ class RedisBackendConfiguration {
 	@ConditionalOnConfigured("rate-limit.clients")
 	PauseStore rateLimitPauseStore(RedisLimiterConnection connection, RateLimitProperties properties,
 			TimeSource timeSource) {
-		return new RedisPauseStore(connection.connectionFactory(), properties.getKeyPrefix(),
+		return new RedisPauseStore(connection, properties.getKeyPrefix(),
 				new LocalPauseStore(timeSource));
 	}
 
@@ -115,19 +113,8 @@ class RedisBackendConfiguration {
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	DistributedConcurrencyLimiter rateLimitDistributedConcurrencyLimiter(RedisLimiterConnection connection,
 			LimitKeys keys, LocalConcurrencyLimiter local, ObjectProvider<LimitListener> listeners) {
-		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection.connectionFactory()), keys,
+		return new DistributedConcurrencyLimiter(new RedisPermitStore(connection), keys,
 				local, LimitListener.of(listeners.orderedStream().toList()));
-	}
-
-	private static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
-		// Each value was checked, with its property's name, when the properties were bound.
-		return CircuitBreakerConfig.custom()
-			.failureRateThreshold(breaker.getFailureRateThreshold())
-			.slidingWindowSize(breaker.getSlidingWindowSize())
-			.minimumNumberOfCalls(breaker.getMinimumNumberOfCalls())
-			.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
-			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
-			.build();
 	}
 
 	/**

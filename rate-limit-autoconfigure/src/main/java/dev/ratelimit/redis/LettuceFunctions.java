@@ -124,7 +124,7 @@ final class LettuceFunctions {
 				? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
 		try {
 			RedisFuture<Object> reply = factory.sharedCommands().fcall(script.function(), output, bytes(keys), args);
-			return strings(LettuceFutures.awaitOrCancel(reply, factory.commandTimeout().toNanos(),
+			return strings(LettuceFutures.awaitOrCancel(reply, factory.busyTimeout().toNanos(),
 					TimeUnit.NANOSECONDS));
 		}
 		catch (RedisCommandExecutionException ex) {

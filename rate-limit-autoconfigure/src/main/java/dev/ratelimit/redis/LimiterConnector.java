@@ -77,6 +77,9 @@ final class LimiterConnector implements AutoCloseable {
 	/** Only read and written on the connector's thread. */
 	private Duration preparePause = FIRST_PAUSE;
 
+	/** Whether a probe of a silent Redis is under way. */
+	private final AtomicBoolean probing = new AtomicBoolean();
+
 	/**
 	 * Creates a connector.
 	 * @param connect opens a connection, waiting for the connect if need be
@@ -226,6 +229,53 @@ final class LimiterConnector implements AutoCloseable {
 			return;
 		}
 		this.preparePause = FIRST_PAUSE;
+	}
+
+	/**
+	 * Probes Redis on the connector's thread while it is silent: one probe at a
+	 * time, a new one at once when the last failed, but no more than one per
+	 * silence timeout. A probe in flight while Redis is frozen is answered as
+	 * soon as it runs again, which opens the gate.
+	 * @param silence the gate, open again once a probe succeeds
+	 * @param ping sends one probe, waiting for its answer; throws when it fails
+	 */
+	void probe(RedisSilence silence, Runnable ping) {
+		if (!this.probing.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			this.thread.execute(() -> probeAttempt(silence, ping));
+		}
+		catch (RejectedExecutionException ex) {
+			// Closed: the application is stopping.
+		}
+	}
+
+	private void probeAttempt(RedisSilence silence, Runnable ping) {
+		long start = System.nanoTime();
+		try {
+			ping.run();
+		}
+		catch (RuntimeException ex) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Rate limiter's probe of Redis at " + this.address + " failed: " + message(ex));
+			}
+		}
+		if (!silence.isSilent()) {
+			this.probing.set(false);
+			// Silent again between the answer and this line: probe again rather than miss it.
+			if (silence.isSilent()) {
+				probe(silence, ping);
+			}
+			return;
+		}
+		long pause = Math.max(0, silence.timeout().toNanos() - (System.nanoTime() - start));
+		try {
+			this.thread.schedule(() -> probeAttempt(silence, ping), pause, TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// Closed: the application is stopping.
+		}
 	}
 
 	private static Duration longer(Duration pause) {

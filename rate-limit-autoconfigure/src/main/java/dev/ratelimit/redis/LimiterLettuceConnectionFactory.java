@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.resource.ClientResources;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.RedisConnectionFailureException;
@@ -36,9 +37,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionProvid
  */
 final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 
-	private final Duration commandTimeout;
+	private final Duration busyTimeout;
 
 	private final String address;
+
+	/** The limiter's own client resources, shut down with this factory. */
+	private final ClientResources resources;
 
 	private volatile boolean connected;
 
@@ -57,10 +61,11 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	private volatile @Nullable Thread connecting;
 
 	LimiterLettuceConnectionFactory(RedisConfiguration configuration, LettuceClientConfiguration clientConfiguration,
-			Duration commandTimeout, String address) {
+			Duration busyTimeout, String address, ClientResources resources) {
 		super(configuration, clientConfiguration);
-		this.commandTimeout = commandTimeout;
+		this.busyTimeout = busyTimeout;
 		this.address = address;
+		this.resources = resources;
 	}
 
 	@Override
@@ -111,16 +116,17 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 
 	/**
 	 * Spring Data Redis waits for each reply with {@code Future.get} and the given
-	 * timeout, exact to the millisecond, while Lettuce's own command timeout
-	 * fires on a timer that ticks every 100 ms and can be up to a tick late. So
-	 * limiter calls wait the limiter's timeout here; only the connector's
-	 * connection, which loads the scripts, waits the connect timeout.
+	 * timeout, while Lettuce's own command timeout fires on a timer that ticks
+	 * every 100 ms and can be up to a tick late. So limiter calls wait the busy
+	 * timeout here (a silent Redis fails them sooner, see {@link SilenceWatch});
+	 * only the connector's connection, which loads the scripts, waits the
+	 * connect timeout.
 	 */
 	@Override
 	protected LettuceConnection doCreateLettuceConnection(
 			@Nullable StatefulRedisConnection<byte[], byte[]> sharedConnection,
 			LettuceConnectionProvider connectionProvider, long timeout, int database) {
-		long wait = (Thread.currentThread() == this.connecting) ? timeout : this.commandTimeout.toMillis();
+		long wait = (Thread.currentThread() == this.connecting) ? timeout : this.busyTimeout.toMillis();
 		return super.doCreateLettuceConnection(sharedConnection, connectionProvider, wait, database);
 	}
 
@@ -129,7 +135,7 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 			@Nullable StatefulRedisClusterConnection<byte[], byte[]> sharedConnection,
 			LettuceConnectionProvider connectionProvider, ClusterTopologyProvider topologyProvider,
 			ClusterCommandExecutor clusterCommandExecutor, Duration commandTimeout) {
-		Duration wait = (Thread.currentThread() == this.connecting) ? commandTimeout : this.commandTimeout;
+		Duration wait = (Thread.currentThread() == this.connecting) ? commandTimeout : this.busyTimeout;
 		return super.doCreateLettuceClusterConnection(sharedConnection, connectionProvider, topologyProvider,
 				clusterCommandExecutor, wait);
 	}
@@ -189,17 +195,19 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	}
 
 	/**
-	 * Returns how long a limiter command waits for its reply.
-	 * @return the limiter's command timeout
+	 * Returns the longest a limiter command waits for its reply.
+	 * @return the limiter's busy timeout
 	 */
-	Duration commandTimeout() {
-		return this.commandTimeout;
+	Duration busyTimeout() {
+		return this.busyTimeout;
 	}
 
 	@Override
 	public void destroy() {
 		this.onDestroy.run();
 		super.destroy();
+		// Only what the limiter's resources made themselves: what they share with the application's stays.
+		this.resources.shutdown();
 	}
 
 	private void requireConnected() {

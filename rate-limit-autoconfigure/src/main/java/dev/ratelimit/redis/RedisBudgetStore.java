@@ -70,6 +70,15 @@ public final class RedisBudgetStore implements BudgetStore {
 	}
 
 	/**
+	 * Creates a store on the limiter's connection, which fails calls at once
+	 * while Redis is silent (see {@link RedisSilence}).
+	 * @param connection the limiter's connection
+	 */
+	public RedisBudgetStore(RedisLimiterConnection connection) {
+		this(connection.connectionFactory(), new ScriptRunner(connection), null);
+	}
+
+	/**
 	 * Creates a store, for tests replaying a timeline: package-private since
 	 * instances' clocks never agree exactly, so production reads the server's.
 	 * @param connectionFactory the connection factory
@@ -78,9 +87,14 @@ public final class RedisBudgetStore implements BudgetStore {
 	 * {@code TIME} (calendar windows are then placed by the system clock)
 	 */
 	RedisBudgetStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
+		this(connectionFactory, new ScriptRunner(connectionFactory), explicitClock);
+	}
+
+	private RedisBudgetStore(RedisConnectionFactory connectionFactory, ScriptRunner scripts,
+			@Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
-		this.scripts = new ScriptRunner(connectionFactory);
+		this.scripts = scripts;
 		this.explicitClock = explicitClock;
 		this.spanClock = (explicitClock != null) ? explicitClock : TimeSource.system();
 	}

@@ -53,14 +53,20 @@ public final class RedisLimiterConnection implements AutoCloseable {
 
 	private final LimiterConnector connector;
 
+	private final RedisSilence silence;
+
 	/** Whether the INFO line saying that Redis refused functions was written. */
 	private final AtomicBoolean refusalLogged = new AtomicBoolean();
 
+	/** The default of {@code rate-limit.redis.busy-timeout}. */
+	public static final Duration DEFAULT_BUSY_TIMEOUT = Duration.ofSeconds(2);
+
 	/**
-	 * Creates the limiter's connection to the same Redis as {@code application};
-	 * nothing is connected until {@link #connect()}.
+	 * Creates the limiter's connection to the same Redis as {@code application},
+	 * with functions and the default busy timeout; nothing is connected until
+	 * {@link #connect()}.
 	 * @param application the application's connection factory
-	 * @param timeout the timeout of each limiter command
+	 * @param timeout how long Redis may send nothing while limiter calls wait
 	 * @param connectTimeout the timeout of opening a connection, and how long
 	 * {@link #connect()} waits
 	 */
@@ -69,10 +75,10 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	}
 
 	/**
-	 * Creates the limiter's connection to the same Redis as {@code application};
-	 * nothing is connected until {@link #connect()}.
+	 * Creates the limiter's connection to the same Redis as {@code application},
+	 * with the default busy timeout; nothing is connected until {@link #connect()}.
 	 * @param application the application's connection factory
-	 * @param timeout the timeout of each limiter command
+	 * @param timeout how long Redis may send nothing while limiter calls wait
 	 * @param connectTimeout the timeout of opening a connection, and how long
 	 * {@link #connect()} waits
 	 * @param functions whether to load the limiter's scripts as a function
@@ -81,8 +87,28 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 */
 	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration connectTimeout,
 			boolean functions) {
+		this(application, timeout, DEFAULT_BUSY_TIMEOUT, connectTimeout, functions);
+	}
+
+	/**
+	 * Creates the limiter's connection to the same Redis as {@code application};
+	 * nothing is connected until {@link #connect()}.
+	 * @param application the application's connection factory
+	 * @param timeout how long Redis may send nothing while limiter calls wait
+	 * before it counts as silent (see {@link RedisSilence})
+	 * @param busyTimeout the longest a limiter call waits in all, while Redis
+	 * answers but not this call
+	 * @param connectTimeout the timeout of opening a connection, and how long
+	 * {@link #connect()} waits
+	 * @param functions whether to load the limiter's scripts as a function
+	 * library and call them with {@code FCALL} where Redis allows it (Lettuce
+	 * only); {@code false} always sends {@code EVALSHA}
+	 */
+	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration busyTimeout,
+			Duration connectTimeout, boolean functions) {
 		this.application = application;
-		this.limiter = LimiterConnectionFactories.forLimiter(application, timeout, connectTimeout);
+		this.silence = new RedisSilence(timeout);
+		this.limiter = LimiterConnectionFactories.forLimiter(application, busyTimeout, connectTimeout, this.silence);
 		String address = RedisAddresses.describe(application);
 		if (this.limiter instanceof LimiterLettuceConnectionFactory own) {
 			Consumer<RedisConnection> prepare = functions ? (connection) -> loadFunctions(own, connection,
@@ -97,6 +123,24 @@ public final class RedisLimiterConnection implements AutoCloseable {
 			}, () -> {
 			}, address, connectTimeout);
 		}
+		this.silence.onSilence(() -> this.connector.probe(this.silence, this::ping));
+	}
+
+	/** One probe: a PING through the limiter's factory, held to its timeouts like any call. */
+	private void ping() {
+		try (RedisConnection connection = this.limiter.getConnection()) {
+			connection.ping();
+		}
+		this.silence.heard();
+	}
+
+	/**
+	 * Returns whether Redis answers the limiter now: the gate every limiter call
+	 * passes.
+	 * @return the gate
+	 */
+	public RedisSilence silence() {
+		return this.silence;
 	}
 
 	/**

@@ -48,7 +48,22 @@ public final class RedisPauseStore implements PauseStore {
 	 * @param local the pauses of this process, the fallback
 	 */
 	public RedisPauseStore(RedisConnectionFactory connectionFactory, String keyPrefix, LocalPauseStore local) {
-		this.scripts = new ScriptRunner(connectionFactory);
+		this(new ScriptRunner(connectionFactory), keyPrefix, local);
+	}
+
+	/**
+	 * Creates the store on the limiter's connection, which fails calls at once
+	 * while Redis is silent (see {@link RedisSilence}).
+	 * @param connection the limiter's connection
+	 * @param keyPrefix the prefix of the limiter's keys
+	 * @param local the pauses of this process, the fallback
+	 */
+	public RedisPauseStore(RedisLimiterConnection connection, String keyPrefix, LocalPauseStore local) {
+		this(new ScriptRunner(connection), keyPrefix, local);
+	}
+
+	private RedisPauseStore(ScriptRunner scripts, String keyPrefix, LocalPauseStore local) {
+		this.scripts = scripts;
 		this.keyPrefix = keyPrefix;
 		this.local = local;
 	}

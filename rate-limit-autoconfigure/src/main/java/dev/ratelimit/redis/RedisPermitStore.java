@@ -46,6 +46,15 @@ public final class RedisPermitStore implements PermitStore {
 	}
 
 	/**
+	 * Creates a store on the limiter's connection, which fails calls at once
+	 * while Redis is silent (see {@link RedisSilence}).
+	 * @param connection the limiter's connection
+	 */
+	public RedisPermitStore(RedisLimiterConnection connection) {
+		this(new ScriptRunner(connection), null);
+	}
+
+	/**
 	 * Creates a store, for tests replaying a timeline: package-private since
 	 * instances' clocks never agree exactly, so production reads the server's.
 	 * @param connectionFactory the connection factory
@@ -53,8 +62,11 @@ public final class RedisPermitStore implements PermitStore {
 	 * {@code null} to use the Redis server's {@code TIME}
 	 */
 	RedisPermitStore(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
-		// This constructor calls afterPropertiesSet(): the template is ready to use.
-		this.scripts = new ScriptRunner(connectionFactory);
+		this(new ScriptRunner(connectionFactory), explicitClock);
+	}
+
+	private RedisPermitStore(ScriptRunner scripts, @Nullable TimeSource explicitClock) {
+		this.scripts = scripts;
 		this.explicitClock = explicitClock;
 	}
 

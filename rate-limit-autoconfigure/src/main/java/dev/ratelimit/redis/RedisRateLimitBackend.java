@@ -97,6 +97,15 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	/**
+	 * Creates a backend on the limiter's connection, which fails calls at once
+	 * while Redis is silent (see {@link RedisSilence}).
+	 * @param connection the limiter's connection
+	 */
+	public RedisRateLimitBackend(RedisLimiterConnection connection) {
+		this(connection.connectionFactory(), new ScriptRunner(connection), null);
+	}
+
+	/**
 	 * Creates a backend, for tests replaying a timeline: package-private since
 	 * instances' clocks never agree exactly, so production reads the server's.
 	 * @param connectionFactory the connection factory
@@ -104,9 +113,14 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * {@code null} to use the Redis server's {@code TIME}
 	 */
 	RedisRateLimitBackend(RedisConnectionFactory connectionFactory, @Nullable TimeSource explicitClock) {
+		this(connectionFactory, new ScriptRunner(connectionFactory), explicitClock);
+	}
+
+	private RedisRateLimitBackend(RedisConnectionFactory connectionFactory, ScriptRunner scripts,
+			@Nullable TimeSource explicitClock) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
-		this.scripts = new ScriptRunner(connectionFactory);
+		this.scripts = scripts;
 		this.explicitClock = explicitClock;
 		this.clusterAware = isClusterAware(connectionFactory);
 	}

@@ -5,6 +5,8 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.serializer.RedisSerializer;
@@ -25,6 +27,12 @@ import org.springframework.util.ClassUtils;
  * call is sent again as {@code EVALSHA}, and the connector loads the library
  * again in the background: no request thread waits for a load, and no call
  * is decided twice.
+ * <p>
+ * Every call passes the limiter connection's {@link RedisSilence} first: while
+ * Redis is silent a call fails at once, unsent. With a client other than the
+ * limiter's own Lettuce connection, whose replies no {@link SilenceWatch}
+ * reads, a call that times out or cannot reach Redis is what tells that Redis
+ * went silent.
  */
 final class ScriptRunner {
 
@@ -47,16 +55,37 @@ final class ScriptRunner {
 
 	private final @Nullable LimiterLettuceConnectionFactory own;
 
+	private final @Nullable RedisSilence silence;
+
 	/**
-	 * Creates a runner.
+	 * Creates a runner that no gate holds back, for tests of the scripts.
 	 * @param connectionFactory the connection factory; functions are used only
 	 * when it is the limiter's own
 	 */
 	ScriptRunner(RedisConnectionFactory connectionFactory) {
+		this(connectionFactory, null);
+	}
+
+	/**
+	 * Creates a runner.
+	 * @param connectionFactory the connection factory; functions are used only
+	 * when it is the limiter's own
+	 * @param silence the gate of the limiter's connection, or {@code null} for none
+	 */
+	ScriptRunner(RedisConnectionFactory connectionFactory, @Nullable RedisSilence silence) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.own = ClassUtils.isPresent("io.lettuce.core.RedisClient", ScriptRunner.class.getClassLoader())
 				? Lettuce.own(connectionFactory) : null;
+		this.silence = silence;
+	}
+
+	/**
+	 * Creates a runner on the limiter's connection, held back while Redis is silent.
+	 * @param connection the limiter's connection
+	 */
+	ScriptRunner(RedisLimiterConnection connection) {
+		this(connection.connectionFactory(), connection.silence());
 	}
 
 	/**
@@ -85,8 +114,29 @@ final class ScriptRunner {
 	 * @param <T> the type of its reply
 	 * @return the reply: a {@code Long}, or a list of {@code Long}s and {@code String}s
 	 */
-	@SuppressWarnings("unchecked")
 	<T> @Nullable T run(LimiterScript<T> script, List<String> keys, byte[][] args) {
+		RedisSilence silence = this.silence;
+		if (silence == null) {
+			return send(script, keys, args);
+		}
+		if (silence.isSilent()) {
+			throw silence.refusal();
+		}
+		if (this.own != null) {
+			// Its SilenceWatch tells silence from a busy application; a timeout here says nothing more.
+			return send(script, keys, args);
+		}
+		try {
+			return send(script, keys, args);
+		}
+		catch (QueryTimeoutException | RedisConnectionFailureException ex) {
+			silence.fellSilent(ex.getMessage());
+			throw ex;
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private <T> @Nullable T send(LimiterScript<T> script, List<String> keys, byte[][] args) {
 		LimiterLettuceConnectionFactory own = this.own;
 		if (own != null && own.functionsLoaded()) {
 			Object reply = LettuceFunctions.call(own, script, keys, args);

@@ -21,7 +21,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.resilience.CircuitBreakingBackend;
+import dev.ratelimit.redis.RedisLimiterConnection;
+import dev.ratelimit.redis.RedisSilence;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -45,9 +46,6 @@ class RateLimitActuatorRedisTests {
 		registry.add("spring.data.redis.port", redis::port);
 		registry.add("rate-limit.backend", () -> "redis");
 		registry.add("rate-limit.redis.timeout", () -> "300ms");
-		registry.add("rate-limit.redis.circuit-breaker.minimum-number-of-calls", () -> "5");
-		// Open for the whole test once opened, whatever the machine's speed.
-		registry.add("rate-limit.redis.circuit-breaker.wait-duration-in-open-state", () -> "1m");
 		registry.add("spring.jmx.enabled", () -> "true");
 		registry.add("management.endpoints.jmx.exposure.include", () -> "ratelimits");
 		registry.add("management.endpoints.jmx.domain", () -> JMX_DOMAIN);
@@ -66,16 +64,21 @@ class RateLimitActuatorRedisTests {
 	@Autowired
 	RateLimitBackend backend;
 
+	@Autowired
+	RedisLimiterConnection connection;
+
+	private RedisSilence silence;
+
 	private HttpTestClient http;
 
 	@BeforeEach
 	void healthyRedis() {
 		this.http = new HttpTestClient(this.port);
+		this.silence = this.connection.silence();
 		if (!redis.process().isAlive()) {
 			redis.restart();
 		}
 		redis.flushAll();
-		((CircuitBreakingBackend) this.backend).getCircuitBreaker().reset();
 	}
 
 	@Test
@@ -84,7 +87,7 @@ class RateLimitActuatorRedisTests {
 		assertThat(up.status()).isEqualTo(200);
 		assertThat(up.json().get("status").asString()).isEqualTo("UP");
 		assertThat(up.json().at("/details/backend").asString()).isEqualTo("redis");
-		assertThat(up.json().at("/details/circuitBreaker").asString()).isEqualTo("CLOSED");
+		assertThat(up.json().at("/details/redis").asString()).isEqualTo("available");
 
 		redis.kill();
 		HttpTestClient.Response down = this.http.get("/actuator/health/rateLimit");
@@ -127,7 +130,6 @@ class RateLimitActuatorRedisTests {
 		finally {
 			redis.call("ACL", "SETUSER", "default", "+@all");
 		}
-		((CircuitBreakingBackend) this.backend).getCircuitBreaker().reset();
 		assertThat(this.http.post("/chat", "X-Tenant-Id", "acl").status()).isEqualTo(200);
 		assertThat(this.http.get("/api/items", "X-User-Id", "acl").status()).isEqualTo(200);
 
@@ -181,16 +183,27 @@ class RateLimitActuatorRedisTests {
 	}
 
 	@Test
-	void healthReportsTheBreakerOpenedByAnOutage() {
-		redis.kill();
-		for (int i = 0; i < 10; i++) {
-			// Fail-open policy: every request passes, the first five failing, then refused by the breaker.
+	void healthReportsASilentRedisWithoutWaitingForItAndRecoversWithIt() {
+		// After a restart by an earlier test, once the limiter's connection is back.
+		await().atMost(Duration.ofSeconds(30)).until(() -> this.http.get("/actuator/health/rateLimit").status() == 200);
+		redis.pause();
+		try {
+			// The first call waits for the silence to last the timeout; then Redis is silent.
 			assertThat(this.http.get("/api/items", "X-User-Id", "dan").status()).isEqualTo(200);
+			await().atMost(Duration.ofSeconds(10)).until(this.silence::isSilent);
+			HttpTestClient.Response health = this.http.get("/actuator/health/rateLimit");
+			JsonNode details = health.json().get("details");
+			assertThat(details.get("redis").asString()).isEqualTo("unavailable");
+			assertThat(details.get("error").asString()).startsWith("Redis has not answered the rate limiter");
+			assertThat(details.at("/failClosed/budgets/0").asString()).isEqualTo("tenant-daily");
 		}
-		JsonNode details = this.http.get("/actuator/health/rateLimit").json().get("details");
-		assertThat(details.get("circuitBreaker").asString()).isEqualTo("OPEN");
-		assertThat(details.get("failureRate").asDouble()).isEqualTo(100.0);
-		assertThat(details.get("notPermittedCalls").asLong()).isPositive();
+		finally {
+			redis.resume();
+		}
+		// The probe kept in flight is answered as soon as Redis runs again.
+		await().atMost(Duration.ofSeconds(10)).until(() -> !this.silence.isSilent());
+		assertThat(this.http.get("/actuator/health/rateLimit").json().at("/details/redis").asString())
+			.isEqualTo("available");
 	}
 
 	@Test

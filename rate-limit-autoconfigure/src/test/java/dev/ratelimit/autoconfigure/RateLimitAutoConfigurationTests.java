@@ -56,7 +56,6 @@ import dev.ratelimit.prefetch.PrefetchingBackend;
 import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
-import dev.ratelimit.resilience.CircuitBreakingBackend;
 import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.budget.BudgetPolicy;
@@ -112,17 +111,13 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
-	void runWithRedisBackendShouldPutACircuitBreakerInFrontUnlessDisabled() {
+	void runWithRedisBackendShouldPutTheDenyCacheInFrontUnlessDisabled() {
 		ApplicationContextRunner redis = this.contextRunner
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
 			.withPropertyValues("rate-limit.backend=redis");
 		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
-			.isInstanceOf(CircuitBreakingBackend.class));
-		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false")
-			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
-				.isInstanceOf(DenyCachingBackend.class));
-		redis.withPropertyValues("rate-limit.redis.circuit-breaker.enabled=false",
-				"rate-limit.redis.deny-cache.enabled=false")
+			.isInstanceOf(DenyCachingBackend.class));
+		redis.withPropertyValues("rate-limit.redis.deny-cache.enabled=false")
 			.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 				.isInstanceOf(RedisRateLimitBackend.class));
 	}
@@ -166,8 +161,8 @@ class RateLimitAutoConfigurationTests {
 	void runWithAPrefetchingPolicyOnRedisShouldPrefetchInsideTheDenyCache() {
 		ApplicationContextRunner redis = this.contextRunner
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
-			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.circuit-breaker.enabled=false",
-					"rate-limit.redis.deny-cache.enabled=false", "rate-limit.policies.hot.capacity=1000",
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.deny-cache.enabled=false",
+					"rate-limit.policies.hot.capacity=1000",
 					"rate-limit.policies.hot.refill=1000/1s");
 		redis.run((context) -> assertThat(context).getBean(RateLimitBackend.class)
 			.isInstanceOf(RedisRateLimitBackend.class));
@@ -197,12 +192,13 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
-	void runWithInvalidCircuitBreakerSettingsShouldNameTheProperties() {
+	void runWithABusyTimeoutShorterThanTheTimeoutShouldNameBoth() {
 		this.contextRunner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
-			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.circuit-breaker.failure-rate-threshold=150")
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.redis.timeout=500ms",
+					"rate-limit.redis.busy-timeout=200ms")
 			.run((context) -> assertThat(analyze(context).getDescription())
-				.contains("rate-limit.redis.circuit-breaker.failure-rate-threshold")
-				.contains("'150.0'"));
+				.contains("rate-limit.redis.busy-timeout")
+				.contains("must be at least rate-limit.redis.timeout (PT0.5S)"));
 	}
 
 	@Test

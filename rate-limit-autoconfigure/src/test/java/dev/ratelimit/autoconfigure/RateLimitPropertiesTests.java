@@ -191,20 +191,14 @@ class RateLimitPropertiesTests {
 	}
 
 	@Test
-	void eachCircuitBreakerSettingIsNamed() {
-		String prefix = "rate-limit.redis.circuit-breaker.";
-		this.contextRunner
-			.withPropertyValues(prefix + "failure-rate-threshold=0", prefix + "sliding-window-size=0",
-					prefix + "minimum-number-of-calls=-1", prefix + "wait-duration-in-open-state=0s",
-					prefix + "permitted-number-of-calls-in-half-open-state=0")
+	void busyTimeoutIsPositiveAndAtLeastTheTimeout() {
+		this.contextRunner.withPropertyValues("rate-limit.redis.busy-timeout=0ms")
 			.run((context) -> assertThat(analyze(context).getDescription())
-				.startsWith("5 rate-limit properties are invalid:")
-				.contains(prefix + "failure-rate-threshold with value '0.0' is invalid: must be a percentage above 0 "
-						+ "and at most 100")
-				.contains(prefix + "sliding-window-size with value '0'")
-				.contains(prefix + "minimum-number-of-calls with value '-1'")
-				.contains(prefix + "wait-duration-in-open-state with value '0s' is invalid: must be at least 1ms")
-				.contains(prefix + "permitted-number-of-calls-in-half-open-state with value '0'"));
+				.contains("rate-limit.redis.busy-timeout with value '0s' is invalid: must be positive"));
+		this.contextRunner.withPropertyValues("rate-limit.redis.busy-timeout=50ms")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.redis.busy-timeout with value '50ms' is invalid: must be at least "
+						+ "rate-limit.redis.timeout (PT0.1S)"));
 	}
 
 	@Test

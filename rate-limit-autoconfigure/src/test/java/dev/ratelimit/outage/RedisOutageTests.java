@@ -3,7 +3,6 @@ package dev.ratelimit.outage;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -19,8 +18,9 @@ import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
 
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.resilience.CircuitBreakingBackend;
-import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.redis.RedisLimiterConnection;
+import dev.ratelimit.redis.RedisSilence;
+import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,9 +52,6 @@ class RedisOutageTests {
 		registry.add("spring.data.redis.port", redis::port);
 		registry.add("rate-limit.backend", () -> "redis");
 		registry.add("rate-limit.redis.timeout", TIMEOUT::toString);
-		registry.add("rate-limit.redis.circuit-breaker.minimum-number-of-calls", () -> "4");
-		registry.add("rate-limit.redis.circuit-breaker.sliding-window-size", () -> "10");
-		registry.add("rate-limit.redis.circuit-breaker.wait-duration-in-open-state", () -> "10s");
 		policy(registry, 0, "open", "capacity=1000", "refill=1000/1h");
 		policy(registry, 1, "closed", "capacity=1000", "refill=1000/1h", "failure-mode=closed");
 		policy(registry, 2, "local", "capacity=3", "refill=3/1h", "failure-mode=local");
@@ -81,10 +78,10 @@ class RedisOutageTests {
 	MockMvc mvc;
 
 	@Autowired
-	ManualTimeSource clock;
+	RateLimitBackend backend;
 
 	@Autowired
-	RateLimitBackend backend;
+	RedisLimiterConnection connection;
 
 	@Autowired
 	OutageTestApplication.RecordingListener listener;
@@ -97,14 +94,15 @@ class RedisOutageTests {
 		if (!redis.process().isAlive()) {
 			redis.restart();
 		}
+		// After a restart by an earlier test, once the limiter's connection is back.
+		awaitDecisionsOnRedis();
 		redis.flushAll();
-		breaker().reset();
 		this.listener.clear();
 	}
 
 	@Test
-	void backendIsTheRedisBackendBehindABreaker() {
-		assertThat(this.backend).isInstanceOf(CircuitBreakingBackend.class);
+	void backendIsTheRedisBackendBehindTheDenyCache() {
+		assertThat(this.backend).isInstanceOf(DenyCachingBackend.class);
 	}
 
 	@Test
@@ -120,7 +118,7 @@ class RedisOutageTests {
 			long waited = timed(() -> this.mvc.perform(get("/open"))
 				.andExpect(status().isOk())
 				.andExpect(header().doesNotExist("RateLimit")));
-			// Lettuce reconnects in the background; a call queued meanwhile waits at most the limiter's timeout.
+			// Lettuce reconnects in the background; meanwhile a call is refused at once, not queued.
 			assertThat(waited).as("request while Redis is down").isLessThan(TIMEOUT.toMillis() + 1_000);
 		}
 		for (int i = 0; i < 5; i++) {
@@ -136,7 +134,6 @@ class RedisOutageTests {
 		this.mvc.perform(get("/local"))
 			.andExpect(status().isTooManyRequests())
 			.andExpect(header().string("RateLimit", "\"local\";r=0;t=3600"));
-		assertThat(breaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		assertThat(this.listener.events()).contains("backend down", "LOCAL_FALLBACK local denied");
 		assertThat(count("rate.limit.fallbacks", "open", "mode", "open") - openFallbacks).isEqualTo(20);
 		assertThat(count("rate.limit.fallbacks", "closed", "mode", "closed") - closedFallbacks).isEqualTo(5);
@@ -150,27 +147,30 @@ class RedisOutageTests {
 	}
 
 	@Test
-	void redisPausedMidLoadCostsAtMostTheTimeoutAndNothingOnceTheBreakerIsOpen() throws Exception {
+	void redisPausedMidLoadCostsTheFirstCallTheTimeoutThenNothingAndDecisionsReturnWhenItThaws() throws Exception {
 		this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().exists("RateLimit"));
 
 		redis.pause();
 		try {
-			while (breaker().getState() != CircuitBreaker.State.OPEN) {
-				long waited = timed(() -> this.mvc.perform(get("/open")).andExpect(status().isOk()));
-				// Bounded by the limiter's own timeout, not the application's (60 s by default).
-				assertThat(waited).as("request while Redis is frozen").isLessThan(TIMEOUT.toMillis() + 1_000);
-				assertThat(breaker().getMetrics().getNumberOfBufferedCalls()).isLessThanOrEqualTo(10);
-			}
+			long waited = timed(() -> this.mvc.perform(get("/open"))
+				.andExpect(status().isOk())
+				.andExpect(header().doesNotExist("RateLimit")));
+			// Bounded by the limiter's own timeout, not the application's (60 s by default).
+			assertThat(waited).as("request while Redis is frozen").isLessThan(TIMEOUT.toMillis() + 1_000);
+			assertThat(silence().isSilent()).isTrue();
 			for (int i = 0; i < 50; i++) {
-				long waited = timed(() -> this.mvc.perform(get("/open")).andExpect(status().isOk()));
-				assertThat(waited).as("request with the breaker open").isLessThan(TIMEOUT.toMillis() / 2);
+				long again = timed(() -> this.mvc.perform(get("/open")).andExpect(status().isOk()));
+				assertThat(again).as("request while Redis is known silent").isLessThan(TIMEOUT.toMillis() / 2);
 			}
-			assertThat(breaker().getMetrics().getNumberOfNotPermittedCalls()).isGreaterThanOrEqualTo(50);
+			this.mvc.perform(get("/closed")).andExpect(status().isServiceUnavailable());
 		}
 		finally {
 			redis.resume();
 		}
-		awaitDecisionsOnRedis();
+		// The probe kept in flight is answered as soon as Redis runs again: no open wait of a breaker.
+		await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(5)).until(() -> !silence().isSilent());
+		this.mvc.perform(get("/open")).andExpect(status().isOk()).andExpect(header().exists("RateLimit"));
+		this.mvc.perform(get("/closed")).andExpect(status().isOk());
 	}
 
 	@Test
@@ -197,21 +197,15 @@ class RedisOutageTests {
 	}
 
 	/**
-	 * Waits until Lettuce has reconnected and the breaker let a trial call
-	 * through: moving the breaker's clock past its open wait, then asking. A
-	 * trial that failed while Lettuce was still reconnecting can send the breaker
-	 * back to open even after a later trial succeeded (the half-open failure rate
-	 * counts both), so the wait ends only on a decision made on Redis with the
-	 * breaker no longer open.
+	 * Waits until Lettuce has reconnected (with its backoff, after a restart) and
+	 * a decision is made on Redis again.
 	 */
 	private void awaitDecisionsOnRedis() {
-		await().atMost(20, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(50)).until(() -> {
-			this.clock.advance(Duration.ofSeconds(11));
+		await().atMost(30, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(50)).until(() -> {
 			MvcResult result = this.mvc.perform(get("/open")).andReturn();
-			return result.getResponse().getHeader("RateLimit") != null
-					&& breaker().getState() != CircuitBreaker.State.OPEN;
+			return result.getResponse().getHeader("RateLimit") != null;
 		});
-		assertThat(breaker().getState()).isIn(CircuitBreaker.State.CLOSED, CircuitBreaker.State.HALF_OPEN);
+		assertThat(silence().isSilent()).isFalse();
 	}
 
 	private double count(String name, String policy, String tag, String value) {
@@ -219,8 +213,8 @@ class RedisOutageTests {
 		return (counter != null) ? counter.count() : 0;
 	}
 
-	private CircuitBreaker breaker() {
-		return ((CircuitBreakingBackend) this.backend).getCircuitBreaker();
+	private RedisSilence silence() {
+		return this.connection.silence();
 	}
 
 	private static long timed(ThrowingRunnable action) throws Exception {

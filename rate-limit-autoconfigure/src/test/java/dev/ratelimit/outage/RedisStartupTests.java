@@ -168,8 +168,6 @@ class RedisStartupTests {
 				"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + this.proxy.port(),
 				"rate-limit.backend=redis", "rate-limit.redis.timeout=" + TIMEOUT.toMillis() + "ms",
 				"rate-limit.redis.connect-timeout=" + connectTimeout,
-				// Every failed call reaches the limiter, so none is hidden by an open breaker.
-				"rate-limit.redis.circuit-breaker.enabled=false",
 				"management.endpoints.web.exposure.include=health", "management.endpoint.health.show-details=always",
 				"rate-limit.policies.open.capacity=1000", "rate-limit.policies.open.refill=1000/1h",
 				// A global policy is internal by default; these tests read its header fields.

@@ -37,6 +37,14 @@ class LimiterConnectionFactoriesTests {
 			assertThat(lettuce.getClientConfiguration().getClientOptions()).hasValueSatisfying((options) -> {
 				assertThat(options.getTimeoutOptions().getSource()).isInstanceOf(LimiterTimeoutSource.class);
 				assertThat(options.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofSeconds(2));
+				// A call to a disconnected Redis fails at once, for the failure modes to decide.
+				assertThat(options.getDisconnectedBehavior())
+					.isEqualTo(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+			});
+			// Resources of its own, with the application's threads and the silence watch on every channel.
+			assertThat(lettuce.getClientConfiguration().getClientResources()).hasValueSatisfying((resources) -> {
+				assertThat(resources).isNotSameAs(application.getClientConfiguration().getClientResources().orElse(null));
+				assertThat(resources.nettyCustomizer()).isNotNull();
 			});
 			assertThat(lettuce.getClientConfiguration().getClientName()).hasValue("app");
 			assertThat(lettuce.getPort()).isEqualTo(redis.port());
@@ -53,8 +61,8 @@ class LimiterConnectionFactoriesTests {
 	void clusterConfigurationIsKept() {
 		LettuceConnectionFactory application = new LettuceConnectionFactory(
 				new RedisClusterConfiguration(java.util.List.of("127.0.0.1:7000", "127.0.0.1:7001")));
-		RedisConnectionFactory own = LimiterConnectionFactories.forLimiter(application, Duration.ofMillis(50),
-				Duration.ofSeconds(1));
+		RedisConnectionFactory own = LimiterConnectionFactories.forLimiter(application, Duration.ofMillis(500),
+				Duration.ofSeconds(1), new RedisSilence(Duration.ofMillis(50)));
 		try {
 			assertThat(((LettuceConnectionFactory) own).isClusterAware()).isTrue();
 			// Spring Data Redis turns them into cluster options, keeping the timeouts.

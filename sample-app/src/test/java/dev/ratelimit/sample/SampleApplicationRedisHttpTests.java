@@ -14,7 +14,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.resilience.CircuitBreakingBackend;
+import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static dev.ratelimit.sample.HttpContract.assertAllowed;
@@ -57,8 +57,8 @@ class SampleApplicationRedisHttpTests {
 
 	@Test
 	void runsOnTheRedisBackend() {
-		// The Redis backend, behind the circuit breaker that keeps outages cheap.
-		assertThat(this.backend).isInstanceOf(CircuitBreakingBackend.class);
+		// The Redis backend, behind the deny cache that answers hammering clients locally.
+		assertThat(this.backend).isInstanceOf(DenyCachingBackend.class);
 	}
 
 	@Test
