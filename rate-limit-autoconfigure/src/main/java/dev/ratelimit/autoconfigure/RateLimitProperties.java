@@ -1006,7 +1006,7 @@ public class RateLimitProperties implements InitializingBean {
 		 * has read them, so an application too busy to read a reply in time does not
 		 * count; with another client it is that client's own timeout.
 		 */
-		private Duration timeout = Duration.ofMillis(100);
+		private Duration timeout = Duration.ofMillis(250);
 
 		/**
 		 * Longest a limiter call waits for its reply in all, while Redis answers

@@ -48,7 +48,7 @@ class ConfigurationMetadataTests {
 		assertThat(backendDefault).containsExactly("memory");
 		List<Object> timeout = JsonPath.read(metadata(),
 				"$.properties[?(@.name == 'rate-limit.redis.timeout')].defaultValue");
-		assertThat(timeout).containsExactly("100ms");
+		assertThat(timeout).containsExactly("250ms");
 	}
 
 	private static String metadata() throws IOException {

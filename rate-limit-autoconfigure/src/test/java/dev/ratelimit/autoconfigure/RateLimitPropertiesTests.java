@@ -195,10 +195,10 @@ class RateLimitPropertiesTests {
 		this.contextRunner.withPropertyValues("rate-limit.redis.busy-timeout=0ms")
 			.run((context) -> assertThat(analyze(context).getDescription())
 				.contains("rate-limit.redis.busy-timeout with value '0s' is invalid: must be positive"));
-		this.contextRunner.withPropertyValues("rate-limit.redis.busy-timeout=50ms")
+		this.contextRunner.withPropertyValues("rate-limit.redis.busy-timeout=200ms")
 			.run((context) -> assertThat(analyze(context).getDescription())
-				.contains("rate-limit.redis.busy-timeout with value '50ms' is invalid: must be at least "
-						+ "rate-limit.redis.timeout (PT0.1S)"));
+				.contains("rate-limit.redis.busy-timeout with value '200ms' is invalid: must be at least "
+						+ "rate-limit.redis.timeout (PT0.25S)"));
 	}
 
 	@Test
