@@ -67,7 +67,7 @@ class SharedCapacityHttpTests {
 		HttpResponse<String> refused = chat(tenant());
 		// The next unit comes in an hour; a call may wait up to the policy's 2 s max-wait for it.
 		assertReducedCapacity(refused, "3598", "/agent/chat");
-		// The tenant's own limit is reported, and it took nothing for the refused call.
+		// The tenant's own limit is still reported: it counted the call, which reached the handler.
 		assertThat(refused.headers().firstValue("RateLimit")).hasValue("\"tenant-chat\";r=9;t=1");
 	}
 
