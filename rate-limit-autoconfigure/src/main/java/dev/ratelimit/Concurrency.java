@@ -13,8 +13,9 @@ import org.springframework.core.annotation.AliasFor;
  * at once per key, in this instance or across all instances
  * ({@code scope = "distributed"}, through Redis). A caller waits up to
  * {@link #maxWait()} for a permit, then is rejected with
- * {@link dev.ratelimit.concurrency.ConcurrencyLimitExceededException} (429, or
- * 503 for a policy protecting a shared downstream), or its {@link #fallback()}
+ * {@link dev.ratelimit.concurrency.ConcurrencyLimitExceededException} (in a web
+ * request 429, or 503 for a cap the caller may not see or one protecting a
+ * shared downstream), or its {@link #fallback()}
  * is called. The permit is released when
  * the method returns or throws, or when its asynchronous result
  * ({@link java.util.concurrent.CompletionStage}, {@code Callable},

@@ -15,7 +15,7 @@ import org.springframework.core.annotation.AliasFor;
  * reserved, atomically; if what is spent and reserved plus the estimate would
  * exceed the budget, the method does not run and
  * {@link dev.ratelimit.budget.BudgetExceededException} is thrown (429 in a web
- * request), or its {@link #fallback()} is called. After the call the reservation is settled to the {@link #actual()}
+ * request, 503 when the caller may not see the budget), or its {@link #fallback()} is called. After the call the reservation is settled to the {@link #actual()}
  * cost, refunding or charging the difference. Every attribute accepts
  * {@code ${...}} placeholders.
  *

@@ -19,7 +19,8 @@ import org.springframework.core.annotation.AliasFor;
  * global limit and a per-user one); the call is allowed only when all allow it.
  * <p>
  * A denied call throws {@link dev.ratelimit.core.RateLimitExceededException};
- * in a web request it becomes a {@code 429} response with {@code Retry-After}.
+ * in a web request it becomes a {@code 429} response with {@code Retry-After}
+ * ({@code 503} when the caller may not see the policy).
  * A method naming a {@link #fallback()} gets the fallback's value instead.
  *
  * <pre class="code">

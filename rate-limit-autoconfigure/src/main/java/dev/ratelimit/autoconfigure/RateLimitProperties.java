@@ -1357,8 +1357,9 @@ public class RateLimitProperties implements InitializingBean {
 		private Duration permitTtl = Duration.ofSeconds(30);
 
 		/**
-		 * How a rejected caller is answered: too-many-requests (429) for per-caller
-		 * caps, service-unavailable (503) for a shared downstream.
+		 * How a rejected caller that may see the cap is answered: too-many-requests
+		 * (429) for per-caller caps, service-unavailable (503) for a shared
+		 * downstream. A caller that may not see the cap always gets 503.
 		 */
 		private ConcurrencyPolicy.Rejection rejection = ConcurrencyPolicy.Rejection.TOO_MANY_REQUESTS;
 

@@ -5,7 +5,8 @@ import java.util.List;
 import dev.ratelimit.core.RateLimitException;
 
 /**
- * Thrown when a reservation does not fit a budget (HTTP 429): what is spent and
+ * Thrown when a reservation does not fit a budget (HTTP 429, or 503 when the
+ * caller may not see the budget): what is spent and
  * reserved plus the estimate would exceed one of its amounts. Carries the
  * budget, its state and when a retry could succeed.
  */

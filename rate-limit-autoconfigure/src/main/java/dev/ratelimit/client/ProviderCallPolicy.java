@@ -119,7 +119,7 @@ final class ProviderCallPolicy {
 		 * @throws ProviderPausedException when the wait would pass the deadline
 		 */
 		long beforeFirstAttempt() {
-			long pause = pauseRemaining();
+			long pause = pauseRemainingMicros();
 			if (pause <= 0) {
 				return 0;
 			}
@@ -167,7 +167,7 @@ final class ProviderCallPolicy {
 				return Next.DONE;
 			}
 			// The provider's pause, asked for by this answer or recorded by another call, else the backoff.
-			long paused = pauseRemaining();
+			long paused = pauseRemainingMicros();
 			boolean pausing = paused > 0;
 			long wait = pausing ? paused + jitter(ProviderCallPolicy.this.settings.pauseJitterMicros())
 					: backoff(this.attempts);
@@ -223,7 +223,8 @@ final class ProviderCallPolicy {
 		}
 	}
 
-	private long pauseRemaining() {
+	/** How long the provider is still paused, as the pause store says. May block: it reads the store. */
+	long pauseRemainingMicros() {
 		long remaining = this.pauses.remainingMicros(this.settings.name());
 		remember(remaining);
 		return remaining;

@@ -79,6 +79,21 @@ public final class ProviderClient implements ClientHttpRequestInterceptor {
 		return this.policy.isPaused();
 	}
 
+	/**
+	 * Describes a call the provider refused, its 429 or 503 being the call's
+	 * answer once the attempts or the deadline were spent, as the client
+	 * describes a call refused by a pause in force: a
+	 * {@link ProviderPausedException} for the pause the provider asked for. A
+	 * web application answers it through {@link dev.ratelimit.web.Rejections}
+	 * like every other refusal by the provider's capacity: 503 with
+	 * {@code Retry-After}, naming nothing. Calls through the provider's
+	 * {@code WebClient} filter count too. May block: it reads the pause store.
+	 * @return the exception, to answer or to throw
+	 */
+	public ProviderPausedException refusal() {
+		return new ProviderPausedException(settings().name(), this.policy.pauseRemainingMicros());
+	}
+
 	/** The rules, shared with the provider's {@link ProviderExchangeFilter}. */
 	ProviderCallPolicy policy() {
 		return this.policy;

@@ -4,7 +4,8 @@ import dev.ratelimit.core.RateLimitException;
 
 /**
  * Thrown when no permit of a concurrency cap freed within the caller's wait:
- * HTTP 429, or 503 for policies that protect a shared downstream.
+ * HTTP 429, or 503 for a cap the caller may not see or one that protects a
+ * shared downstream.
  */
 public class ConcurrencyLimitExceededException extends RateLimitException {
 

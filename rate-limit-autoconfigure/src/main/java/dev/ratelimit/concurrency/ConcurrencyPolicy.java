@@ -127,7 +127,9 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 	}
 
 	/**
-	 * How a caller that gets no permit in time is answered.
+	 * How a caller that gets no permit in time is answered, when it may see the
+	 * cap: a refusal by a cap the caller may not see is always the service's
+	 * reduced capacity, 503.
 	 */
 	public enum Rejection {
 
@@ -227,7 +229,8 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		}
 
 		/**
-		 * Sets how a rejected caller is answered; 429 by default.
+		 * Sets how a rejected caller that may see the cap is answered; 429 by
+		 * default. A caller that may not see it always gets 503.
 		 * @param rejection the answer
 		 * @return this builder
 		 */

@@ -3,9 +3,9 @@ package dev.ratelimit.core;
 import java.util.List;
 
 /**
- * Thrown when a call is over one or more of its limits (HTTP 429). Carries the
- * full outcome: every policy's decision, the names of the violated policies and
- * the time to wait.
+ * Thrown when a call is over one or more of its limits (HTTP 429, or 503 when
+ * the caller may see none of them). Carries the full outcome: every policy's
+ * decision, the names of the violated policies and the time to wait.
  */
 public class RateLimitExceededException extends RateLimitException {
 

@@ -26,7 +26,8 @@ public enum Visibility {
 
 	/**
 	 * Never told to the caller: absent from the header fields, and a refusal it
-	 * causes names no policy, only a temporary reduction of capacity.
+	 * causes names no policy: a temporary reduction of the service's capacity,
+	 * answered 503 rather than 429.
 	 */
 	INTERNAL;
 

@@ -12,6 +12,8 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 
+import dev.ratelimit.core.RateLimitBackendUnavailableException;
+
 /**
  * The default {@link RejectionHandler}: answers with the HTTP contract's RFC
  * 9457 {@code application/problem+json} body, marked
@@ -26,10 +28,14 @@ import org.springframework.http.MediaType;
  */
 public final class ProblemResponses implements RejectionHandler {
 
-	/** Problem type of a caller over its limit. */
+	/** Problem type of a caller over a limit of its own, answered with 429. */
 	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
 
-	/** Problem type of a limiter that cannot decide. */
+	/**
+	 * Problem type of the service short of capacity, answered with 503: a refusal
+	 * by limits the caller may not see (shared capacity), a shared downstream
+	 * saturated or paused, or a limiter that cannot decide.
+	 */
 	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
 	private static final MediaType PROBLEM_JSON = MediaType.APPLICATION_PROBLEM_JSON;
@@ -104,7 +110,10 @@ public final class ProblemResponses implements RejectionHandler {
 		string(json, request.getRequestURI());
 		List<String> policies = rejection.policies();
 		if (!policies.isEmpty()) {
-			json.append(QUOTA_EXCEEDED.equals(rejection.type()) ? ",\"violated-policies\":[" : ",\"policies\":[");
+			// A limit that refused was violated, as both problem types of the RateLimit draft name it; a
+			// fail-closed policy whose store cannot answer was not.
+			json.append((rejection.exception() instanceof RateLimitBackendUnavailableException) ? ",\"policies\":["
+					: ",\"violated-policies\":[");
 			for (int i = 0; i < policies.size(); i++) {
 				if (i > 0) {
 					json.append(',');

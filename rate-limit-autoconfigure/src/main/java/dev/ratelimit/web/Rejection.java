@@ -13,22 +13,25 @@ import dev.ratelimit.core.RateLimitException;
  * Every field but {@link #exception()} keeps the visibility rule of
  * {@link dev.ratelimit.core.Visibility}: {@link #policies()} lists only the
  * limits the caller may see, and {@link #detail()} names no other. A refusal
- * by limits the caller may not see reads as a temporary reduction of capacity
- * ({@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY}) with no names. The raw
+ * by limits the caller may not see is the service's condition, a temporary
+ * reduction of capacity ({@code 503},
+ * {@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY}) with no names. The raw
  * exception names every limit involved, internal ones included: a handler that
  * shows anything taken from it to the caller gives up that rule.
  *
- * @param status the HTTP status: 429 for a caller over its limit, 503 when the
- * limiter cannot decide or a shared concurrency cap is saturated, 400 for a
- * missing key or an invalid cost
+ * @param status the HTTP status: 429 for a caller over a limit it may see; 503
+ * for a refusal by limits it may not see (shared capacity, a provider's pause),
+ * a visible cap that protects a shared downstream, or a limiter that cannot
+ * decide; 400 for a missing key or an invalid cost
  * @param type the RFC 9457 problem type: {@link ProblemResponses#QUOTA_EXCEEDED},
  * {@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY} or {@code about:blank}
  * @param title the short, fixed text of the status, e.g. {@code Too Many Requests}
  * @param detail what happened, for a person to read
  * @param retryAfterSeconds the {@code Retry-After} to send, in whole seconds and at
  * least 1; 0 for a 400, which a retry does not cure
- * @param policies the names of the refusing limits the caller may see, in order;
- * empty when none may be named
+ * @param policies the names of the refusing limits the caller may see, in order
+ * (the fail-closed policy, for a limiter that cannot decide); empty when none
+ * may be named, which for a refusal means status 503
  * @param exception the limiter's exception, which names every limit involved
  */
 public record Rejection(int status, String type, String title, String detail, long retryAfterSeconds,

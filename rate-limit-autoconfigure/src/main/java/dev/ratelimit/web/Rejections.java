@@ -63,6 +63,17 @@ public final class Rejections {
 	/**
 	 * Describes a limiter exception as the caller of a request may be told about
 	 * it: only the limits registered as disclosed for the request are named.
+	 * <p>
+	 * A refusal is the caller's own only when it names a limit the caller may
+	 * see: {@code 429} with {@link ProblemResponses#QUOTA_EXCEEDED} (or, for a
+	 * visible concurrency cap that protects a shared downstream, {@code 503}
+	 * with {@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY}), naming the
+	 * visible ones. A refusal by limits the caller may not see, and a provider's
+	 * pause, is the service's condition: {@code 503} with
+	 * {@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY}, naming nothing, as
+	 * the RateLimit draft registers that problem type and RFC 9110 defines 503
+	 * (the server is temporarily unable to handle the request), whatever the kind
+	 * of limit and the cap's {@code rejection} setting.
 	 * @param request the request
 	 * @param ex the exception
 	 * @return the rejection
@@ -70,25 +81,24 @@ public final class Rejections {
 	public Rejection describe(HttpServletRequest request, RateLimitException ex) {
 		if (ex instanceof RateLimitExceededException exceeded) {
 			long retryAfter = retryAfter(exceeded.getRetryAfterMicros());
-			List<String> named = disclosed(request, exceeded.getViolatedPolicies());
-			return named.isEmpty() ? reducedCapacity(429, retryAfter, ex)
-					: new Rejection(429, ProblemResponses.QUOTA_EXCEEDED, TOO_MANY_REQUESTS,
-							"Rate limit exceeded; retry after " + retryAfter + " s.", retryAfter, named, ex);
+			return refusal(disclosed(request, exceeded.getViolatedPolicies()), false, retryAfter,
+					"Rate limit exceeded; retry after " + retryAfter + " s.", ex);
 		}
 		if (ex instanceof BudgetExceededException budget) {
 			long retryAfter = retryAfter(budget.getRetryAfterMicros());
 			String name = budget.getPolicy().name();
-			return !Disclosures.contains(request, name) ? reducedCapacity(429, retryAfter, ex)
-					: new Rejection(429, ProblemResponses.QUOTA_EXCEEDED, TOO_MANY_REQUESTS,
-							"Budget '" + name + "' is spent; retry after " + retryAfter + " s.", retryAfter,
-							List.of(name), ex);
+			return refusal(disclosed(request, List.of(name)), false, retryAfter,
+					"Budget '" + name + "' is spent; retry after " + retryAfter + " s.", ex);
 		}
 		if (ex instanceof ConcurrencyLimitExceededException busy) {
-			return busy(request, busy);
+			ConcurrencyPolicy cap = busy.getPolicy();
+			return refusal(disclosed(request, List.of(cap.name())),
+					cap.rejection() == ConcurrencyPolicy.Rejection.SERVICE_UNAVAILABLE,
+					retryAfter(busy.getRetryAfterMicros()), busy.getMessage() + ".", ex);
 		}
 		if (ex instanceof ProviderPausedException paused) {
-			// A provider behind the service said "not now": the caller sees reduced capacity, never the provider.
-			return reducedCapacity(503, retryAfter(paused.getRetryAfterMicros()), ex);
+			// A provider behind the service said "not now": the service's capacity, never the provider's name.
+			return reducedCapacity(retryAfter(paused.getRetryAfterMicros()), ex);
 		}
 		if (ex instanceof RateLimitBackendUnavailableException unavailable) {
 			return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
@@ -103,26 +113,34 @@ public final class Rejections {
 		return new Rejection(400, "about:blank", "Bad Request", detail, 0, List.of(), ex);
 	}
 
-	private static Rejection busy(HttpServletRequest request, ConcurrencyLimitExceededException busy) {
-		long retryAfter = retryAfter(busy.getRetryAfterMicros());
-		boolean shared = busy.getPolicy().rejection() == ConcurrencyPolicy.Rejection.SERVICE_UNAVAILABLE;
-		int status = shared ? 503 : 429;
-		if (!Disclosures.contains(request, busy.getPolicy().name())) {
-			return reducedCapacity(status, retryAfter, busy);
+	/**
+	 * Describes a refusal by limits: the caller's own when it names one the
+	 * caller may see, else the service's reduced capacity.
+	 * @param named the refusing limits the caller may see, in order
+	 * @param shared whether the visible limit protects a shared downstream (a cap
+	 * rejecting with 503)
+	 * @param retryAfter when to come back, in seconds
+	 * @param detail what happened, naming only visible limits
+	 * @param ex the exception
+	 */
+	private static Rejection refusal(List<String> named, boolean shared, long retryAfter, String detail,
+			RateLimitException ex) {
+		if (named.isEmpty()) {
+			return reducedCapacity(retryAfter, ex);
 		}
-		return new Rejection(status,
-				shared ? ProblemResponses.TEMPORARY_REDUCED_CAPACITY : ProblemResponses.QUOTA_EXCEEDED,
-				shared ? SERVICE_UNAVAILABLE : TOO_MANY_REQUESTS, busy.getMessage() + ".", retryAfter,
-				List.of(busy.getPolicy().name()), busy);
+		if (shared) {
+			return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE, detail,
+					retryAfter, named, ex);
+		}
+		return new Rejection(429, ProblemResponses.QUOTA_EXCEEDED, TOO_MANY_REQUESTS, detail, retryAfter, named, ex);
 	}
 
 	/**
-	 * Describes a refusal by limits the caller may not see: no names, no numbers
-	 * beyond when to come back, as a temporary reduction of capacity.
+	 * Describes a refusal by capacity the caller may not see: the service's
+	 * condition, 503, with no names and no numbers beyond when to come back.
 	 */
-	private static Rejection reducedCapacity(int status, long retryAfter, RateLimitException ex) {
-		return new Rejection(status, ProblemResponses.TEMPORARY_REDUCED_CAPACITY,
-				(status == 503) ? SERVICE_UNAVAILABLE : TOO_MANY_REQUESTS,
+	private static Rejection reducedCapacity(long retryAfter, RateLimitException ex) {
+		return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
 				"Capacity is temporarily reduced; retry after " + retryAfter + " s.", retryAfter, List.of(), ex);
 	}
 

@@ -80,8 +80,8 @@ abstract class NestedRefusalTests {
 		this.mvc.perform(post("/chat").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
 			.andExpect(status().isOk());
 		this.mvc.perform(post("/chat").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
-			.andExpect(status().isTooManyRequests())
-			// A limit on the provider the handler calls is internal: refused, but not named.
+			.andExpect(status().isServiceUnavailable())
+			// A limit on the provider the handler calls is internal: the service's reduced capacity, not named.
 			.andExpect(jsonPath("$.type").value(ProblemResponses.TEMPORARY_REDUCED_CAPACITY))
 			.andExpect(header().string("Budget-Remaining",
 					org.hamcrest.Matchers.startsWith("\"tenant\";w=\"day\";r=\"0.990000\";")));
@@ -93,7 +93,7 @@ abstract class NestedRefusalTests {
 		// The cap's key is global: hold its one permit, as a call in flight would.
 		try (Permit held = this.concurrency.acquire(this.caps.concurrency().find("provider").orElseThrow(), KeyContext.GLOBAL)) {
 			this.mvc.perform(post("/chat-capped").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
-				.andExpect(status().isTooManyRequests())
+				.andExpect(status().isServiceUnavailable())
 				.andExpect(jsonPath("$['violated-policies']").doesNotExist());
 		}
 		assertUntouchedBut(0);
@@ -104,7 +104,7 @@ abstract class NestedRefusalTests {
 		this.mvc.perform(post("/chat-nested-budget").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
 			.andExpect(status().isOk());
 		this.mvc.perform(post("/chat-nested-budget").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
-			.andExpect(status().isTooManyRequests())
+			.andExpect(status().isServiceUnavailable())
 			.andExpect(jsonPath("$.type").value(ProblemResponses.TEMPORARY_REDUCED_CAPACITY));
 		assertUntouchedBut(10_000);
 	}
@@ -113,7 +113,7 @@ abstract class NestedRefusalTests {
 	void aRefusalAfterNestedLimitedWorkRanIsChargedByTheBudgetsRules() throws Exception {
 		// The loop's first provider call ran (and was paid for); its second is refused.
 		this.mvc.perform(post("/chat-loop").header("X-Tenant-Id", this.tenant).param("maxCost", "0.20"))
-			.andExpect(status().isTooManyRequests());
+			.andExpect(status().isServiceUnavailable());
 		// on-error keep: the estimate, since the actual cost cannot be computed from the refusal.
 		assertUntouchedBut(200_000);
 	}
@@ -128,7 +128,7 @@ abstract class NestedRefusalTests {
 				.andExpect(request().asyncStarted())
 				.andReturn();
 			this.mvc.perform(asyncDispatch(started))
-				.andExpect((i == 0) ? status().isOk() : status().isTooManyRequests());
+				.andExpect((i == 0) ? status().isOk() : status().isServiceUnavailable());
 		}
 		assertUntouchedBut(10_000 + 200_000);
 	}

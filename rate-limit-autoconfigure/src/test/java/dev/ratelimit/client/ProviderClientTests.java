@@ -225,6 +225,20 @@ class ProviderClientTests {
 	}
 
 	@Test
+	void aCallTheProvidersRefusalEndedIsDescribedAsThePauseItLeaves() {
+		this.provider.then(Answer.of(429, "Retry-After", "60"));
+		this.contextRunner.withPropertyValues("rate-limit.clients.provider.deadline=30s").run((context) -> {
+			ProviderClient provider = context.getBean(ProviderClients.class).client("provider");
+			assertThat(status(client(context), HttpMethod.GET)).isEqualTo(429);
+			// What the application answers its caller with: the provider's pause, as a refused next call would.
+			assertThat(provider.refusal()).isInstanceOf(dev.ratelimit.core.RateLimitException.class)
+				.satisfies((ex) -> assertThat(ex.getRetryAfterMicros()).isEqualTo(60_000_000L))
+				.satisfies((ex) -> assertThat(ex.getClient()).isEqualTo("provider"))
+				.hasMessage("Provider 'provider' refused the call; paused for 60000 ms more");
+		});
+	}
+
+	@Test
 	void theAttemptBoundHolds() {
 		this.jitter = () -> 0.5;
 		this.provider.otherwise(() -> Answer.of(503));

@@ -13,8 +13,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A browser refused by the limiter gets the application's own error view for
- * the status: {@code error/429.html}, or {@code error/4xx.html} for a status
- * without a page of its own. The pages are static ones, which Spring Boot finds
+ * the status: {@code error/429.html}, or {@code error/4xx.html} and
+ * {@code error/5xx.html} for a status without a page of its own. The pages are static ones, which Spring Boot finds
  * without a template engine; this application keeps them in a static location
  * of their own so that no other test sees them.
  */
@@ -37,6 +37,13 @@ class BrowserErrorViewTests {
 		String user = user();
 		assertThat(get("/annotated", user).statusCode()).isEqualTo(200);
 		assertPage(get("/annotated", user), 429, "You are going a little fast");
+	}
+
+	@Test
+	void aBrowserRefusedByALimitItIsNotToldOfGetsTheApplicationsPageOf503() {
+		String user = user();
+		assertThat(get("/hidden/open", user).statusCode()).isEqualTo(200);
+		assertPage(get("/hidden/open", user), 503, "We are short of capacity right now");
 	}
 
 	@Test

@@ -68,11 +68,11 @@ class RateLimitWebTests {
 	}
 
 	@Test
-	void limitedServiceInsideAControllerAnswers429DespiteACatchAllExceptionHandler() throws Exception {
+	void limitedServiceInsideAControllerIsAnsweredDespiteACatchAllExceptionHandler() throws Exception {
 		this.mvc.perform(get("/report")).andExpect(status().isOk()).andExpect(header().doesNotExist("RateLimit"));
-		// A global limit on a service the handler calls is internal: refused, but not named.
+		// A global limit on a service the handler calls is internal: the service's reduced capacity, not named.
 		this.mvc.perform(get("/report"))
-			.andExpect(status().isTooManyRequests())
+			.andExpect(status().isServiceUnavailable())
 			.andExpect(header().string("Cache-Control", "no-store"))
 			.andExpect(header().string("Retry-After", "3600"))
 			.andExpect(jsonPath("$.type").value(ProblemResponses.TEMPORARY_REDUCED_CAPACITY))

@@ -105,27 +105,30 @@ class RejectionHandlerWebTests {
 	@Test
 	void theHandlerIsNotToldTheNameOfAnInternalRouteRule() throws Exception {
 		call("/hidden/open").andExpect(status().isOk());
-		MvcResult refused = call("/hidden/open").andExpect(status().isTooManyRequests()).andReturn();
+		MvcResult refused = call("/hidden/open").andExpect(status().isServiceUnavailable()).andReturn();
 		assertOnlyReducedCapacity(onlyRejection(), refused, "hidden");
 	}
 
 	@Test
 	void theHandlerIsNotToldTheNameOfAnInternalAnnotation() throws Exception {
 		call("/secret").andExpect(status().isOk());
-		MvcResult refused = call("/secret").andExpect(status().isTooManyRequests()).andReturn();
+		MvcResult refused = call("/secret").andExpect(status().isServiceUnavailable()).andReturn();
 		assertOnlyReducedCapacity(onlyRejection(), refused, "secret");
 	}
 
 	@Test
 	void theHandlerIsNotToldTheNameOfALimitOnAServiceTheHandlerCalls() throws Exception {
 		call("/report").andExpect(status().isOk());
-		MvcResult refused = call("/report").andExpect(status().isTooManyRequests()).andReturn();
+		MvcResult refused = call("/report").andExpect(status().isServiceUnavailable()).andReturn();
 		assertOnlyReducedCapacity(onlyRejection(), refused, "reports");
 	}
 
 	private static void assertOnlyReducedCapacity(Rejection rejection, MvcResult refused, String name)
 			throws Exception {
+		assertThat(rejection.status()).isEqualTo(503);
 		assertThat(rejection.type()).isEqualTo(ProblemResponses.TEMPORARY_REDUCED_CAPACITY);
+		assertThat(rejection.title()).isEqualTo("Service Unavailable");
+		assertThat(rejection.retryAfterSeconds()).isEqualTo(3600);
 		assertThat(rejection.policies()).isEmpty();
 		assertThat(List.of(rejection.type(), rejection.title(), rejection.detail())).noneMatch((s) -> s.contains(name));
 		assertThat(refused.getResponse().getContentAsString()).doesNotContain(name);

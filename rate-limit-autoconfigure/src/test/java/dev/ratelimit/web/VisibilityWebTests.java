@@ -80,7 +80,7 @@ class VisibilityWebTests {
 			this.mvc.perform(post("/chat").header("X-Tenant-Id", tenant())).andExpect(status().isOk());
 		}
 		MvcResult refused = this.mvc.perform(post("/chat").header("X-Tenant-Id", tenant()))
-			.andExpect(status().isTooManyRequests())
+			.andExpect(status().isServiceUnavailable())
 			.andExpect(header().exists("Retry-After"))
 			.andExpect(jsonPath("$.type").value(ProblemResponses.TEMPORARY_REDUCED_CAPACITY))
 			.andExpect(jsonPath("$['violated-policies']").doesNotExist())
@@ -110,7 +110,7 @@ class VisibilityWebTests {
 			.andExpect(status().isOk())
 			.andExpect(header().doesNotExist("RateLimit-Policy"));
 		this.mvc.perform(post("/secret").header("X-Tenant-Id", tenant))
-			.andExpect(status().isTooManyRequests())
+			.andExpect(status().isServiceUnavailable())
 			.andExpect(jsonPath("$.type").value(ProblemResponses.TEMPORARY_REDUCED_CAPACITY))
 			.andExpect(header().doesNotExist("RateLimit-Policy"));
 	}

@@ -32,7 +32,9 @@ import org.springframework.stereotype.Component;
  * else: a rate (a token bucket of {@value #RATE_PER_SECOND} per second, as
  * many at once) and {@value #PARALLEL} requests in flight. Over either it
  * answers 429 with {@code Retry-After}. It counts what it sees, so a test can
- * check that our client kept to its limits.
+ * check that our client kept to its limits. {@link #refuseNext} makes it
+ * refuse like a provider in trouble, to show what the service's callers get
+ * then.
  */
 @Component
 public class SimulatedProvider implements SmartLifecycle {
@@ -62,6 +64,11 @@ public class SimulatedProvider implements SmartLifecycle {
 
 	private final AtomicLong refusedForParallel = new AtomicLong();
 
+	/** Guarded by this: requests still to refuse whatever the limits say, and the Retry-After they get. */
+	private int troubled;
+
+	private long troubledRetryAfterSeconds;
+
 	/** Guarded by this: the bucket's tokens and when they were counted. */
 	private double tokens = RATE_PER_SECOND;
 
@@ -87,16 +94,21 @@ public class SimulatedProvider implements SmartLifecycle {
 
 	private void complete(HttpExchange exchange) throws IOException {
 		try (exchange) {
+			long troubled = takeTrouble();
+			if (troubled > 0) {
+				refuse(exchange, "trouble", troubled);
+				return;
+			}
 			if (!takeToken()) {
 				this.refusedForRate.incrementAndGet();
-				refuse(exchange, "rate");
+				refuse(exchange, "rate", 1);
 				return;
 			}
 			int now = this.inFlight.incrementAndGet();
 			try {
 				if (now > PARALLEL) {
 					this.refusedForParallel.incrementAndGet();
-					refuse(exchange, "parallel");
+					refuse(exchange, "parallel", 1);
 					return;
 				}
 				this.maxInFlight.accumulateAndGet(now, Math::max);
@@ -135,8 +147,28 @@ public class SimulatedProvider implements SmartLifecycle {
 		return true;
 	}
 
-	private static void refuse(HttpExchange exchange, String limit) throws IOException {
-		exchange.getResponseHeaders().add("Retry-After", "1");
+	/**
+	 * Refuses the next requests with 429 and a {@code Retry-After}, whatever its
+	 * limits say, as a provider in trouble does.
+	 * @param requests how many requests to refuse
+	 * @param retryAfter the pause to ask for, in whole seconds
+	 */
+	public synchronized void refuseNext(int requests, java.time.Duration retryAfter) {
+		this.troubled = requests;
+		this.troubledRetryAfterSeconds = retryAfter.toSeconds();
+	}
+
+	/** @return the Retry-After in seconds when this request is to be refused as in trouble, else 0 */
+	private synchronized long takeTrouble() {
+		if (this.troubled <= 0) {
+			return 0;
+		}
+		this.troubled--;
+		return this.troubledRetryAfterSeconds;
+	}
+
+	private static void refuse(HttpExchange exchange, String limit, long retryAfterSeconds) throws IOException {
+		exchange.getResponseHeaders().add("Retry-After", Long.toString(retryAfterSeconds));
 		exchange.getResponseHeaders().add("X-Refused-By", limit);
 		exchange.sendResponseHeaders(429, -1);
 	}

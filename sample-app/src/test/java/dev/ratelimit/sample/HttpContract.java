@@ -94,4 +94,24 @@ final class HttpContract {
 		assertThat((List<String>) JsonPath.read(body, "$.violated-policies")).isEqualTo(violated);
 	}
 
+	/**
+	 * Asserts a refusal by capacity the caller is not told about: the service's
+	 * condition, answered 503 with no limit named.
+	 */
+	static void assertReducedCapacity(HttpResponse<String> response, String retryAfter, String instance) {
+		assertThat(response.statusCode()).isEqualTo(503);
+		assertThat(response.headers().firstValue("Retry-After")).hasValue(retryAfter);
+		assertThat(response.headers().firstValue("Cache-Control")).hasValue("no-store");
+		assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
+				(type) -> assertThat(type).startsWith("application/problem+json"));
+		String body = response.body();
+		assertThat((String) JsonPath.read(body, "$.type"))
+			.isEqualTo("https://iana.org/assignments/http-problem-types#temporary-reduced-capacity");
+		assertThat((String) JsonPath.read(body, "$.title")).isEqualTo("Service Unavailable");
+		assertThat((Integer) JsonPath.read(body, "$.status")).isEqualTo(503);
+		assertThat((String) JsonPath.read(body, "$.detail")).contains("retry after " + retryAfter + " s");
+		assertThat((String) JsonPath.read(body, "$.instance")).isEqualTo(instance);
+		assertThat(body).doesNotContain("violated-policies").doesNotContain("provider");
+	}
+
 }
