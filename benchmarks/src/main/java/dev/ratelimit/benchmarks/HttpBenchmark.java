@@ -355,7 +355,7 @@ public final class HttpBenchmark {
 		common.add("--spring.data.redis.host=127.0.0.1");
 		common.add("--spring.data.redis.port=" + redis.port());
 		// The limiter's default 100 ms command timeout is for production; on a loaded machine
-		// a slow moment would time out, and the fail-open policy would then admit requests
+		// a slow moment would time out, and the policy's failure mode would then decide requests
 		// without asking Redis, flattering the limiter. Every decision must go to Redis.
 		common.add("--rate-limit.redis.timeout=5s");
 		List<String> on = new ArrayList<>(common);

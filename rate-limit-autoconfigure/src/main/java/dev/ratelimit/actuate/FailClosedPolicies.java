@@ -18,8 +18,8 @@ import dev.ratelimit.core.LimitKind;
  * (shadow ones never refuse), budgets with {@code failure-mode: closed} (the
  * default for budgets) and distributed concurrency caps with
  * {@code failure-mode: closed}. A Redis outage is an outage of the application
- * only through them. Inline policies of annotations fail open, local
- * concurrency caps never ask Redis.
+ * only through them. Inline policies of annotations fail local (they cannot
+ * choose a mode), local concurrency caps never ask Redis.
  */
 final class FailClosedPolicies {
 

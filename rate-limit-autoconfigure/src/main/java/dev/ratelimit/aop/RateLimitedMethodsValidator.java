@@ -3,6 +3,8 @@ package dev.ratelimit.aop;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +21,7 @@ import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.Exemption;
+import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.RateLimitPolicy;
@@ -36,7 +39,9 @@ import dev.ratelimit.key.BoundPolicy;
  * static or final), which would silently not be limited;</li>
  * <li>logs where the limits are kept (the backend), then one line per policy
  * saying where it applies (route rules and methods), and warns about policies
- * that apply nowhere.</li>
+ * that apply nowhere;</li>
+ * <li>with a remote backend, warns in one line about the limits that would go
+ * unchecked while it cannot answer (failure mode open).</li>
  * </ul>
  */
 public final class RateLimitedMethodsValidator implements SmartInitializingSingleton, AopInfrastructureBean {
@@ -55,6 +60,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final Map<String, List<String>> clientUsages;
 
+	private final boolean remote;
+
 	/**
 	 * Creates a validator.
 	 * @param beans the limited methods of the beans checked
@@ -65,7 +72,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	 */
 	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
 			Map<String, List<String>> routeUsages, String backend) {
-		this(beans, annotations, policies, routeUsages, Map.of(), backend);
+		this(beans, annotations, policies, routeUsages, Map.of(), backend, false);
 	}
 
 	/**
@@ -77,15 +84,19 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	 * @param clientUsages the provider clients naming each rate-limit policy or
 	 * concurrency cap, as text
 	 * @param backend where the limits are kept, as the report's first line says it
+	 * @param remote whether the limits are kept in a store outside this process
+	 * (Redis), which can fail to answer: then the limits that fail open are named
 	 */
 	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
-			Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages, String backend) {
+			Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages, String backend,
+			boolean remote) {
 		this.beans = beans;
 		this.annotations = annotations;
 		this.policies = policies;
 		this.routeUsages = routeUsages;
 		this.clientUsages = clientUsages;
 		this.backend = backend;
+		this.remote = remote;
 	}
 
 	@Override
@@ -108,8 +119,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			MethodLimits limits = this.annotations.resolve(annotated.method(), annotated.beanType());
 			for (BoundPolicy bound : limits.rateLimits()) {
 				usages.add("rate", bound.policy().name(), "method " + where);
-				usages.describe("rate", bound.policy().name(),
-						describe(bound.policy()) + following(bound.applied().definition()));
+				usages.describe("rate", bound.policy(), describe(bound.policy()) + following(bound.applied().definition()));
 			}
 			for (BoundBudget bound : limits.budgets()) {
 				usages.add("budget", bound.policy().name(), "method " + where);
@@ -117,8 +127,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			if (limits.cap() != null) {
 				ConcurrencyPolicy policy = limits.cap().policy();
 				usages.add("concurrency", policy.name(), "method " + where);
-				usages.describe("concurrency", policy.name(),
-						describe(policy) + following(limits.cap().applied().definition()));
+				usages.describe("concurrency", policy, describe(policy) + following(limits.cap().applied().definition()));
 			}
 		}
 		report(usages);
@@ -127,13 +136,16 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	private void report(Usages usages) {
 		logger.info("Rate limiter backend: " + this.backend);
 		for (LiveLimit<RateLimitPolicy> policy : this.policies.rateLimits().lives()) {
-			usages.describe("rate", policy.name(), describe(policy.current().limit()) + following(policy.current()));
+			RateLimitPolicy limit = policy.current().limit();
+			usages.describe("rate", limit, describe(limit) + following(policy.current()));
 		}
 		for (LiveLimit<BudgetPolicy> budget : this.policies.budgets().lives()) {
-			usages.describe("budget", budget.name(), describe(budget.current().limit()) + following(budget.current()));
+			BudgetPolicy limit = budget.current().limit();
+			usages.describe("budget", limit, describe(limit) + following(budget.current()));
 		}
 		for (LiveLimit<ConcurrencyPolicy> cap : this.policies.concurrency().lives()) {
-			usages.describe("concurrency", cap.name(), describe(cap.current().limit()) + following(cap.current()));
+			ConcurrencyPolicy limit = cap.current().limit();
+			usages.describe("concurrency", limit, describe(limit) + following(cap.current()));
 		}
 		usages.descriptions.forEach((id, description) -> {
 			List<String> places = usages.places.getOrDefault(id, List.of());
@@ -145,6 +157,35 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 				logger.info(description + " applies to " + String.join(", ", places));
 			}
 		});
+		if (this.remote) {
+			warnAboutFailOpen(usages.limits.values());
+		}
+	}
+
+	/**
+	 * Names, in one warning, the limits that a store outage would remove: with
+	 * the memory backend there is no such outage, so nothing is said.
+	 */
+	private static void warnAboutFailOpen(Collection<Limit> limits) {
+		List<String> unlimited = limits.stream()
+			.filter(Limit::failsOpen)
+			.sorted(Comparator.comparing(Limit::kind).thenComparing(Limit::name))
+			.map((limit) -> noun(limit) + " '" + limit.name() + "'")
+			.toList();
+		if (!unlimited.isEmpty()) {
+			logger.warn("Unlimited during a Redis outage (failure-mode open): " + String.join(", ", unlimited)
+					+ ". While Redis does not answer (down, unreachable, or frozen for rate-limit.redis.timeout) "
+					+ "these limits let every call through unchecked; set failure-mode: local to keep limiting "
+					+ "in each instance, or closed to refuse the calls");
+		}
+	}
+
+	private static String noun(Limit limit) {
+		return switch (limit.kind()) {
+			case RATE_LIMIT -> "rate limit policy";
+			case BUDGET -> "budget";
+			case CONCURRENCY -> "concurrency cap";
+		};
 	}
 
 	private static String modifiers(Method method) {
@@ -179,13 +220,17 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			.append(budget.unit())
 			.append(" per ")
 			.append(limit.window()));
-		return "Budget '" + budget.name() + "' (" + limits + ", key " + budget.key()
-				+ visibility(budget.visibility()) + ")";
+		return "Budget '" + budget.name() + "' (" + limits + ", key " + budget.key() + ", failure-mode "
+				+ budget.failureMode().name().toLowerCase() + visibility(budget.visibility()) + ")";
 	}
 
 	private static String describe(ConcurrencyPolicy cap) {
+		// A local cap never asks Redis, so only a distributed one has a failure mode worth reading.
+		String failureMode = (cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED)
+				? ", failure-mode " + cap.failureMode().name().toLowerCase() : "";
 		return "Concurrency cap '" + cap.name() + "' (" + cap.permits() + " permits, "
-				+ cap.scope().name().toLowerCase() + ", key " + cap.key() + visibility(cap.visibility()) + ")";
+				+ cap.scope().name().toLowerCase() + ", key " + cap.key() + failureMode + visibility(cap.visibility())
+				+ ")";
 	}
 
 	/**
@@ -229,6 +274,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 		final Map<String, String> descriptions = new LinkedHashMap<>();
 
+		final Map<String, Limit> limits = new LinkedHashMap<>();
+
 		void add(String kind, String policy, String place) {
 			List<String> list = this.places.computeIfAbsent(kind + ":" + policy, (k) -> new ArrayList<>());
 			if (!list.contains(place)) {
@@ -236,8 +283,9 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			}
 		}
 
-		void describe(String kind, String policy, String description) {
-			this.descriptions.putIfAbsent(kind + ":" + policy, description);
+		void describe(String kind, Limit limit, String description) {
+			this.descriptions.putIfAbsent(kind + ":" + limit.name(), description);
+			this.limits.putIfAbsent(kind + ":" + limit.name(), limit);
 		}
 
 	}

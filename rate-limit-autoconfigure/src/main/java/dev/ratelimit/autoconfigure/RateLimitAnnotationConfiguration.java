@@ -29,9 +29,11 @@ import dev.ratelimit.aop.RateLimitedMethodsValidator;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
+import dev.ratelimit.memory.InMemoryRateLimitBackend;
 
 /**
  * The advice enforcing {@code @RateLimited}, {@code @CostBudget} and
@@ -100,9 +102,10 @@ class RateLimitAnnotationConfiguration {
 
 	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations,
-			LimitRegistry limits, RateLimitProperties properties) {
+			LimitRegistry limits, RateLimitProperties properties, RateLimitBackend backend) {
+		// The same test as the limiter's: only a backend outside this process can fail to answer.
 		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages(properties),
-				clientUsages(properties), backend(properties));
+				clientUsages(properties), backend(properties), !(backend instanceof InMemoryRateLimitBackend));
 	}
 
 	/** The provider clients naming each rate-limit policy or concurrency cap, for the start-up report. */

@@ -351,9 +351,10 @@ public class RateLimitProperties implements InitializingBean {
 		private String key = AbstractLimit.DEFAULT_KEY;
 
 		/**
-		 * What happens when the limit's store cannot answer: open lets the call run,
-		 * closed rejects it with 503, local decides it in this instance until the
-		 * store answers again. Budgets fail closed by default, the other kinds open.
+		 * What happens when the limit's store cannot answer: local decides the call
+		 * in this instance until the store answers again, closed rejects it with 503,
+		 * open lets it run unlimited. Rate-limit policies and concurrency caps default
+		 * to local, budgets to closed.
 		 */
 		private FailureMode failureMode;
 
@@ -683,7 +684,7 @@ public class RateLimitProperties implements InitializingBean {
 		private long prefetch;
 
 		public Policy() {
-			super(FailureMode.OPEN);
+			super(FailureMode.LOCAL);
 		}
 
 		public Algorithm getAlgorithm() {
@@ -1364,7 +1365,7 @@ public class RateLimitProperties implements InitializingBean {
 		private ConcurrencyPolicy.Rejection rejection = ConcurrencyPolicy.Rejection.TOO_MANY_REQUESTS;
 
 		public ConcurrencyCap() {
-			super(FailureMode.OPEN);
+			super(FailureMode.LOCAL);
 		}
 
 		@Override

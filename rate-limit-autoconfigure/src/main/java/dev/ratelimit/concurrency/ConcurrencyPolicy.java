@@ -15,8 +15,8 @@ import dev.ratelimit.core.Quota;
  * ({@link Scope#DISTRIBUTED}). A caller waits up to {@link #maxWaitMicros()} for
  * a permit, then is rejected. Immutable; validated in {@link Builder#build()}.
  * <p>
- * The failure mode (open by default) is what a distributed cap does when Redis
- * cannot answer; a local cap never asks it.
+ * The failure mode (local by default: cap the calls in this instance) is what a
+ * distributed cap does when Redis cannot answer; a local cap never asks it.
  */
 public final class ConcurrencyPolicy extends AbstractLimit {
 
@@ -86,6 +86,12 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 	@Override
 	public boolean failsClosed() {
 		return this.scope == Scope.DISTRIBUTED && failureMode() == FailureMode.CLOSED;
+	}
+
+	/** @return whether the cap lets calls run uncapped while Redis cannot answer; a local cap never asks Redis */
+	@Override
+	public boolean failsOpen() {
+		return this.scope == Scope.DISTRIBUTED && failureMode() == FailureMode.OPEN;
 	}
 
 	/**
@@ -175,7 +181,8 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		private Rejection rejection = Rejection.TOO_MANY_REQUESTS;
 
 		private Builder(String name) {
-			super(name, FailureMode.OPEN);
+			// An outage of the permit store must not uncap the calls: cap them in this instance.
+			super(name, FailureMode.LOCAL);
 		}
 
 		/**

@@ -45,6 +45,17 @@ public interface Limit {
 		return failureMode() == FailureMode.CLOSED;
 	}
 
+	/**
+	 * Returns whether the limit lets its calls through unchecked while its store
+	 * cannot answer: a {@link FailureMode#OPEN} limit whose decisions depend on
+	 * the store. Through such limits a store outage, or a store too slow to
+	 * answer in time, removes the limit.
+	 * @return whether the limit fails open
+	 */
+	default boolean failsOpen() {
+		return failureMode() == FailureMode.OPEN;
+	}
+
 	/** @return whether the limit is told to callers */
 	Visibility visibility();
 

@@ -4,7 +4,7 @@ import java.util.Objects;
 
 /**
  * A named, immutable, validated limit: algorithm, numbers, key expression,
- * failure mode (open by default) and missing-key behaviour. Built with
+ * failure mode (local by default) and missing-key behaviour. Built with
  * {@link #builder(String)}; every invalid value is rejected there with a
  * {@link PolicyValidationException} that names the attribute.
  */
@@ -101,6 +101,12 @@ public final class RateLimitPolicy extends AbstractLimit {
 	@Override
 	public boolean failsClosed() {
 		return failureMode() == FailureMode.CLOSED && !this.shadow;
+	}
+
+	/** @return whether the policy goes unchecked while the backend cannot answer; a shadow policy never limits */
+	@Override
+	public boolean failsOpen() {
+		return failureMode() == FailureMode.OPEN && !this.shadow;
 	}
 
 	/**
@@ -297,7 +303,8 @@ public final class RateLimitPolicy extends AbstractLimit {
 		private long prefetch;
 
 		private Builder(String name) {
-			super(name, FailureMode.OPEN);
+			// An outage of the shared store must not turn a limit into no limit: decide in this instance.
+			super(name, FailureMode.LOCAL);
 		}
 
 		/**

@@ -126,9 +126,9 @@ final class LimiterConnector implements AutoCloseable {
 					+ ((failure != null) ? message(failure)
 							: "no answer within " + this.connectTimeout.toMillis()
 									+ " ms (rate-limit.redis.connect-timeout)")
-					+ ". Starting anyway: each policy's failure mode applies until Redis answers (fail-open "
-					+ "policies let calls through unlimited, fail-closed ones refuse them); connecting again "
-					+ "in the background.");
+					+ ". Starting anyway: each policy's failure mode applies until Redis answers (local "
+					+ "policies are decided in this instance, fail-closed ones refuse their calls, fail-open ones "
+					+ "let them through unlimited); connecting again in the background.");
 		}
 	}
 

@@ -29,7 +29,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionProvid
  * call waits for DNS, TCP, TLS and the handshake; a request thread must never
  * be that call. Until the connector succeeds every call fails at once with a
  * {@link RedisConnectionFailureException}, so that the policies' failure modes
- * and the circuit breaker apply; afterwards the shared connection stays open
+ * apply; afterwards the shared connection stays open
  * and Lettuce reconnects it in the background, so no later call connects.
  * <p>
  * Still a {@link LettuceConnectionFactory}, so that the backends recognise a

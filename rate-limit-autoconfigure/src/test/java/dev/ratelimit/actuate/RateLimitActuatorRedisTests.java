@@ -115,7 +115,7 @@ class RateLimitActuatorRedisTests {
 		try {
 			assertThat(this.http.post("/chat", "X-Tenant-Id", "acl").status()).as("fail-closed budget")
 				.isEqualTo(503);
-			assertThat(this.http.get("/api/items", "X-User-Id", "acl").status()).as("fail-open policy")
+			assertThat(this.http.get("/api/items", "X-User-Id", "acl").status()).as("policy failing local")
 				.isEqualTo(200);
 
 			HttpTestClient.Response down = this.http.get("/actuator/health/rateLimit");

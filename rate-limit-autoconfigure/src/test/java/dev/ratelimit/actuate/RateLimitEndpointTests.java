@@ -53,7 +53,8 @@ class RateLimitEndpointTests {
 		assertThat(perUser.get("refill").asString()).isEqualTo("3/1h");
 		assertThat(perUser.get("window").isNull()).isTrue();
 		assertThat(perUser.get("key").asString()).isEqualTo("header('X-User-Id')");
-		assertThat(perUser.get("failureMode").asString()).isEqualTo("open");
+		// Not set: the default of rate limits.
+		assertThat(perUser.get("failureMode").asString()).isEqualTo("local");
 		assertThat(perUser.get("missingKey").asString()).isEqualTo("shared");
 		assertThat(perUser.get("shadow").asBoolean()).isFalse();
 		assertThat(perUser.get("maxWait").asString()).isEqualTo("0s");

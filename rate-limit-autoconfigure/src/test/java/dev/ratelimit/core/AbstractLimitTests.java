@@ -52,14 +52,32 @@ class AbstractLimitTests {
 	}
 
 	@Test
-	void budgetsFailClosedByDefaultTheOtherKindsOpen() {
+	void budgetsFailClosedByDefaultTheOtherKindsLocal() {
 		List<Limit> limits = List.of(RateLimitPolicy.builder("p").capacity(1).refill("1/1s").build(),
 				BudgetPolicy.builder("b").limit("day", "1.00").build(),
 				ConcurrencyPolicy.builder("c").permits(1).build());
+		// No kind turns unlimited by default when its store cannot answer.
 		assertThat(limits).extracting(Limit::failureMode)
-			.containsExactly(FailureMode.OPEN, FailureMode.CLOSED, FailureMode.OPEN);
+			.containsExactly(FailureMode.LOCAL, FailureMode.CLOSED, FailureMode.LOCAL);
+		assertThat(limits).noneMatch(Limit::failsOpen);
 		assertThat(limits).extracting(Limit::key).containsOnly(AbstractLimit.DEFAULT_KEY);
 		assertThat(limits).extracting(Limit::visibility).containsOnly(Visibility.AUTO);
+	}
+
+	@Test
+	void failsOpenOnlyWhereAStoreOutageWouldRemoveTheLimit() {
+		RateLimitPolicy.Builder open = RateLimitPolicy.builder("p").capacity(1).refill("1/1s")
+			.failureMode(FailureMode.OPEN);
+		ConcurrencyPolicy.Builder cap = ConcurrencyPolicy.builder("c").permits(1).failureMode(FailureMode.OPEN);
+		assertThat(open.build().failsOpen()).isTrue();
+		assertThat(BudgetPolicy.builder("b").limit("day", "1.00").failureMode(FailureMode.OPEN).build().failsOpen())
+			.isTrue();
+		assertThat(cap.scope(ConcurrencyPolicy.Scope.DISTRIBUTED).build().failsOpen()).isTrue();
+		// A shadow policy never limits, and a local cap never asks a store.
+		assertThat(open.shadow(true).build().failsOpen()).isFalse();
+		assertThat(cap.scope(ConcurrencyPolicy.Scope.LOCAL).build().failsOpen()).isFalse();
+		assertThat(open.shadow(false).failureMode(FailureMode.LOCAL).build().failsOpen()).isFalse();
+		assertThat(open.failureMode(FailureMode.CLOSED).build().failsOpen()).isFalse();
 	}
 
 	@Test
@@ -85,10 +103,11 @@ class AbstractLimitTests {
 
 	@Test
 	void copiesKeepTheCommonValues() {
+		// Open is no kind's default, so a copy that lost the value would show.
 		BudgetPolicy budget = BudgetPolicy.builder("b")
 			.limit("day", "1.00")
 			.key("ip")
-			.failureMode(FailureMode.LOCAL)
+			.failureMode(FailureMode.OPEN)
 			.visibility(Visibility.PUBLIC)
 			.build()
 			.toBuilder()
@@ -96,7 +115,7 @@ class AbstractLimitTests {
 		ConcurrencyPolicy cap = ConcurrencyPolicy.builder("c")
 			.permits(1)
 			.key("ip")
-			.failureMode(FailureMode.LOCAL)
+			.failureMode(FailureMode.OPEN)
 			.visibility(Visibility.PUBLIC)
 			.build()
 			.toBuilder()
@@ -105,7 +124,7 @@ class AbstractLimitTests {
 			.capacity(1)
 			.refill("1/1s")
 			.key("ip")
-			.failureMode(FailureMode.LOCAL)
+			.failureMode(FailureMode.OPEN)
 			.visibility(Visibility.PUBLIC)
 			.build();
 		assertThat(policy.toBuilder("q").build()).satisfies((copy) -> {
@@ -115,7 +134,7 @@ class AbstractLimitTests {
 		assertThat(List.<Limit>of(budget, cap, policy.toBuilder("q").build()))
 			.extracting(Limit::key, Limit::failureMode, Limit::visibility)
 			.extracting((values) -> values.toList())
-			.containsOnly(List.of("ip", FailureMode.LOCAL, Visibility.PUBLIC));
+			.containsOnly(List.of("ip", FailureMode.OPEN, Visibility.PUBLIC));
 		assertThat(budget.name()).isEqualTo("b");
 		assertThat(cap.name()).isEqualTo("c");
 	}

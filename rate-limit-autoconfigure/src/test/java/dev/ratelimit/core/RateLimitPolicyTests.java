@@ -97,7 +97,7 @@ class RateLimitPolicyTests {
 		RateLimitPolicy policy = RateLimitPolicy.builder("p").capacity(5).refill("1/1s").build();
 		assertThat(policy.windowMicros()).isEqualTo(5_000_000);
 		assertThat(policy.key()).isEqualTo("global");
-		assertThat(policy.failureMode()).isEqualTo(FailureMode.OPEN);
+		assertThat(policy.failureMode()).isEqualTo(FailureMode.LOCAL);
 	}
 
 }

@@ -147,7 +147,8 @@ class RateLimiterTests {
 				new InMemoryRateLimitBackend(new ManualTimeSource(), 100), listener);
 		RateLimitPolicy local = RateLimitPolicy.builder("local").capacity(8).refill("8/1h")
 			.failureMode(FailureMode.LOCAL).localInstances(4).build();
-		RateLimitPolicy open = RateLimitPolicy.builder("open").capacity(1).refill("1/1h").build();
+		RateLimitPolicy open = RateLimitPolicy.builder("open").capacity(1).refill("1/1h")
+			.failureMode(FailureMode.OPEN).build();
 		List<LimitRequest> call = List.of(new LimitRequest(local, "k", 1), new LimitRequest(open, "k", 1));
 		// 8 shared by 4 instances: this one allows 2 while the backend is down
 		assertThat(limiter.acquire(call).allowed()).isTrue();
@@ -159,6 +160,30 @@ class RateLimiterTests {
 		assertThat(events).startsWith("available false", "failed over local LOCAL", "failed over open OPEN",
 				"LOCAL_FALLBACK local true")
 			.containsOnlyOnce("available false");
+	}
+
+	@Test
+	void failedBackendGivesBackToTheLocalFallbackWhatACallCountedByOutcomeTook() {
+		// Brute-force protection through an outage: only failed logins count, on the local fallback too.
+		RateLimitBackend broken = (acquisitions) -> {
+			throw new IllegalStateException("connection refused");
+		};
+		RateLimiter limiter = new RateLimiter(broken, this.keys, Sleeper.system(),
+				new InMemoryRateLimitBackend(new ManualTimeSource(), 100), LimitListener.NONE);
+		RateLimitPolicy failedLogins = RateLimitPolicy.builder("failed-logins").algorithm(Algorithm.FIXED_WINDOW)
+			.capacity(5).window("15m").build();
+		List<LimitRequest> attempt = List.of(new LimitRequest(failedLogins, "demo", 1, true));
+		for (int i = 0; i < 10; i++) {
+			RateLimitOutcome success = limiter.tryAcquire(attempt);
+			assertThat(success.allowed()).isTrue();
+			success.provisional().settle((policy) -> false);
+		}
+		for (int i = 0; i < 5; i++) {
+			RateLimitOutcome failure = limiter.tryAcquire(attempt);
+			assertThat(failure.allowed()).isTrue();
+			failure.provisional().settle((policy) -> true);
+		}
+		assertThat(limiter.tryAcquire(attempt).allowed()).isFalse();
 	}
 
 	@Test

@@ -116,7 +116,13 @@ class KeyFloodTests {
 
 	@Test
 	void atTheBoundAFailOpenPolicyLetsNewCallersThroughAndAFailClosedOneRefusesThem() {
-		RateLimitPolicy open = RateLimitPolicy.builder("open").capacity(1).refill("1/1h").build();
+		RateLimitPolicy open = RateLimitPolicy.builder("open")
+			.capacity(1)
+			.refill("1/1h")
+			.failureMode(FailureMode.OPEN)
+			.build();
+		// The default, local: the full store is the only in-memory one, so it lets newcomers through like open.
+		RateLimitPolicy local = RateLimitPolicy.builder("local").capacity(1).refill("1/1h").build();
 		RateLimitPolicy closed = RateLimitPolicy.builder("closed")
 			.capacity(1)
 			.refill("1/1h")
@@ -138,7 +144,8 @@ class KeyFloodTests {
 
 				});
 		for (int i = 0; i < BOUND; i++) {
-			limiter.tryAcquire(List.of(new LimitRequest(open, "u" + i, 1), new LimitRequest(closed, "u" + i, 1)));
+			limiter.tryAcquire(List.of(new LimitRequest(open, "u" + i, 1), new LimitRequest(closed, "u" + i, 1),
+					new LimitRequest(local, "u" + i, 1)));
 		}
 
 		// A known caller is still decided by its state: exhausted.
@@ -149,10 +156,12 @@ class KeyFloodTests {
 		assertThat(newcomer.allowed()).isTrue();
 		assertThat(newcomer.decisions()).isEmpty();
 		assertThat(failedOver).containsExactly("open:OPEN:TooManyKeysException");
+		assertThat(limiter.tryAcquire(List.of(new LimitRequest(local, "new", 1))).allowed()).isTrue();
+		assertThat(failedOver).endsWith("local:OPEN:TooManyKeysException");
 		// A new caller of the closed policy is refused as the store cannot decide for it.
 		assertThatExceptionOfType(RateLimitBackendUnavailableException.class)
 			.isThrownBy(() -> limiter.tryAcquire(List.of(new LimitRequest(closed, "new", 1))));
-		assertThat(this.bound.refused()).isEqualTo(2);
+		assertThat(this.bound.refused()).isEqualTo(3);
 	}
 
 	@Test

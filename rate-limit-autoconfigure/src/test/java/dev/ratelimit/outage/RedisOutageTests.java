@@ -52,7 +52,7 @@ class RedisOutageTests {
 		registry.add("spring.data.redis.port", redis::port);
 		registry.add("rate-limit.backend", () -> "redis");
 		registry.add("rate-limit.redis.timeout", TIMEOUT::toString);
-		policy(registry, 0, "open", "capacity=1000", "refill=1000/1h");
+		policy(registry, 0, "open", "capacity=1000", "refill=1000/1h", "failure-mode=open");
 		policy(registry, 1, "closed", "capacity=1000", "refill=1000/1h", "failure-mode=closed");
 		policy(registry, 2, "local", "capacity=3", "refill=3/1h", "failure-mode=local");
 		policy(registry, 3, "shadow", "capacity=2", "refill=2/1h", "shadow=true");

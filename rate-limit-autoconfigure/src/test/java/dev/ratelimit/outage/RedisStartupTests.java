@@ -170,6 +170,7 @@ class RedisStartupTests {
 				"rate-limit.redis.connect-timeout=" + connectTimeout,
 				"management.endpoints.web.exposure.include=health", "management.endpoint.health.show-details=always",
 				"rate-limit.policies.open.capacity=1000", "rate-limit.policies.open.refill=1000/1h",
+				"rate-limit.policies.open.failure-mode=open",
 				// A global policy is internal by default; these tests read its header fields.
 				"rate-limit.policies.open.visibility=public",
 				"rate-limit.policies.closed.capacity=1000", "rate-limit.policies.closed.refill=1000/1h",

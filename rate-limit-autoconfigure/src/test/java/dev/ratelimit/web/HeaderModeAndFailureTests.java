@@ -20,8 +20,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * The header switches, and the answer of fail-open and fail-closed policies
- * when Redis refuses connections.
+ * The header switches, and the answer of policies in each failure mode when
+ * Redis refuses connections.
  */
 class HeaderModeAndFailureTests {
 
@@ -90,9 +90,25 @@ class HeaderModeAndFailureTests {
 	}
 
 	@Test
-	void failOpenPolicyServesTheRequestWhenRedisRefusesConnections() {
+	void policyWithTheDefaultFailureModeKeepsLimitingInMemoryWhenRedisRefusesConnections() {
+		// No failure-mode set: local, so the outage is decided here, with the local limiter's fields.
 		this.contextRunner.withUserConfiguration(DeadRedis.class)
 			.withPropertyValues("rate-limit.backend=redis")
+			.run((context) -> {
+				MockMvc mvc = mockMvc(context);
+				mvc.perform(get("/api/open"))
+					.andExpect(status().isOk())
+					.andExpect(header().string("RateLimit", "\"tiny\";r=0;t=3600"));
+				mvc.perform(get("/api/open"))
+					.andExpect(status().isTooManyRequests())
+					.andExpect(header().string("Retry-After", "3600"));
+			});
+	}
+
+	@Test
+	void failOpenPolicyServesTheRequestWhenRedisRefusesConnections() {
+		this.contextRunner.withUserConfiguration(DeadRedis.class)
+			.withPropertyValues("rate-limit.backend=redis", "rate-limit.policies.tiny.failure-mode=open")
 			.run((context) -> {
 				MockMvc mvc = mockMvc(context);
 				for (int i = 0; i < 3; i++) {
