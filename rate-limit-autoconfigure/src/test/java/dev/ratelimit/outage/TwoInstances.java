@@ -70,6 +70,20 @@ final class TwoInstances {
 	}
 
 	/**
+	 * Waits for a thread to end.
+	 * @param thread the thread
+	 */
+	static void join(Thread thread) {
+		try {
+			thread.join();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
 	 * One instance: its programmatic API and what its listener heard.
 	 */
 	static final class Instance {
@@ -96,7 +110,8 @@ final class TwoInstances {
 	}
 
 	/**
-	 * Counts decisions by where they were made, and calls let through unchecked.
+	 * Counts decisions by where they were made, and calls that fell to the
+	 * failure mode (and when the last did).
 	 */
 	static class Counting implements LimitListener {
 
@@ -107,6 +122,9 @@ final class TwoInstances {
 		final AtomicLong localAllowed = new AtomicLong();
 
 		final AtomicLong fellBack = new AtomicLong();
+
+		/** {@link System#nanoTime()} when a call last fell to the failure mode. */
+		final AtomicLong lastFellBackNanos = new AtomicLong();
 
 		@Override
 		public void decided(Limit limit, boolean allowed, DecisionSource source) {
@@ -124,6 +142,7 @@ final class TwoInstances {
 		@Override
 		public void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
 			this.fellBack.incrementAndGet();
+			this.lastFellBackNanos.set(System.nanoTime());
 		}
 
 	}
