@@ -166,6 +166,18 @@ final class Goals {
 	}
 
 	/** Records a part of the run that did not complete, as a goal missed. */
+	void overload(OverloadBenchmark.Report report) {
+		this.goals.add(new Goal("Overload: decisions that fall to the failure mode (sample, 2 instances on one Redis, "
+				+ "64 clients, server CPU saturated)", "≤ 0.1%", report.fallbackCounts(), report.fallbackPercent() <= 0.1));
+		this.goals.add(new Goal("Overload: passwords checked of 64 parallel wrong logins for one user (limit 5)",
+				"≤ 5 in every trial", report.trials().size() + " trials: " + report.trials(), report.worstTrial() <= 5));
+		this.goals.add(new Goal("Redis frozen 2 s under that load: passwords checked per instance while frozen",
+				"≤ 5 (the limit once per instance)", "at most " + report.worstInstanceWhileFrozen(),
+				report.worstInstanceWhileFrozen() <= 5));
+		this.goals.add(new Goal("Redis frozen 2 s: decisions back on Redis after SIGCONT",
+				"within one timeout and a probe (≤ 500 ms)", report.backMillis() + " ms", report.backMillis() <= 500));
+	}
+
 	void failed(String part, Throwable failure) {
 		String reason = String.valueOf(failure.getMessage()).replace('|', '/').replace('\n', ' ');
 		this.goals.add(new Goal("Part " + part + " of the run", "completes", "failed: "

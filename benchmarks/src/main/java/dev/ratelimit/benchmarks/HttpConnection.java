@@ -121,7 +121,18 @@ final class HttpConnection implements AutoCloseable {
 	 * @throws IOException if the server cannot be reached or breaks the protocol
 	 */
 	int get() throws IOException {
-		return exchange(null, null);
+		return exchange(nextRequest(), null, null);
+	}
+
+	/**
+	 * Sends a request of the caller's own instead of this connection's, such as
+	 * a POST with a body, and reads the response, discarding its headers and body.
+	 * @param request the whole request as it goes on the wire, for this host
+	 * @return the status code
+	 * @throws IOException if the server cannot be reached or breaks the protocol
+	 */
+	int send(byte[] request) throws IOException {
+		return exchange(request, null, null);
 	}
 
 	/**
@@ -132,16 +143,22 @@ final class HttpConnection implements AutoCloseable {
 	Response getFully() throws IOException {
 		List<String> headers = new ArrayList<>();
 		ByteArrayOutputStream body = new ByteArrayOutputStream();
-		int status = exchange(headers, body);
+		int status = exchange(nextRequest(), headers, body);
 		return new Response(status, headers, body.toString(StandardCharsets.UTF_8));
 	}
 
-	private int exchange(List<String> headers, ByteArrayOutputStream body) throws IOException {
+	/** This connection's requests in turn, one per call. */
+	private byte[] nextRequest() {
+		byte[] request = this.requests[this.next];
+		this.next = (this.next + 1 == this.requests.length) ? 0 : this.next + 1;
+		return request;
+	}
+
+	private int exchange(byte[] request, List<String> headers, ByteArrayOutputStream body) throws IOException {
 		if (this.socket == null) {
 			open();
 		}
-		this.out.write(this.requests[this.next]);
-		this.next = (this.next + 1 == this.requests.length) ? 0 : this.next + 1;
+		this.out.write(request);
 		this.out.flush();
 		int status;
 		boolean close;

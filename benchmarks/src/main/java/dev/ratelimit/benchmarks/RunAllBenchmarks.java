@@ -18,8 +18,8 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Runs every benchmark, in-memory (JMH), Redis, Redis server time, HTTP, start-up
- * and accuracy, and writes
+ * Runs every benchmark, in-memory (JMH), Redis, Redis server time, HTTP, start-up,
+ * accuracy and overload, and writes
  * their tables and the goals they meet or miss into {@code docs/performance.md}
  * between the markers {@value #BEGIN} and {@value #END}. The text around the
  * markers, the reading of the numbers, is written by hand.
@@ -28,7 +28,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * {@code mvn -q -pl benchmarks,sample-app -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
  * (about 45 minutes on 2 cores; a part that fails is reported as a goal missed and
- * the others still run). Options: {@code --parts memory,redis,lua,http,startup,accuracy},
+ * the others still run). Options: {@code --parts memory,redis,lua,http,startup,accuracy,overload},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
  * prints only).
@@ -50,7 +50,7 @@ public final class RunAllBenchmarks {
 	public static void main(String[] args) throws Exception {
 		Options options = Options.parse(args);
 		boolean quick = Boolean.parseBoolean(options.string("quick", "false"));
-		List<String> parts = options.list("parts", "memory,redis,lua,http,startup,accuracy");
+		List<String> parts = options.list("parts", "memory,redis,lua,http,startup,accuracy,overload");
 		String docs = options.string("docs", "docs/performance.md");
 		long began = System.nanoTime();
 		Goals goals = new Goals();
@@ -115,6 +115,13 @@ public final class RunAllBenchmarks {
 				.append(AccuracyBenchmark.fleetTable(report.fleet()))
 				.append('\n');
 			goals.accuracy(report);
+		});
+
+		part(parts, "overload", goals, results, () -> {
+			OverloadBenchmark.Report report = OverloadBenchmark.run(SampleAppProcess.locateJar(null),
+					CpuPinning.of("auto"), quick ? 5 : 30, 64, quick ? 3 : 20, 2, null);
+			results.append(report.toMarkdown()).append('\n');
+			goals.overload(report);
 		});
 
 		double minutes = (System.nanoTime() - began) / 60e9;

@@ -21,7 +21,7 @@ import static org.awaitility.Awaitility.await;
  * the user gets at most the limit once per instance on top of what Redis had
  * granted; when Redis answers again, decisions are back on it within one
  * timeout and a probe, not after an open circuit's wait (before: every call
- * admitted while frozen, and for 5 s after).
+ * admitted while frozen, and for 3 s after).
  */
 class RedisStallTests {
 
