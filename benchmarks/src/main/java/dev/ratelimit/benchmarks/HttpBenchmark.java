@@ -354,9 +354,9 @@ public final class HttpBenchmark {
 		common.add("--rate-limit.backend=redis");
 		common.add("--spring.data.redis.host=127.0.0.1");
 		common.add("--spring.data.redis.port=" + redis.port());
-		// The limiter's default 100 ms command timeout is for production; on a loaded machine
-		// a slow moment would time out, and the policy's failure mode would then decide requests
-		// without asking Redis, flattering the limiter. Every decision must go to Redis.
+		// Every decision must go to Redis: a Redis silent for the default 250 ms (which a saturated
+		// benchmark machine can see now and then) would let the failure mode decide requests without
+		// asking it, flattering the limiter.
 		common.add("--rate-limit.redis.timeout=5s");
 		List<String> on = new ArrayList<>(common);
 		on.add("--rate-limit.enabled=true");
@@ -648,7 +648,7 @@ public final class HttpBenchmark {
 				return row;
 			}
 			catch (IllegalStateException ex) {
-				// The server's own account (Redis timeouts, an open circuit breaker, errors) is in its log.
+				// The server's own account (Redis timeouts, a closed silence gate, errors) is in its log.
 				throw new IllegalStateException(ex.getMessage() + app.logTail(), ex);
 			}
 		}

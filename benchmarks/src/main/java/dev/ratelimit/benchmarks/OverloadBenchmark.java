@@ -29,7 +29,8 @@ import java.util.regex.Pattern;
  * {@code --pin none} lets everything share both cores. Run from the repository
  * root after {@code mvn -q -pl benchmarks,sample-app -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.OverloadBenchmark
- * [--seconds 30] [--clients 64] [--trials 20] [--stall-seconds 2] [--pin auto]}.
+ * [--seconds 30] [--clients 64] [--trials 20] [--stall-seconds 2] [--pin auto] [--failure-mode local]
+ * [--jar sample-app.jar]}.
  */
 public final class OverloadBenchmark {
 

@@ -7,7 +7,7 @@ import dev.ratelimit.support.RedisServerFixture;
 
 /**
  * {@link CountByOutcomeTests} on the Redis backend (with its deny cache and
- * circuit breaker in front), against the shared redis-server.
+ * silence gate in front), against the shared redis-server.
  */
 class RedisCountByOutcomeTests extends CountByOutcomeTests {
 
