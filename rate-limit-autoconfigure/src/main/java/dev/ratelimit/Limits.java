@@ -21,6 +21,7 @@ import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.KeyContext;
 
 /**
  * The programmatic API: the configured limits of every kind, by name, in one
@@ -79,7 +80,8 @@ public final class Limits {
 	 * Takes one unit of a rate limit for a key, waiting for the call's turn when
 	 * the policy is in wait mode.
 	 * @param policy the policy's name
-	 * @param key the caller's key, or {@code null} for the policy's missing-key rule
+	 * @param key the caller's key, or {@code null} for the policy's {@code global} bucket when that is its
+	 * key (the default), else its missing-key rule
 	 * @return the outcome, allowed
 	 * @throws RateLimitExceededException if the policy refuses
 	 */
@@ -91,26 +93,29 @@ public final class Limits {
 	 * Takes units of a rate limit for a key, waiting for the call's turn when the
 	 * policy is in wait mode.
 	 * @param policy the policy's name
-	 * @param key the caller's key, or {@code null} for the policy's missing-key rule
+	 * @param key the caller's key, or {@code null} for the policy's {@code global} bucket when that is its
+	 * key (the default), else its missing-key rule
 	 * @param cost the units to take
 	 * @return the outcome, allowed
 	 * @throws RateLimitExceededException if the policy refuses
 	 */
 	public RateLimitOutcome acquire(String policy, String key, long cost) {
-		return this.limiter.acquireOrThrow(find(this.registry.rateLimits(), policy, key), key, cost);
+		RateLimitPolicy rateLimit = find(this.registry.rateLimits(), policy, key);
+		return this.limiter.acquireOrThrow(rateLimit, keyOf(rateLimit, key), cost);
 	}
 
 	/**
 	 * Decides a rate limit for a key without throwing and without waiting: an
 	 * allowed outcome of a shaping policy carries the wait for the caller to honour.
 	 * @param policy the policy's name
-	 * @param key the caller's key, or {@code null} for the policy's missing-key rule
+	 * @param key the caller's key, or {@code null} for the policy's {@code global} bucket when that is its
+	 * key (the default), else its missing-key rule
 	 * @param cost the units to take
 	 * @return the outcome; check {@link RateLimitOutcome#allowed()}
 	 */
 	public RateLimitOutcome tryAcquire(String policy, String key, long cost) {
 		RateLimitPolicy rateLimit = find(this.registry.rateLimits(), policy, key);
-		return this.limiter.tryAcquire(List.of(new LimitRequest(rateLimit, key, cost)));
+		return this.limiter.tryAcquire(List.of(new LimitRequest(rateLimit, keyOf(rateLimit, key), cost)));
 	}
 
 	/**
@@ -123,7 +128,8 @@ public final class Limits {
 	 * @throws BudgetExceededException if the estimate does not fit
 	 */
 	public Reservation reserve(String budget, String key, String estimate) {
-		return this.budgets.reserve(find(this.registry.budgets(), budget, key), key, Amounts.parseMicros(estimate));
+		BudgetPolicy policy = find(this.registry.budgets(), budget, key);
+		return this.budgets.reserve(policy, keyOf(policy, key), Amounts.parseMicros(estimate));
 	}
 
 	/**
@@ -134,19 +140,35 @@ public final class Limits {
 	 */
 	public BudgetDecision remaining(String budget, String key) {
 		BudgetPolicy policy = find(this.registry.budgets(), budget, key);
-		return this.budgets.remaining(policy, key);
+		return this.budgets.remaining(policy, keyOf(policy, key));
 	}
 
 	/**
 	 * Takes a permit of a concurrency cap, waiting up to its max-wait.
 	 * @param cap the cap's name
-	 * @param key the caller's key, or {@code null} for the cap's shared permits
+	 * @param key the caller's key, or {@code null} for the cap's shared permits (those its annotated
+	 * calls take when its key is {@code global}, the default)
 	 * @return the permit, to close (or release) when the work ends
 	 * @throws ConcurrencyLimitExceededException if no permit freed in time
 	 */
 	public Permit permit(String cap, String key) {
 		ConcurrencyPolicy policy = find(this.registry.concurrency(), cap, key);
-		return this.concurrency.acquire(policy, key);
+		return this.concurrency.acquire(policy, keyOf(policy, key));
+	}
+
+	/**
+	 * The key a call through this API counts against: the one given, or, for
+	 * {@code null} and a limit keyed {@code global} (the default), that key, so
+	 * that the API and the annotations share the limit's one pool; a limit used
+	 * both ways would otherwise allow twice its size. For {@code null} and any
+	 * other key expression, {@code null}: a rate limit's missing-key rule, a
+	 * cap's permits shared by keyless calls, a budget's missing key.
+	 */
+	private static @Nullable String keyOf(Limit limit, @Nullable String key) {
+		if (key == null && KeyContext.GLOBAL.equals(limit.key().strip())) {
+			return KeyContext.GLOBAL;
+		}
+		return key;
 	}
 
 	/**

@@ -3,6 +3,7 @@ package dev.ratelimit;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
@@ -23,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 class LimitsTests {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
 		.withPropertyValues("rate-limit.policies.agent-runs.capacity=2", "rate-limit.policies.agent-runs.refill=2/1h",
 				"rate-limit.budgets.tenant-daily.amount=1.00", "rate-limit.concurrency.provider.permits=1");
 
@@ -64,6 +65,27 @@ class LimitsTests {
 		});
 	}
 
+	/**
+	 * A limit whose key is {@code global} (the default) has one pool: the API's
+	 * {@code null} key and the annotations' calls count against the same one,
+	 * for every kind, or a limit used both ways would allow twice its size.
+	 */
+	@Test
+	void withTheDefaultKeyTheApisNullKeyAndTheAnnotationsShareOnePool() {
+		this.contextRunner.withBean(Guarded.class).run((context) -> {
+			Limits limits = context.getBean(Limits.class);
+			Guarded guarded = context.getBean(Guarded.class);
+			guarded.capped(() -> assertThatExceptionOfType(ConcurrencyLimitExceededException.class)
+				.isThrownBy(() -> limits.permit("provider", null)));
+			guarded.limited();
+			guarded.limited();
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> limits.acquire("agent-runs", null));
+			limits.reserve("tenant-daily", null, "0.60").settle(600_000);
+			assertThatExceptionOfType(BudgetExceededException.class).isThrownBy(() -> guarded.charged());
+		});
+	}
+
 	@Test
 	void anUnknownNameIsAProgrammingErrorNamingWhatIsConfigured() {
 		this.contextRunner.run((context) -> {
@@ -74,6 +96,24 @@ class LimitsTests {
 			assertThatIllegalArgumentException().isThrownBy(() -> limits.permit("tenant-daily", null))
 				.withMessageContaining("concurrency named 'tenant-daily'");
 		});
+	}
+
+	/** Uses each limit with its default key, {@code global}. */
+	static class Guarded {
+
+		@Concurrency("provider")
+		void capped(Runnable whileHeld) {
+			whileHeld.run();
+		}
+
+		@RateLimited("agent-runs")
+		void limited() {
+		}
+
+		@CostBudget(value = "tenant-daily", estimate = "0.60")
+		void charged() {
+		}
+
 	}
 
 }
