@@ -178,13 +178,13 @@ class KeyFloodTests {
 	@ParameterizedTest(name = "failure mode {0}")
 	@EnumSource(value = FailureMode.class)
 	void aNewKeyDuringAFloodNeverHoldsMoreThanItsPermits(FailureMode mode) {
-		LocalConcurrencyLimiter local = new LocalConcurrencyLimiter(this.bound, this.clock, LimitListener.NONE);
+		LocalConcurrencyLimiter local = new LocalConcurrencyLimiter(this.bound, this.clock);
 		newKeyDuringAFloodNeverHoldsMoreThanItsPermits(local, local, cap(mode, ConcurrencyPolicy.Scope.LOCAL));
 	}
 
 	@Test
 	void aNewKeyDuringAFloodInAnOutageNeverHoldsMoreThanItsPermits() {
-		LocalConcurrencyLimiter local = new LocalConcurrencyLimiter(this.bound, this.clock, LimitListener.NONE);
+		LocalConcurrencyLimiter local = new LocalConcurrencyLimiter(this.bound, this.clock);
 		try (DistributedConcurrencyLimiter distributed = DistributedLimitersForTests.create(
 				new UnavailablePermitStore(), this.keys, local, this.clock, (micros) -> {
 				}, null)) {
