@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -38,8 +39,10 @@ import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.Sleeper;
+import dev.ratelimit.support.CapturedLog;
 import dev.ratelimit.support.ManualTimeSource;
 
+import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
@@ -216,6 +219,36 @@ class KeyFloodTests {
 		assertThat(local.inUse(cap, "victim")).isZero();
 		assertThat(local.inUse(cap, "newcomer")).isZero();
 		assertThat(local.size()).as("keys with calls in flight").isZero();
+	}
+
+	@Test
+	void eachStoreCountsItsOverflowDecisionsAndWarnsOncePerPolicy() {
+		KeyBound rateLimits = new KeyBound(BOUND, 64, "rate-limit.memory.max-keys");
+		KeyBound budgets = new KeyBound(BOUND, 64, "rate-limit.memory.max-budget-keys");
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, rateLimits);
+		CostBudgets costBudgets = new CostBudgets(new InMemoryBudgetStore(this.clock, budgets), null, this.keys);
+		RateLimitPolicy perIp = RateLimitPolicy.builder("per-ip").capacity(2).refill("1/1h").build();
+		RateLimitPolicy perUser = RateLimitPolicy.builder("per-user").capacity(2).refill("1/1h").build();
+		BudgetPolicy daily = budget(FailureMode.CLOSED);
+		try (CapturedLog log = CapturedLog.of(KeyBound.class)) {
+			for (int i = 0; i < BOUND + 50; i++) {
+				this.clock.advanceMicros(1);
+				backend.tryConsume(perIp, "ip-" + i, 1);
+				backend.tryConsume(perUser, "user-" + i, 1);
+				reserveAndSettle(costBudgets, daily, "tenant-" + i, 1);
+			}
+			assertThat(rateLimits.of("per-ip").overflowDecisions()).isEqualTo(50);
+			assertThat(rateLimits.of("per-user").overflowDecisions()).isEqualTo(50);
+			assertThat(budgets.of(daily.name()).overflowDecisions()).isEqualTo(50);
+			assertThat(log.warnings()).hasSize(3);
+			assertThat(log.warnings()).filteredOn((message) -> message.contains("rate-limit 'per-ip'"))
+				.singleElement(as(InstanceOfAssertFactories.STRING))
+				.contains("holds 100 keys that still matter", "new keys now share 64 overflow slots", "none passes the limit")
+				.contains("Raise rate-limit.memory.max-keys");
+			assertThat(log.warnings()).filteredOn((message) -> message.contains("budget 'tenant-daily'"))
+				.singleElement(as(InstanceOfAssertFactories.STRING))
+				.contains("Raise rate-limit.memory.max-budget-keys");
+		}
 	}
 
 	@Test
