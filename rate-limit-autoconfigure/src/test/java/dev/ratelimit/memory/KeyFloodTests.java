@@ -1,5 +1,7 @@
 package dev.ratelimit.memory;
 
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -110,10 +112,8 @@ class KeyFloodTests {
 	@ParameterizedTest(name = "{0}")
 	@MethodSource("everyAlgorithm")
 	void aNewcomerDuringAFloodInAnOutageIsAdmittedAtMostItsLocalLimit(Algorithm algorithm) {
-		RateLimitBackend down = (acquisitions) -> {
-			throw new IllegalStateException("Redis is down");
-		};
-		RateLimiter limiter = new RateLimiter(down, this.keys, Sleeper.system(), this.backend, LimitListener.NONE);
+		RateLimiter limiter = new RateLimiter(unavailable(RateLimitBackend.class), this.keys, Sleeper.system(),
+				this.backend, LimitListener.NONE);
 		newcomerDuringAFloodIsAdmittedAtMostItsLimit(limiter, policy(algorithm, FailureMode.LOCAL));
 	}
 
@@ -145,7 +145,7 @@ class KeyFloodTests {
 
 	@Test
 	void aNewTenantDuringAFloodInAnOutageNeverSpendsBeyondItsBudget() {
-		CostBudgets budgets = new CostBudgets(new UnavailableBudgetStore(),
+		CostBudgets budgets = new CostBudgets(unavailable(BudgetStore.class),
 				new InMemoryBudgetStore(this.clock, this.bound), this.keys);
 		newTenantDuringAFloodNeverSpendsBeyondItsBudget(budgets, budget(FailureMode.LOCAL));
 	}
@@ -189,7 +189,7 @@ class KeyFloodTests {
 	void aNewKeyDuringAFloodInAnOutageNeverHoldsMoreThanItsPermits() {
 		LocalConcurrencyLimiter local = new LocalConcurrencyLimiter(this.bound, this.clock);
 		try (DistributedConcurrencyLimiter distributed = DistributedLimitersForTests.create(
-				new UnavailablePermitStore(), this.keys, local, this.clock, (micros) -> {
+				unavailable(PermitStore.class), this.keys, local, this.clock, (micros) -> {
 				}, null)) {
 			newKeyDuringAFloodNeverHoldsMoreThanItsPermits(distributed, local,
 					cap(FailureMode.LOCAL, ConcurrencyPolicy.Scope.DISTRIBUTED));
@@ -362,54 +362,18 @@ class KeyFloodTests {
 		return ConcurrencyPolicy.builder("cap").permits(2).failureMode(mode).scope(scope).build();
 	}
 
-	/** A budget store that cannot answer, as Redis in an outage. */
-	private static final class UnavailableBudgetStore implements BudgetStore {
-
-		@Override
-		public BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros) {
-			throw new IllegalStateException("Redis is down");
-		}
-
-		@Override
-		public BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros) {
-			throw new IllegalStateException("Redis is down");
-		}
-
-		@Override
-		public BudgetDecision release(BudgetPolicy policy, String key, String id) {
-			throw new IllegalStateException("Redis is down");
-		}
-
-		@Override
-		public BudgetDecision peek(BudgetPolicy policy, String key) {
-			throw new IllegalStateException("Redis is down");
-		}
-
-	}
-
-	/** A permit store that cannot answer, as Redis in an outage. */
-	private static final class UnavailablePermitStore implements PermitStore {
-
-		@Override
-		public Attempt tryAcquire(ConcurrencyPolicy policy, String key, String id) {
-			throw new IllegalStateException("Redis is down");
-		}
-
-		@Override
-		public boolean renew(ConcurrencyPolicy policy, String key, String id) {
-			throw new IllegalStateException("Redis is down");
-		}
-
-		@Override
-		public void release(ConcurrencyPolicy policy, String key, String id) {
-			throw new IllegalStateException("Redis is down");
-		}
-
-		@Override
-		public int holders(ConcurrencyPolicy policy, String key) {
-			throw new IllegalStateException("Redis is down");
-		}
-
+	/**
+	 * Returns a store that cannot answer, as Redis in an outage: every method of
+	 * the store's type throws.
+	 */
+	private static <T> T unavailable(Class<T> type) {
+		InvocationHandler down = (proxy, method, args) -> switch (method.getName()) {
+			case "equals" -> proxy == args[0];
+			case "hashCode" -> System.identityHashCode(proxy);
+			case "toString" -> "unavailable " + type.getSimpleName();
+			default -> throw new IllegalStateException("Redis is down");
+		};
+		return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] { type }, down));
 	}
 
 }
