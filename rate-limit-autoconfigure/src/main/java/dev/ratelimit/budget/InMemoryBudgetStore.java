@@ -26,7 +26,8 @@ import dev.ratelimit.core.TimeSource;
  * slot (a key stays on its slot while a reservation lives there). A settle
  * whose reservation is no longer held anywhere (it outlived its timeout and
  * its key was forgotten) still records the spend, on the state the key is
- * decided on now, within the bound.
+ * decided on now, within the bound; an extend or release of such a
+ * reservation is answered by the state the key reads.
  */
 public final class InMemoryBudgetStore implements BudgetStore {
 
@@ -65,8 +66,8 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	@Override
 	public BudgetDecision extend(BudgetPolicy policy, String key, String id, long moreMicros) {
-		// A reservation held nowhere is no longer live: the fresh state refuses.
-		return apply(policy, holder(policy, key, id),
+		// A reservation held nowhere is no longer live: the state the key reads refuses it.
+		return apply(policy, holderOrRead(policy, key, id),
 				(state) -> state.extend(policy, spans(policy), id, moreMicros, now()));
 	}
 
@@ -80,8 +81,9 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	@Override
 	public BudgetDecision release(BudgetPolicy policy, String key, String id) {
-		// Nothing to give back to a key already forgotten.
-		return apply(policy, holder(policy, key, id), (state) -> state.release(policy, spans(policy), id, now()));
+		// Nothing to give back to a key already forgotten: a fresh state, not kept.
+		return apply(policy, holderOrRead(policy, key, id),
+				(state) -> state.release(policy, spans(policy), id, now()));
 	}
 
 	@Override
@@ -119,6 +121,16 @@ public final class InMemoryBudgetStore implements BudgetStore {
 		}
 		unlock(slot);
 		return null;
+	}
+
+	/**
+	 * Returns the state a reservation was taken on, locked, or else what the key
+	 * reads (its own entry, its slot, or {@code null} for a fresh state): where an
+	 * unknown reservation is answered, as the Redis store answers it on the key.
+	 */
+	private Held holderOrRead(BudgetPolicy policy, String key, String id) {
+		Held holder = holder(policy, key, id);
+		return (holder != null) ? holder : this.states.lockToRead(policy, key);
 	}
 
 	private static void unlock(Held entry) {
