@@ -4,8 +4,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Comparator;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -91,7 +89,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	private final ConcurrentHashMap<String, E> entries = new ConcurrentHashMap<>();
 
 	/** Each policy's key count and, once it has overflowed, its slots. */
-	private final ConcurrentHashMap<String, PolicyKeys<E>> policies = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<String, OverflowSlots<E>> policies = new ConcurrentHashMap<>();
 
 	/** Places keys on slots; its key is this store's secret. */
 	private final SeededHash slotHash = SeededHash.random();
@@ -179,9 +177,9 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	 * @return the slot, locked, or {@code null}
 	 */
 	public E lockSlotIfPresent(P policy, String key) {
-		PolicyKeys<E> on = this.policies.get(policy.name());
-		AtomicReferenceArray<E> slots = (on != null) ? on.slots : null;
-		E slot = (slots != null) ? slots.get(slotIndex(key, slots.length())) : null;
+		OverflowSlots<E> on = this.policies.get(policy.name());
+		int count = (on != null) ? on.count() : 0;
+		E slot = (count > 0) ? on.get(slotIndex(key, count)) : null;
 		if (slot != null) {
 			slot.lock();
 		}
@@ -257,21 +255,17 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	 */
 	private E create(P policy, String key, long nowMicros) {
 		this.sweeper.sweepIfDue(nowMicros);
-		PolicyKeys<E> on = policyKeys(policy.name());
-		if (on.slots == null) {
-			// Until the policy first overflows, keys are added without a slot's lock; the first
-			// overflow waits for such adds under way (see guarded).
-			on.unguarded.incrementAndGet();
+		OverflowSlots<E> on = overflowSlots(policy.name());
+		if (on.beginUnguarded()) {
+			// Until the policy first overflows, keys are added without a slot's lock.
 			try {
-				if (on.slots == null) {
-					if (on.keys.tryAdd()) {
-						return insert(policy, key, on.keys, nowMicros);
-					}
-					on.allocateSlots(this.bound.overflowSlots());
+				if (on.keys.tryAdd()) {
+					return insert(policy, key, on.keys, nowMicros);
 				}
+				on.allocate(this.bound.overflowSlots());
 			}
 			finally {
-				on.unguarded.decrementAndGet();
+				on.endUnguarded();
 			}
 		}
 		return guarded(policy, key, on, nowMicros);
@@ -281,9 +275,9 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	 * Chooses between a new entry and the key's slot holding the slot's lock, so
 	 * that a key is never added while another caller decides for it on its slot.
 	 */
-	private E guarded(P policy, String key, PolicyKeys<E> on, long nowMicros) {
+	private E guarded(P policy, String key, OverflowSlots<E> on, long nowMicros) {
 		on.awaitUnguarded();
-		E slot = slot(policy, key, on, nowMicros);
+		E slot = on.getOrCreate(slotIndex(key, on.count()), () -> this.creator.create(policy, nowMicros));
 		slot.lock();
 		try {
 			E added = this.entries.get(key);
@@ -317,30 +311,14 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		return created;
 	}
 
-	/** Returns a key's slot, creating its state from the policy on first use. */
-	private E slot(P policy, String key, PolicyKeys<E> on, long nowMicros) {
-		AtomicReferenceArray<E> slots = on.slots;
-		int index = slotIndex(key, slots.length());
-		E slot = slots.get(index);
-		if (slot == null) {
-			E created = this.creator.create(policy, nowMicros);
-			created.owner = on.keys;
-			created.slot = index;
-			slot = slots.compareAndExchange(index, null, created);
-			if (slot == null) {
-				slot = created;
-			}
-		}
-		return slot;
-	}
-
 	private int slotIndex(String key, int slots) {
 		return (int) Long.remainderUnsigned(this.slotHash.hash(key), slots);
 	}
 
-	private PolicyKeys<E> policyKeys(String policy) {
-		PolicyKeys<E> on = this.policies.get(policy);
-		return (on != null) ? on : this.policies.computeIfAbsent(policy, (name) -> new PolicyKeys<>(this.bound.of(name)));
+	private OverflowSlots<E> overflowSlots(String policy) {
+		OverflowSlots<E> on = this.policies.get(policy);
+		return (on != null) ? on
+				: this.policies.computeIfAbsent(policy, (name) -> new OverflowSlots<>(this.bound.of(name)));
 	}
 
 	/**
@@ -375,50 +353,6 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		}
 		int byPolicy = a.owner.policy().compareTo(b.owner.policy());
 		return (byPolicy != 0) ? byPolicy : Integer.compare(a.slot, b.slot);
-	}
-
-	/**
-	 * One policy's key count and overflow slots in this store.
-	 *
-	 * @param <E> the state type
-	 */
-	private static final class PolicyKeys<E extends Entry> {
-
-		final KeyBound.Keys keys;
-
-		/** Keys being added without a slot's lock: only before the policy's first overflow. */
-		final AtomicInteger unguarded = new AtomicInteger();
-
-		/** {@code null} until the policy first overflows, then never again. */
-		volatile AtomicReferenceArray<E> slots;
-
-		PolicyKeys(KeyBound.Keys keys) {
-			this.keys = keys;
-		}
-
-		synchronized void allocateSlots(int count) {
-			if (this.slots == null) {
-				this.slots = new AtomicReferenceArray<>(count);
-			}
-		}
-
-		/**
-		 * Waits for the keys added without a slot's lock. Each such add checked
-		 * for slots after counting itself, so once none is under way every later
-		 * one sees the slots and takes the guarded way: a key added without the
-		 * lock, for which another caller then decides on its slot, cannot happen.
-		 */
-		void awaitUnguarded() {
-			for (int spins = 0; this.unguarded.get() != 0; spins++) {
-				if (spins < SPINS) {
-					Thread.onSpinWait();
-				}
-				else {
-					Thread.yield();
-				}
-			}
-		}
-
 	}
 
 	/**
