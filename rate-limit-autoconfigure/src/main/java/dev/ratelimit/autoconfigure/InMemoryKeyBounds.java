@@ -6,7 +6,8 @@ import dev.ratelimit.core.KeyBound;
 
 /**
  * The key bounds of the three in-memory stores, one per kind of limit, so that
- * their sizes and what they dropped and refused can be measured. The stores
+ * their sizes, what they dropped and what they decided on overflow slots can be
+ * measured. The stores
  * exist whatever the backend: with Redis they are the local fallbacks (and the
  * local concurrency caps).
  *
@@ -17,10 +18,16 @@ import dev.ratelimit.core.KeyBound;
 public record InMemoryKeyBounds(KeyBound rateLimits, KeyBound budgets, KeyBound concurrency)
 		implements AopInfrastructureBean {
 
+	private static final String MAX_KEYS = "rate-limit.memory.max-keys";
+
+	private static final String MAX_BUDGET_KEYS = "rate-limit.memory.max-budget-keys";
+
 	static InMemoryKeyBounds of(RateLimitProperties.Memory memory) {
-		// Checked positive with the other properties, whatever the backend.
-		return new InMemoryKeyBounds(new KeyBound(memory.getMaxKeys()), new KeyBound(memory.getMaxBudgetKeys()),
-				new KeyBound(memory.getMaxKeys()));
+		// Checked with the other properties, whatever the backend.
+		int slots = memory.getOverflowSlots();
+		return new InMemoryKeyBounds(new KeyBound(memory.getMaxKeys(), slots, MAX_KEYS),
+				new KeyBound(memory.getMaxBudgetKeys(), slots, MAX_BUDGET_KEYS),
+				new KeyBound(memory.getMaxKeys(), slots, MAX_KEYS));
 	}
 
 }

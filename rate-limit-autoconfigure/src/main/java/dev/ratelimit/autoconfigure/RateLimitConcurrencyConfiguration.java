@@ -23,10 +23,8 @@ class RateLimitConcurrencyConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LocalConcurrencyLimiter rateLimitLocalConcurrencyLimiter(InMemoryKeyBounds bounds, TimeSource timeSource,
-			ObjectProvider<LimitListener> listeners) {
-		return new LocalConcurrencyLimiter(bounds.concurrency(), timeSource,
-				LimitListener.of(listeners.orderedStream().toList()));
+	LocalConcurrencyLimiter rateLimitLocalConcurrencyLimiter(InMemoryKeyBounds bounds, TimeSource timeSource) {
+		return new LocalConcurrencyLimiter(bounds.concurrency(), timeSource);
 	}
 
 	@Bean

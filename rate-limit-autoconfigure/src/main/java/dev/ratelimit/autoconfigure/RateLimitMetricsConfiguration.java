@@ -82,7 +82,8 @@ class RateLimitMetricsConfiguration {
 
 	/**
 	 * The size of an in-memory store, the keys it dropped because their state was
-	 * fresh again, and the new keys it refused at its bound.
+	 * fresh again, and per policy, once it has overflowed, the decisions taken on
+	 * its overflow slots.
 	 */
 	private static void register(MeterRegistry meters, String store, KeyBound bound) {
 		Gauge.builder("rate.limit.memory.keys", bound, KeyBound::keys)
@@ -93,11 +94,14 @@ class RateLimitMetricsConfiguration {
 			.description("Keys an in-memory store dropped because forgetting them changed nothing")
 			.tag("store", store)
 			.register(meters);
-		FunctionCounter.builder("rate.limit.memory.refusals", bound, KeyBound::refused)
-			.description("New keys an in-memory store refused because a policy held its bound of keys that "
-					+ "still mattered; the policy's failure mode applied to those calls")
+		// The bound holds each policy's keys strongly: the counter's weak reference to them stays good.
+		bound.onOverflow((keys) -> FunctionCounter
+			.builder("rate.limit.memory.overflow.decisions", keys, KeyBound.Keys::overflowDecisions)
+			.description("Decisions an in-memory store took on a policy's overflow slots: new keys of a policy "
+					+ "holding its bound of keys that still matter, sharing states limited like one key each")
 			.tag("store", store)
-			.register(meters);
+			.tag("policy", keys.policy())
+			.register(meters));
 	}
 
 }

@@ -879,20 +879,30 @@ public class RateLimitProperties implements InitializingBean {
 		/**
 		 * Most keys kept per rate-limit policy and per concurrency cap. A key is
 		 * dropped only once forgetting it changes nothing (its bucket is full again,
-		 * its window over, no call in flight); a policy holding this many keys that
-		 * still matter refuses new keys, which then get the policy's failure mode.
-		 * With the Redis backend it bounds the local fallback and the local caps.
+		 * its window over, no call in flight); while a policy holds this many keys
+		 * that still matter, new keys share its overflow slots, each limited like
+		 * one key of the policy. With the Redis backend it bounds the local fallback
+		 * and the local caps.
 		 */
 		private long maxKeys = 100_000;
 
 		/**
 		 * Most keys kept per budget. A key is dropped only once its windows have
 		 * ended and its reservations expired, so spend is never forgotten inside its
-		 * window; a budget holding this many keys refuses new keys, which then get
-		 * the budget's failure mode. With the Redis backend it bounds the local
-		 * fallback.
+		 * window; while a budget holds this many keys, new keys share its overflow
+		 * slots, each holding the budget's amounts. With the Redis backend it bounds
+		 * the local fallback.
 		 */
 		private long maxBudgetKeys = 100_000;
+
+		/**
+		 * Overflow slots per policy, budget and cap of the in-memory stores, from 1
+		 * to 1048576: the states new keys share, chosen by a secret hash of the key,
+		 * while the policy holds its bound of keys. Each is limited like one key, so
+		 * that a flood of new keys makes nobody unlimited; more slots refuse fewer
+		 * newcomers early. Allocated at a policy's first overflow.
+		 */
+		private int overflowSlots = 1024;
 
 		public long getMaxKeys() {
 			return this.maxKeys;
@@ -908,6 +918,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMaxBudgetKeys(long maxBudgetKeys) {
 			this.maxBudgetKeys = maxBudgetKeys;
+		}
+
+		public int getOverflowSlots() {
+			return this.overflowSlots;
+		}
+
+		public void setOverflowSlots(int overflowSlots) {
+			this.overflowSlots = overflowSlots;
 		}
 
 	}
@@ -1327,10 +1345,7 @@ public class RateLimitProperties implements InitializingBean {
 
 	/**
 	 * A named cap on calls in flight. Its failure mode is what a distributed cap
-	 * does when Redis cannot answer (local then caps calls per instance); it also
-	 * applies to a new key when this instance already tracks
-	 * rate-limit.memory.max-keys keys of the cap with calls in flight (local then
-	 * runs the call uncapped).
+	 * does when Redis cannot answer (local then caps calls per instance).
 	 */
 	public static class ConcurrencyCap extends LimitProperties {
 

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.key.KeyExpressions;
@@ -95,6 +96,10 @@ final class RateLimitPropertiesValidator {
 		// The in-memory stores exist with every backend: with Redis they are the local fallbacks.
 		positive("rate-limit.memory.max-keys", memory.getMaxKeys());
 		positive("rate-limit.memory.max-budget-keys", memory.getMaxBudgetKeys());
+		if (memory.getOverflowSlots() < 1 || memory.getOverflowSlots() > KeyBound.MAX_OVERFLOW_SLOTS) {
+			invalid("rate-limit.memory.overflow-slots", memory.getOverflowSlots(),
+					"must be between 1 and " + KeyBound.MAX_OVERFLOW_SLOTS);
+		}
 	}
 
 	private void redis(RateLimitProperties.Redis redis) {

@@ -183,6 +183,16 @@ public final class BudgetState {
 	}
 
 	/**
+	 * Returns whether a reservation was taken on this state: it is live, or was
+	 * settled or released recently enough that its marker is still kept.
+	 * @param id the reservation's id
+	 * @return whether this state holds it
+	 */
+	boolean holds(String id) {
+		return this.leases.containsKey(id) || this.done.containsKey(id);
+	}
+
+	/**
 	 * Returns when this state can be forgotten without changing any decision:
 	 * when every window has ended and every lease and settled marker expired.
 	 * @param policy the budget this state belongs to

@@ -13,7 +13,6 @@ import dev.ratelimit.core.LimitListener.DecisionSource;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitKeyMissingException;
 import dev.ratelimit.core.StoreHealth;
-import dev.ratelimit.core.TooManyKeysException;
 
 /**
  * The programmatic API of budgets: reserve before the work, settle to the
@@ -35,10 +34,9 @@ import dev.ratelimit.core.TooManyKeysException;
  *
  * When the store cannot answer, the budget's failure mode applies: closed
  * (the default for budgets) refuses the work, open lets it run unrecorded, and
- * local holds the reservation in an in-memory store. The same applies to a
- * new key that an in-memory store refuses because it holds its bound of keys
- * (see {@link dev.ratelimit.core.KeyBound}), except that local then runs the
- * work unrecorded too: its in-memory store is the one that is full.
+ * local holds the reservation in an in-memory store. An in-memory store always
+ * decides, even at its bound of keys, where new keys share the budget's
+ * overflow slots (see {@link dev.ratelimit.core.KeyBound}).
  */
 public final class CostBudgets {
 
@@ -108,11 +106,6 @@ public final class CostBudgets {
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, true);
 			this.health.answered();
 		}
-		catch (TooManyKeysException ex) {
-			// The store answers but will not track one more key: it would have to forget spend.
-			FailureModes.apply(policy, ex, false, this.listener);
-			return unenforced(policy, storageKey, id, estimateMicros);
-		}
 		catch (RuntimeException ex) {
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
 			this.health.failed(ex);
@@ -122,13 +115,7 @@ public final class CostBudgets {
 			}
 			used = this.localFallback;
 			source = DecisionSource.LOCAL_FALLBACK;
-			try {
-				decision = used.reserve(policy, storageKey, id, estimateMicros);
-			}
-			catch (TooManyKeysException full) {
-				FailureModes.apply(policy, full, false, this.listener);
-				return unenforced(policy, storageKey, id, estimateMicros);
-			}
+			decision = used.reserve(policy, storageKey, id, estimateMicros);
 		}
 		this.listener.decided(policy, decision.allowed(), source);
 		if (!decision.allowed()) {

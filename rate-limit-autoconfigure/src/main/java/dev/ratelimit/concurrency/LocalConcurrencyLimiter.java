@@ -6,12 +6,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 
-import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.KeyedStates;
-import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.core.TooManyKeysException;
 
 /**
  * Caps calls in flight in this instance with resilience4j's semaphore
@@ -25,56 +22,44 @@ import dev.ratelimit.core.TooManyKeysException;
  * keys are swept by the first new key at least a second of the clock after the
  * previous sweep. A bulkhead with calls in flight is never dropped, since a
  * fresh one would admit its key's permits a second time. When a policy holds
- * its bound of keys with calls in flight, a new key is refused and the policy's
- * failure mode applies: closed refuses the call, open and local run it without
- * a permit.
+ * its bound of keys with calls in flight, a new key takes its permits from one
+ * of the policy's overflow slots, a bulkhead with the policy's permits shared
+ * by the new keys that land on it: such a key may be refused early, never
+ * granted more than the permits, whatever the failure mode. A permit goes back
+ * to the bulkhead it was taken from.
  */
 public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 
-	private static final Permit UNENFORCED = () -> {
-	};
-
-	private final LimitListener listener;
-
 	private final TimeSource time;
 
-	private final KeyedStates<ConcurrencyPolicy, Slot> slots;
+	private final KeyedStates<ConcurrencyPolicy, Cap> caps;
 
 	/**
 	 * Creates a limiter on the system clock.
 	 * @param maxKeys the most keys kept per policy
 	 */
 	public LocalConcurrencyLimiter(long maxKeys) {
-		this(new KeyBound(maxKeys), TimeSource.system(), LimitListener.NONE);
+		this(new KeyBound(maxKeys), TimeSource.system());
 	}
 
 	/**
 	 * Creates a limiter.
-	 * @param bound the most keys kept per policy, and the count of drops and refusals
+	 * @param bound the most keys kept per policy, its overflow slots, and the
+	 * count of drops and overflow decisions
 	 * @param time the clock that spaces the sweeps
-	 * @param listener hears the fallbacks of keys refused at the bound
 	 */
-	public LocalConcurrencyLimiter(KeyBound bound, TimeSource time, LimitListener listener) {
-		this.listener = listener;
+	public LocalConcurrencyLimiter(KeyBound bound, TimeSource time) {
 		this.time = time;
-		this.slots = new KeyedStates<>(Slot::new, bound, time.currentTimeMicros());
+		this.caps = new KeyedStates<>(Cap::new, bound, time.currentTimeMicros());
 	}
 
 	@Override
 	public Permit acquire(ConcurrencyPolicy policy, String key) {
-		Slot slot;
-		try {
-			slot = join(policy, id(policy, key));
-		}
-		catch (TooManyKeysException ex) {
-			// Open, and local too: this is the in-memory store there is, and it is full.
-			FailureModes.apply(policy, ex, false, this.listener);
-			return UNENFORCED;
-		}
+		Cap cap = join(policy, id(policy, key));
 		boolean permitted = false;
 		try {
 			// Outside the key's lock: a caller may wait here for up to the policy's max-wait.
-			Bulkhead bulkhead = slot.bulkhead;
+			Bulkhead bulkhead = cap.bulkhead;
 			permitted = bulkhead.tryAcquirePermission();
 			if (permitted && inUse(bulkhead) > policy.permits()) {
 				// The key's bulkhead is larger than this call's permits (another plan, or an override that
@@ -85,37 +70,40 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		}
 		finally {
 			if (!permitted) {
-				leave(slot);
+				leave(cap);
 			}
 		}
 		if (!permitted) {
 			throw new ConcurrencyLimitExceededException(policy, 0);
 		}
 		AtomicBoolean released = new AtomicBoolean();
+		// The permit keeps the bulkhead it was taken from: its key may have an entry of its own by the
+		// time it is released, or the slot may be another key's too.
 		return () -> {
 			if (released.compareAndSet(false, true)) {
-				slot.bulkhead.onComplete();
-				leave(slot);
+				cap.bulkhead.onComplete();
+				leave(cap);
 			}
 		};
 	}
 
 	/**
-	 * Returns the calls in flight for a key.
+	 * Returns the calls in flight for a key: on its own bulkhead, or on its
+	 * overflow slot's, which counts the calls of the other keys sharing it too.
 	 * @param policy the policy
 	 * @param key the key
 	 * @return the number of permits in use
 	 */
 	public int inUse(ConcurrencyPolicy policy, String key) {
-		Slot slot = this.slots.lockIfPresent(id(policy, key));
-		if (slot == null) {
+		Cap cap = this.caps.lockToRead(policy, id(policy, key));
+		if (cap == null) {
 			return 0;
 		}
 		try {
-			return inUse(slot.bulkhead);
+			return inUse(cap.bulkhead);
 		}
 		finally {
-			slot.unlock();
+			cap.unlock();
 		}
 	}
 
@@ -124,7 +112,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	 * @return the number of keys
 	 */
 	public long size() {
-		return this.slots.size(this.time.currentTimeMicros());
+		return this.caps.size(this.time.currentTimeMicros());
 	}
 
 	private static int inUse(Bulkhead bulkhead) {
@@ -137,50 +125,51 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	}
 
 	/**
-	 * Returns the slot of a key with this caller counted among its users, so
-	 * that no sweep drops it while the caller waits for or holds a permit.
+	 * Returns the bulkhead a key is decided on with this caller counted among
+	 * its users, so that no sweep drops it while the caller waits for or holds a
+	 * permit.
 	 */
-	private Slot join(ConcurrencyPolicy policy, String id) {
-		Slot slot = this.slots.lock(policy, id, this.time.currentTimeMicros());
+	private Cap join(ConcurrencyPolicy policy, String id) {
+		Cap cap = this.caps.lock(policy, id, this.time.currentTimeMicros());
 		try {
-			slot.users++;
-			slot.fit(policy);
-			slot.freshAt(Long.MAX_VALUE);
-			return slot;
+			cap.users++;
+			cap.fit(policy);
+			cap.freshAt(Long.MAX_VALUE);
+			return cap;
 		}
 		finally {
-			slot.unlock();
+			cap.unlock();
 		}
 	}
 
 	/**
-	 * Counts a caller out of a key's users; the key is fresh again, and may be
-	 * dropped, once none is left.
+	 * Counts a caller out of a bulkhead's users; a key's is fresh again, and may
+	 * be dropped, once none is left.
 	 */
-	private static void leave(Slot slot) {
-		slot.lock();
+	private static void leave(Cap cap) {
+		cap.lock();
 		try {
-			if (--slot.users == 0) {
-				slot.freshAt(Long.MIN_VALUE);
+			if (--cap.users == 0) {
+				cap.freshAt(Long.MIN_VALUE);
 			}
 		}
 		finally {
-			slot.unlock();
+			cap.unlock();
 		}
 	}
 
 	/**
-	 * One key's bulkhead and the number of callers using it: those waiting for a
-	 * permit and those holding one. Users are counted under the key's lock, the
-	 * slot's own.
+	 * One key's bulkhead (or an overflow slot's) and the number of callers using
+	 * it: those waiting for a permit and those holding one. Users are counted
+	 * under the entry's own lock.
 	 */
-	static final class Slot extends KeyedStates.Entry {
+	static final class Cap extends KeyedStates.Entry {
 
 		final Bulkhead bulkhead;
 
 		int users;
 
-		Slot(ConcurrencyPolicy policy, long nowMicros) {
+		Cap(ConcurrencyPolicy policy, long nowMicros) {
 			this.bulkhead = Bulkhead.of(policy.name(), config(policy));
 		}
 

@@ -1,12 +1,13 @@
 package dev.ratelimit.core;
 
 /**
- * Applies a limit's {@link FailureMode} to a call its store could not decide —
- * because the store is unavailable, or because an in-memory store holds its
- * bound of keys ({@link TooManyKeysException}) — the same for every kind of
- * limit: closed refuses the call, local decides it in this instance's memory
- * when there is such a store to turn to, and open (or local without one) lets
- * it through unchecked. Each outcome is told to the listener.
+ * Applies a limit's {@link FailureMode} to a call its store could not decide,
+ * because the store is unavailable, the same for every kind of limit: closed
+ * refuses the call, local decides it in this instance's memory when there is
+ * such a store to turn to, and open (or local without one) lets it through
+ * unchecked. Each outcome is told to the listener. (An in-memory store always
+ * decides: at its bound of keys a new key is decided on an overflow slot, see
+ * {@link KeyBound}.)
  */
 public final class FailureModes {
 
@@ -17,8 +18,7 @@ public final class FailureModes {
 	 * Applies a limit's failure mode to a call its store could not decide.
 	 * @param limit the limit
 	 * @param cause why the store could not decide
-	 * @param localStore whether an in-memory store can decide the call instead;
-	 * never for a {@link TooManyKeysException}, whose in-memory store is the full one
+	 * @param localStore whether an in-memory store can decide the call instead
 	 * @param listener hears the fallback
 	 * @return {@link Fallback#LOCAL} to decide the call in memory,
 	 * {@link Fallback#UNENFORCED} to let it through unchecked
@@ -29,7 +29,7 @@ public final class FailureModes {
 			listener.fellBack(limit, FailureMode.CLOSED, cause);
 			throw new RateLimitBackendUnavailableException(limit.name(), cause);
 		}
-		if (limit.failureMode() == FailureMode.LOCAL && localStore && !(cause instanceof TooManyKeysException)) {
+		if (limit.failureMode() == FailureMode.LOCAL && localStore) {
 			listener.fellBack(limit, FailureMode.LOCAL, cause);
 			return Fallback.LOCAL;
 		}

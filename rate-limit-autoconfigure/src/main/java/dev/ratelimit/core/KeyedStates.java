@@ -2,6 +2,7 @@ package dev.ratelimit.core;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Comparator;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 
@@ -9,8 +10,8 @@ import java.util.concurrent.locks.LockSupport;
  * The keyed state of an in-memory store: one state per key, each guarded by its
  * own lock, bounded by a {@link KeyBound}. The three in-memory stores (rate
  * limits, budgets, concurrency caps) keep their state here and differ only in
- * the decisions they take on it; the map, the locking, the sweep of idle keys
- * and the bound are written once, here.
+ * the decisions they take on it; the map, the locking, the sweep of idle keys,
+ * the bound and the overflow slots are written once, here.
  * <p>
  * A key's state is an {@link Entry}: the store's state class extends it, so
  * that the lock, the freshness and the fields a decision reads and writes are
@@ -23,8 +24,24 @@ import java.util.concurrent.locks.LockSupport;
  * nothing, that is once the clock has reached the time its store last said its
  * state is fresh again ({@link Entry#freshAt}); a key that still matters is
  * never dropped to make room. When a policy holds its bound of such keys, a new
- * key is refused with {@link TooManyKeysException} and the caller applies the
- * policy's failure mode.
+ * key is decided on one of the policy's overflow slots instead: a fixed array
+ * of states per policy (allocated at its first overflow, each state created by
+ * the store's {@link Creator} from the policy on first use), indexed by a
+ * SipHash of the key under a random key drawn per store, so that nobody can
+ * work out offline which keys share a victim's slot. Keys sharing a slot share
+ * the policy's limit: they may be refused early, never admitted beyond it.
+ * Slots are never swept, so what was spent on them is never forgotten.
+ * <p>
+ * A key stays on its slot for as long as the slot's state still matters, even
+ * once the policy has room again: its own fresh entry would hand it its limit a
+ * second time. Once a policy has slots, its new keys are only added while their
+ * slot's lock is held, and a caller holding a slot checks that its key has no
+ * entry of its own ({@link #isCurrent}), so a key is never decided on both.
+ * Operations that go back to a state later (a cap's release, a budget's settle,
+ * a give-back) go to the state they were taken on, which the store remembers.
+ * Reads of a key not held ({@link #lockToRead}) read its slot, if it has one:
+ * what the key's next decision would see, which may include other keys' use but
+ * never less than what limits it.
  * <p>
  * Keys live in a {@link ConcurrentHashMap}, so locking a known key costs one map
  * read and one compare-and-set, and allocates nothing. Idle keys are swept in
@@ -48,6 +65,13 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	/** Least time between two sweeps for idle keys. */
 	public static final long SWEEP_INTERVAL_MICROS = 1_000_000L;
 
+	/**
+	 * The order in which a caller locks several entries: keys in key order, then
+	 * slots by policy and index. A total order, so that callers locking several
+	 * entries never wait for each other in a cycle.
+	 */
+	public static final Comparator<Entry> LOCK_ORDER = KeyedStates::compareForLocking;
+
 	/** Attempts that back off by spinning, each up to twice as long as the one before. */
 	private static final int SPINS = 100;
 
@@ -64,13 +88,20 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 
 	private final ConcurrentHashMap<String, E> entries = new ConcurrentHashMap<>();
 
+	/** Each policy's key count and, once it has overflowed, its slots. */
+	private final ConcurrentHashMap<String, OverflowSlots<E>> policies = new ConcurrentHashMap<>();
+
+	/** Places keys on slots; its key is this store's secret. */
+	private final SeededHash slotHash = SeededHash.random();
+
 	/** Drops idle keys, once a second of the clock at most. */
 	private final IdleSweeper sweeper;
 
 	/**
 	 * Creates an empty keyed state.
-	 * @param creator creates the state of a key not held
-	 * @param bound the most keys kept per policy, and the count of drops and refusals
+	 * @param creator creates the state of a key not held, and of an overflow slot
+	 * @param bound the most keys kept per policy, the overflow slots per policy,
+	 * and the count of drops and overflow decisions
 	 * @param nowMicros the current time of the store's clock
 	 */
 	public KeyedStates(Creator<P, E> creator, KeyBound bound, long nowMicros) {
@@ -80,53 +111,47 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	}
 
 	/**
-	 * Returns the live state of a key with its lock held, creating it within the
-	 * policy's bound if absent. The caller unlocks it.
+	 * Returns the state a key is decided on with its lock held: its own, created
+	 * within the policy's bound if absent, or else its overflow slot. The caller
+	 * unlocks it.
 	 * @param policy the policy, which a new key's state is created from
 	 * @param key the key
 	 * @param nowMicros the current time
 	 * @return the state, locked
-	 * @throws TooManyKeysException if the key is new and the policy holds its bound
-	 * of keys that still matter
 	 */
 	public E lock(P policy, String key, long nowMicros) {
-		return lock(policy, key, nowMicros, false);
-	}
-
-	/**
-	 * Returns the live state of a key with its lock held, creating it even at the
-	 * policy's bound: for state that must be kept whatever the bound, such as the
-	 * spend of a settle whose reservation outlived its key. Such keys must be few
-	 * (bounded by the calls in flight).
-	 * @param policy the policy, which a new key's state is created from
-	 * @param key the key
-	 * @param nowMicros the current time
-	 * @return the state, locked
-	 */
-	public E lockEvenAtBound(P policy, String key, long nowMicros) {
-		return lock(policy, key, nowMicros, true);
-	}
-
-	private E lock(P policy, String key, long nowMicros, boolean evenAtBound) {
 		E entry = this.entries.get(key);
 		while (true) {
 			if (entry == null) {
-				entry = create(policy, key, nowMicros, evenAtBound);
+				entry = create(policy, key, nowMicros);
 			}
 			entry.lock();
-			if (entry.live) {
+			if (isCurrent(key, entry)) {
 				return entry;
 			}
-			// Removed between the look-up and the lock: look again.
+			// Removed between the look-up and the lock, or the key got an entry of its own: look again.
 			entry.unlock();
 			entry = this.entries.get(key);
 		}
 	}
 
 	/**
-	 * Returns the live state of a key with its lock held, or {@code null} if the
-	 * key is not held: for operations that read a state or give something back,
-	 * and so have nothing to keep for a key already forgotten.
+	 * Returns whether a state, locked by the caller, is still the one a key is
+	 * decided on: for a key's own entry, that it is still in the map; for a slot,
+	 * that the key has no entry of its own (which is only ever added under the
+	 * slot's lock).
+	 * @param key the key
+	 * @param entry the state, locked
+	 * @return whether to decide on it
+	 */
+	public boolean isCurrent(String key, E entry) {
+		return entry.isOverflow() ? !this.entries.containsKey(key) : entry.live;
+	}
+
+	/**
+	 * Returns the live state of a key's own entry with its lock held, or
+	 * {@code null} if the key has none: for operations that give back to a key's
+	 * own state, and so have nothing to do for a key already forgotten.
 	 * @param key the key
 	 * @return the state, locked, or {@code null}
 	 */
@@ -144,25 +169,56 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	}
 
 	/**
-	 * Returns the state of a key without locking it, creating it within the bound
-	 * if absent: for callers that lock several keys in an order of their own.
-	 * Such a caller must check {@link Entry#isLive()} once it holds the lock, and
-	 * look again if it is not.
+	 * Returns a key's overflow slot with its lock held, or {@code null} if the
+	 * policy has none for it yet: for operations that go back to a slot they
+	 * took from. Nothing is created.
+	 * @param policy the policy
+	 * @param key the key
+	 * @return the slot, locked, or {@code null}
+	 */
+	public E lockSlotIfPresent(P policy, String key) {
+		OverflowSlots<E> on = this.policies.get(policy.name());
+		int count = (on != null) ? on.count() : 0;
+		E slot = (count > 0) ? on.get(slotIndex(key, count)) : null;
+		if (slot != null) {
+			slot.lock();
+		}
+		return slot;
+	}
+
+	/**
+	 * Returns what a key's next decision would see, locked, without adding
+	 * anything: its own entry, else its overflow slot if it has one; {@code null}
+	 * when it would start fresh. A slot may show other keys' use too, never less
+	 * than what limits the key.
+	 * @param policy the policy
+	 * @param key the key
+	 * @return the state, locked, or {@code null}
+	 */
+	public E lockToRead(P policy, String key) {
+		E entry = lockIfPresent(key);
+		return (entry != null) ? entry : lockSlotIfPresent(policy, key);
+	}
+
+	/**
+	 * Returns the state a key is decided on without locking it, creating its
+	 * entry within the bound if absent: for callers that lock several keys in
+	 * {@link #LOCK_ORDER}. Such a caller must check {@link #isCurrent} once it
+	 * holds the lock, and look again if it is not.
 	 * @param policy the policy, which a new key's state is created from
 	 * @param key the key
 	 * @param nowMicros the current time
 	 * @return the state, not locked
-	 * @throws TooManyKeysException if the key is new and the policy holds its bound
-	 * of keys that still matter
 	 */
 	public E entry(P policy, String key, long nowMicros) {
 		E entry = this.entries.get(key);
-		return (entry != null) ? entry : create(policy, key, nowMicros, false);
+		return (entry != null) ? entry : create(policy, key, nowMicros);
 	}
 
 	/**
 	 * Forgets a key, as an operator's reset does: a caller holding its entry
-	 * finishes on it; the next one starts afresh.
+	 * finishes on it; the next one starts afresh. Overflow slots are never
+	 * forgotten: other keys' spend is on them too.
 	 * @param key the key
 	 */
 	public void remove(String key) {
@@ -184,7 +240,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 
 	/**
 	 * Returns the number of keys held, after dropping idle ones (an estimate
-	 * while other threads run).
+	 * while other threads run). Overflow slots are not keys.
 	 * @param nowMicros the current time
 	 * @return the number of keys
 	 */
@@ -194,19 +250,55 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	}
 
 	/**
-	 * Adds the entry of a key (unless another thread just did), within the
-	 * policy's bound unless told otherwise.
+	 * Returns the state for a key without one in the map: a new entry within the
+	 * policy's bound, or the key's overflow slot.
 	 */
-	private E create(P policy, String key, long nowMicros, boolean evenAtBound) {
+	private E create(P policy, String key, long nowMicros) {
 		this.sweeper.sweepIfDue(nowMicros);
-		KeyBound.Keys keys = this.bound.of(policy.name());
-		if (evenAtBound) {
-			keys.add();
+		OverflowSlots<E> on = overflowSlots(policy.name());
+		if (on.beginUnguarded()) {
+			// Until the policy first overflows, keys are added without a slot's lock.
+			try {
+				if (on.keys.tryAdd()) {
+					return insert(policy, key, on.keys, nowMicros);
+				}
+				on.allocate(this.bound.overflowSlots());
+			}
+			finally {
+				on.endUnguarded();
+			}
 		}
-		else if (!keys.tryAdd()) {
-			// Every key held still matters: forgetting one would hand its caller a fresh quota.
-			throw keys.refuse();
+		return guarded(policy, key, on, nowMicros);
+	}
+
+	/**
+	 * Chooses between a new entry and the key's slot holding the slot's lock, so
+	 * that a key is never added while another caller decides for it on its slot.
+	 */
+	private E guarded(P policy, String key, OverflowSlots<E> on, long nowMicros) {
+		on.awaitUnguarded();
+		E slot = on.getOrCreate(slotIndex(key, on.count()), () -> this.creator.create(policy, nowMicros));
+		slot.lock();
+		try {
+			E added = this.entries.get(key);
+			if (added != null) {
+				// Added by a caller that held this lock before.
+				return added;
+			}
+			// A key that may have spent on the slot stays there while the slot's state matters.
+			if (slot.freshBy(nowMicros) && on.keys.tryAdd()) {
+				return insert(policy, key, on.keys, nowMicros);
+			}
 		}
+		finally {
+			slot.unlock();
+		}
+		on.keys.overflowed(policy);
+		return slot;
+	}
+
+	/** Adds the entry of a key within the bound (unless another caller just did, giving the room back). */
+	private E insert(P policy, String key, KeyBound.Keys keys, long nowMicros) {
 		E created = this.creator.create(policy, nowMicros);
 		// Set before the map publishes the entry, and never again.
 		created.key = key;
@@ -217,6 +309,16 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 			return entry;
 		}
 		return created;
+	}
+
+	private int slotIndex(String key, int slots) {
+		return (int) Long.remainderUnsigned(this.slotHash.hash(key), slots);
+	}
+
+	private OverflowSlots<E> overflowSlots(String policy) {
+		OverflowSlots<E> on = this.policies.get(policy);
+		return (on != null) ? on
+				: this.policies.computeIfAbsent(policy, (name) -> new OverflowSlots<>(this.bound.of(name)));
 	}
 
 	/**
@@ -242,6 +344,17 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		}
 	}
 
+	private static int compareForLocking(Entry a, Entry b) {
+		if (a.isOverflow() != b.isOverflow()) {
+			return a.isOverflow() ? 1 : -1;
+		}
+		if (!a.isOverflow()) {
+			return a.key.compareTo(b.key);
+		}
+		int byPolicy = a.owner.policy().compareTo(b.owner.policy());
+		return (byPolicy != 0) ? byPolicy : Integer.compare(a.slot, b.slot);
+	}
+
 	/**
 	 * Creates the state of a key not held: the state a forgotten key starts from.
 	 *
@@ -252,7 +365,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	public interface Creator<P, E> {
 
 		/**
-		 * Creates a fresh state, not yet in any map.
+		 * Creates a fresh state, not yet in any map: a key's, or an overflow slot's.
 		 * @param policy the policy
 		 * @param nowMicros the current time
 		 * @return the state
@@ -294,17 +407,20 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		/** From when forgetting the state changes nothing; written under the lock. */
 		private long freshAtMicros = Long.MIN_VALUE;
 
-		// The three fields below are KeyedStates' own; package-private only because it reaches them
+		// The four fields below are KeyedStates' own; package-private only because it reaches them
 		// through its type variable, which private access does not allow.
 
 		/** Cleared, under the lock, when the entry leaves the map. */
 		boolean live = true;
 
-		/** Set by {@link KeyedStates#create} before the entry is published; {@code null} outside a map. */
+		/** Set by {@link KeyedStates#insert} before the entry is published; {@code null} outside the map. */
 		String key;
 
-		/** The policy's key count, given back when the entry leaves the map; set with {@link #key}. */
+		/** The policy's key count, given back when the entry leaves the map; set with {@link #key} or {@link #slot}. */
 		KeyBound.Keys owner;
+
+		/** The index of an overflow slot among its policy's, -1 for a key's own entry. */
+		int slot = -1;
 
 		/**
 		 * Creates the state of a key, not yet in a map (or one that never will be,
@@ -314,11 +430,21 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		}
 
 		/**
-		 * Returns the key, {@code null} for a state not held by a map.
+		 * Returns the key, {@code null} for a state held by no map: an overflow
+		 * slot, or the fresh state an unknown key is read as.
 		 * @return the key
 		 */
 		public String key() {
 			return this.key;
+		}
+
+		/**
+		 * Returns whether this is an overflow slot: a state new keys of a policy
+		 * at its bound share, never dropped.
+		 * @return whether it is a slot
+		 */
+		public boolean isOverflow() {
+			return this.slot >= 0;
 		}
 
 		/**
@@ -345,7 +471,8 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		}
 
 		/**
-		 * Returns whether the entry is still in the map; read with the lock held.
+		 * Returns whether the entry is still in the map, always for an overflow
+		 * slot; read with the lock held.
 		 * @return whether it is live
 		 */
 		public boolean isLive() {

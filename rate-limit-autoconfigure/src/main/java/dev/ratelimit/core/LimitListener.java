@@ -29,8 +29,8 @@ public interface LimitListener {
 	}
 
 	/**
-	 * A limit's store could not decide a call (unavailable, or an in-memory store
-	 * at its bound of keys) and the limit's failure mode applied:
+	 * A limit's store could not decide a call (it was unavailable) and the
+	 * limit's failure mode applied:
 	 * {@link FailureMode#OPEN} let the call through unchecked,
 	 * {@link FailureMode#CLOSED} refused it, {@link FailureMode#LOCAL} decided it
 	 * in memory (the decision follows through {@link #decided} with

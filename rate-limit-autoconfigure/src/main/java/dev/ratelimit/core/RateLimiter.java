@@ -25,11 +25,10 @@ import dev.ratelimit.core.LimitListener.DecisionSource;
  * <p>
  * When the backend fails, each policy's {@link FailureMode} applies: open
  * policies let the call through, closed ones reject it as unavailable, local
- * ones are decided by an in-memory fallback. The same applies, per policy, to
- * a new key that an in-memory store refuses to track because it holds its
- * bound of keys ({@link TooManyKeysException}), except that local policies
- * then pass too: their in-memory store is the full one. Shadow policies are
- * decided after the enforced ones and never reject.
+ * ones are decided by an in-memory fallback. An in-memory store always decides,
+ * even at its bound of keys, where new keys share the policy's overflow slots
+ * (see {@link KeyBound}). Shadow policies are decided after the enforced ones
+ * and never reject.
  */
 public final class RateLimiter {
 
@@ -272,12 +271,7 @@ public final class RateLimiter {
 		Decided decided;
 		long start = System.nanoTime();
 		try {
-			decided = consumeTracked(this.backend, acquisitions, byOutcome != null, false);
-		}
-		catch (RateLimitBackendUnavailableException ex) {
-			// A fail-closed policy whose store will not track one more key: the store did answer.
-			this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, true);
-			throw ex;
+			decided = consume(this.backend, acquisitions, byOutcome != null, false);
 		}
 		catch (RuntimeException ex) {
 			this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, false);
@@ -290,43 +284,14 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Asks a backend for an all-or-nothing decision. When an in-memory store
-	 * refuses to track a new key (it holds its bound of keys that still matter),
-	 * that policy's failure mode applies to it and the others are decided
-	 * without it: closed refuses the call, open and local skip the policy
-	 * (local has no other in-memory store to turn to).
+	 * Asks a backend for an all-or-nothing decision.
 	 */
-	private Decided consumeTracked(RateLimitBackend on, List<Acquisition> acquisitions, boolean take,
-			boolean local) {
-		List<Acquisition> pending = acquisitions;
-		while (true) {
-			try {
-				if (pending.isEmpty()) {
-					return new Decided(pending, List.of(), null, local);
-				}
-				if (take) {
-					List<Take> takes = on.tryTakeAll(pending);
-					return new Decided(pending, takes.stream().map(Take::decision).toList(), takes, local);
-				}
-				return new Decided(pending, on.tryConsumeAll(pending), null, local);
-			}
-			catch (TooManyKeysException ex) {
-				List<Acquisition> rest = new ArrayList<>(pending.size());
-				for (Acquisition acquisition : pending) {
-					if (acquisition.policy().name().equals(ex.getPolicy())) {
-						FailureModes.apply(acquisition.policy(), ex, false, this.listener);
-					}
-					else {
-						rest.add(acquisition);
-					}
-				}
-				if (rest.size() == pending.size()) {
-					// Not one of this call's policies: nothing to skip, so no way forward.
-					throw ex;
-				}
-				pending = rest;
-			}
+	private static Decided consume(RateLimitBackend on, List<Acquisition> acquisitions, boolean take, boolean local) {
+		if (take) {
+			List<Take> takes = on.tryTakeAll(acquisitions);
+			return new Decided(acquisitions, takes.stream().map(Take::decision).toList(), takes, local);
 		}
+		return new Decided(acquisitions, on.tryConsumeAll(acquisitions), null, local);
 	}
 
 	/**
@@ -353,7 +318,7 @@ public final class RateLimiter {
 		if (local.isEmpty()) {
 			return new Decided(List.of(), List.of(), null, true);
 		}
-		return consumeTracked(this.localFallback, local, byOutcome != null, true).report(this.listener,
+		return consume(this.localFallback, local, byOutcome != null, true).report(this.listener,
 				DecisionSource.LOCAL_FALLBACK);
 	}
 
@@ -369,9 +334,6 @@ public final class RateLimiter {
 						acquisition.cost());
 				result.add(new PolicyDecision(acquisition.policy(), decision));
 				this.listener.decided(acquisition.policy(), decision.allowed(), DecisionSource.SHADOW);
-			}
-			catch (TooManyKeysException ex) {
-				// Shadow policies never reject: an untracked key is simply not decided.
 			}
 			catch (RuntimeException ex) {
 				this.health.failed(ex);

@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 
 import dev.ratelimit.core.Acquisition;
@@ -17,25 +16,25 @@ import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Take;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.core.TooManyKeysException;
 
 /**
  * Keeps limiter state in this process: the embedded default, exact for one
- * instance. The keys, their locks and their bound are {@link KeyedStates}; this
- * class takes the decisions on them. Callers only contend when they share a
- * key; a layered decision locks its keys in key order, so two such decisions
- * cannot deadlock.
+ * instance. The keys, their locks, their bound and the overflow slots are
+ * {@link KeyedStates}; this class takes the decisions on them. Callers only
+ * contend when they share a key; a layered decision locks its states in
+ * {@link KeyedStates#LOCK_ORDER}, so two such decisions cannot deadlock.
  * <p>
  * Memory is bounded without ever forgetting a limit that still matters (see
  * {@link KeyBound}): a key is dropped only once it has been idle long enough
  * that forgetting it changes nothing (its bucket would be full, its windows
  * over), and each policy keeps at most {@code maxKeys} keys. When a policy holds
- * that many keys that still matter, a new key is refused with
- * {@link TooManyKeysException}, and the {@link dev.ratelimit.core.RateLimiter}
- * applies the policy's failure mode to that call; the keys already held, an
- * exhausted caller's among them, stay exactly as they are. Evicting the least
- * recently used instead would let a flood of fresh keys reset everybody's
- * buckets.
+ * that many keys that still matter, a new key is decided on one of the policy's
+ * overflow slots, a bucket or window of the policy shared by the new keys that
+ * land on it: such a key may be refused early, never admitted beyond the
+ * policy's limit. The keys already held, an exhausted caller's among them, stay
+ * exactly as they are. Evicting the least recently used instead would let a
+ * flood of fresh keys reset everybody's buckets; refusing newcomers would hand
+ * them to the failure mode, unlimited under {@code open}.
  * <p>
  * A decision on a known key costs one map read, one clock read and the key's
  * lock, and allocates nothing. The key's state is its {@link KeyedStates.Entry}:
@@ -56,7 +55,8 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	private static final Comparator<LimitState> BY_KEY = Comparator.comparing(LimitState::key);
+	/** Marks the receipt of units taken on an overflow slot, which are given back to that slot. */
+	private static final String OVERFLOW_RECEIPT = "overflow:";
 
 	private final TimeSource time;
 
@@ -86,7 +86,8 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	/**
 	 * Creates a backend.
 	 * @param time the clock
-	 * @param bound the most keys kept per policy, and the count of drops and refusals
+	 * @param bound the most keys kept per policy, its overflow slots, and the
+	 * count of drops and overflow decisions
 	 */
 	public InMemoryRateLimitBackend(TimeSource time, KeyBound bound) {
 		this.time = time;
@@ -145,25 +146,29 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 */
 	@Override
 	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
-		long[] receipts = new long[acquisitions.size()];
+		String[] receipts = new String[acquisitions.size()];
 		List<Decision> decisions = decideAll(acquisitions, this.time.currentTimeMicros(), receipts);
 		Take[] takes = new Take[decisions.size()];
 		for (int i = 0; i < takes.length; i++) {
 			Decision decision = decisions.get(i);
 			boolean took = decision.allowed() && acquisitions.get(i).cost() > 0;
-			takes[i] = new Take(decision, took ? Long.toString(receipts[i]) : null);
+			takes[i] = new Take(decision, took ? receipts[i] : null);
 		}
 		return List.of(takes);
 	}
 
 	/**
-	 * Gives back to the key's state, if it still has one: a key is only forgotten
-	 * once nothing it counted matters, so then there is nothing to give back.
+	 * Gives back to the state the units were taken from, if it still has them:
+	 * the key's own, if it still has one (a key is only forgotten once nothing it
+	 * counted matters, so then there is nothing to give back), or the overflow
+	 * slot the receipt names, never the other: a key may have moved between the
+	 * two since.
 	 */
 	@Override
 	public void giveBack(RateLimitPolicy policy, String key, long cost, String receipt) {
-		long takenAt = Long.parseLong(receipt);
-		LimitState state = this.states.lockIfPresent(key);
+		boolean onSlot = receipt.startsWith(OVERFLOW_RECEIPT);
+		long takenAt = Long.parseLong(onSlot ? receipt.substring(OVERFLOW_RECEIPT.length()) : receipt);
+		LimitState state = onSlot ? this.states.lockSlotIfPresent(policy, key) : this.states.lockIfPresent(key);
 		if (state == null) {
 			return;
 		}
@@ -180,7 +185,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * @param receipts where to put each acquisition's receipt when all allow, or
 	 * {@code null}
 	 */
-	private List<Decision> decideAll(List<Acquisition> acquisitions, long now, long[] receipts) {
+	private List<Decision> decideAll(List<Acquisition> acquisitions, long now, String[] receipts) {
 		while (true) {
 			LimitState[] byIndex = new LimitState[acquisitions.size()];
 			for (int i = 0; i < byIndex.length; i++) {
@@ -188,21 +193,19 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 				byIndex[i] = this.states.entry(acquisition.policy(), acquisition.key(), now);
 			}
 			LimitState[] lockOrder = byIndex.clone();
-			Arrays.sort(lockOrder, BY_KEY);
+			Arrays.sort(lockOrder, KeyedStates.LOCK_ORDER);
 			int locked = 0;
 			try {
-				boolean allLive = true;
 				for (; locked < lockOrder.length; locked++) {
-					// The lock is not reentrant: an entry named twice is locked once.
+					// The lock is not reentrant: an entry named twice (or a slot two keys share) is locked once.
 					if (locked == 0 || lockOrder[locked] != lockOrder[locked - 1]) {
 						lockOrder[locked].lock();
 					}
-					allLive &= lockOrder[locked].isLive();
 				}
-				if (allLive) {
+				if (allCurrent(byIndex, acquisitions)) {
 					return decideLocked(byIndex, acquisitions, now, receipts);
 				}
-				// An entry was removed between the look-up and its lock: look all up again.
+				// An entry was removed, or a key got one of its own, between the look-up and the lock: look again.
 			}
 			finally {
 				for (int i = locked - 1; i >= 0; i--) {
@@ -214,17 +217,32 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
+	private boolean allCurrent(LimitState[] byIndex, List<Acquisition> acquisitions) {
+		for (int i = 0; i < byIndex.length; i++) {
+			if (!this.states.isCurrent(acquisitions.get(i).key(), byIndex[i])) {
+				return false;
+			}
+		}
+		return true;
+	}
+
 	/**
 	 * Decides all or nothing, with every entry's lock held.
 	 */
 	private static List<Decision> decideLocked(LimitState[] byIndex, List<Acquisition> acquisitions, long now,
-			long[] receipts) {
+			String[] receipts) {
 		Decision[] decisions = new Decision[byIndex.length];
 		boolean allAllowed = true;
 		for (int i = 0; i < decisions.length; i++) {
 			Acquisition acquisition = acquisitions.get(i);
-			byIndex[i].freshNoEarlierThan(freshAfterUse(acquisition.policy(), now));
-			decisions[i] = byIndex[i].decide(acquisition.policy(), acquisition.cost(), now, false);
+			RateLimitPolicy policy = acquisition.policy();
+			byIndex[i].freshNoEarlierThan(freshAfterUse(policy, now));
+			// Two keys of one call on one overflow slot take from it together: check what they take in all.
+			long together = costOnSameState(byIndex, acquisitions, i);
+			decisions[i] = byIndex[i].decide(policy, Math.min(together, policy.capacity()), now, false);
+			if (together > policy.capacity()) {
+				decisions[i] = denied(decisions[i]);
+			}
 			allAllowed &= decisions[i].allowed();
 		}
 		for (int i = 0; i < decisions.length; i++) {
@@ -232,7 +250,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 			if (allAllowed) {
 				decisions[i] = byIndex[i].decide(acquisition.policy(), acquisition.cost(), now, true);
 				if (receipts != null) {
-					receipts[i] = byIndex[i].receipt(acquisition.policy(), acquisition.cost(), now);
+					receipts[i] = receipt(byIndex[i], acquisition, now);
 				}
 			}
 			else if (decisions[i].allowed()) {
@@ -243,10 +261,34 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		return List.of(decisions);
 	}
 
+	private static long costOnSameState(LimitState[] byIndex, List<Acquisition> acquisitions, int i) {
+		long cost = 0;
+		for (int j = 0; j < byIndex.length; j++) {
+			if (byIndex[j] == byIndex[i]) {
+				cost += acquisitions.get(j).cost();
+			}
+		}
+		return cost;
+	}
+
+	private static Decision denied(Decision decision) {
+		return new Decision(false, decision.remaining(), decision.limit(), decision.resetAfterMicros(),
+				Math.max(1, decision.retryAfterMicros()));
+	}
+
+	private static String receipt(LimitState state, Acquisition acquisition, long now) {
+		String taken = Long.toString(state.receipt(acquisition.policy(), acquisition.cost(), now));
+		return state.isOverflow() ? OVERFLOW_RECEIPT + taken : taken;
+	}
+
+	/**
+	 * Reads what the key's next decision would see: its own state, or its
+	 * overflow slot's (other keys' use included), or a fresh one.
+	 */
 	@Override
 	public Decision peek(RateLimitPolicy policy, String key) {
 		long now = this.time.currentTimeMicros();
-		LimitState state = this.states.lockIfPresent(key);
+		LimitState state = this.states.lockToRead(policy, key);
 		if (state == null) {
 			// An unknown key reads as a fresh one, which is what it would start as.
 			return LimitState.create(policy, now).decide(policy, 0, now, false);

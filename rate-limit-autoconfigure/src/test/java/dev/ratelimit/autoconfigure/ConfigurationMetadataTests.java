@@ -24,7 +24,7 @@ class ConfigurationMetadataTests {
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.contains("rate-limit.backend", "rate-limit.policies", "rate-limit.routes", "rate-limit.budgets",
 					"rate-limit.concurrency", "rate-limit.redis.timeout", "rate-limit.headers.mode",
-					"rate-limit.redis.prefetch.max-keys");
+					"rate-limit.redis.prefetch.max-keys", "rate-limit.memory.overflow-slots");
 		assertThat(properties).allSatisfy((property) -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
 			.isNotBlank()
@@ -49,6 +49,9 @@ class ConfigurationMetadataTests {
 		List<Object> timeout = JsonPath.read(metadata(),
 				"$.properties[?(@.name == 'rate-limit.redis.timeout')].defaultValue");
 		assertThat(timeout).containsExactly("250ms");
+		List<Object> overflowSlots = JsonPath.read(metadata(),
+				"$.properties[?(@.name == 'rate-limit.memory.overflow-slots')].defaultValue");
+		assertThat(overflowSlots).containsExactly(1024);
 	}
 
 	private static String metadata() throws IOException {

@@ -1,6 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -39,6 +40,7 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.aop.LimitInterceptor;
@@ -358,6 +360,36 @@ class RateLimitAutoConfigurationTests {
 					.tag("policy", "MeteredService.spend.concurrency")
 					.gauge()
 					.value()).isZero();
+			});
+	}
+
+	@Test
+	void decisionsOnOverflowSlotsAreMeasuredPerStoreAndPolicy() {
+		this.contextRunner.withBean(SimpleMeterRegistry.class)
+			.withPropertyValues("rate-limit.memory.max-keys=1", "rate-limit.memory.max-budget-keys=1",
+					"rate-limit.memory.overflow-slots=8", "rate-limit.policies.per-ip.capacity=5",
+					"rate-limit.policies.per-ip.refill=5/1h", "rate-limit.budgets.daily.amount=1.00",
+					"rate-limit.concurrency.cap.permits=2")
+			.run((context) -> {
+				Limits limits = context.getBean(Limits.class);
+				List<Permit> held = new ArrayList<>();
+				for (String key : List.of("a", "b", "c")) {
+					limits.tryAcquire("per-ip", key, 1);
+					limits.reserve("daily", key, "0.10").settle(100_000);
+					held.add(limits.permit("cap", key));
+				}
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				for (String[] storeAndPolicy : new String[][] { { "rate-limit", "per-ip" }, { "budget", "daily" },
+						{ "concurrency", "cap" } }) {
+					assertThat(registry.get("rate.limit.memory.overflow.decisions")
+						.tag("store", storeAndPolicy[0])
+						.tag("policy", storeAndPolicy[1])
+						.functionCounter()
+						.count()).as("overflow decisions of %s", (Object) storeAndPolicy).isEqualTo(2);
+				}
+				assertThat(registry.find("rate.limit.memory.refusals").meter()).isNull();
+				assertThat(context.getBean(InMemoryKeyBounds.class).budgets().overflowSlots()).isEqualTo(8);
+				held.forEach(Permit::release);
 			});
 	}
 

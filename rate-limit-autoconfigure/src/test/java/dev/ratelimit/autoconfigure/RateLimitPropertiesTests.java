@@ -172,6 +172,12 @@ class RateLimitPropertiesTests {
 						"Property rate-limit.memory.max-budget-keys with value '-1' is invalid: must be positive");
 				assertThat(analysis.getAction()).isEqualTo("Update rate-limit.memory.max-budget-keys in your configuration.");
 			});
+		this.contextRunner.withPropertyValues("rate-limit.memory.overflow-slots=0")
+			.run((context) -> assertThat(analyze(context).getDescription()).isEqualTo(
+					"Property rate-limit.memory.overflow-slots with value '0' is invalid: must be between 1 and 1048576"));
+		this.contextRunner.withPropertyValues("rate-limit.memory.overflow-slots=1048577")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.memory.overflow-slots with value '1048577'"));
 	}
 
 	@Test

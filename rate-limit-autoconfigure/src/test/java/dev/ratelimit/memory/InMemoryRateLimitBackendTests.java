@@ -12,14 +12,15 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 import dev.ratelimit.core.Acquisition;
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
-import dev.ratelimit.core.TooManyKeysException;
+import dev.ratelimit.core.Take;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class InMemoryRateLimitBackendTests {
@@ -45,18 +46,13 @@ class InMemoryRateLimitBackendTests {
 
 	@Test
 	void keyCountNeverExceedsTheBound() {
-		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 50);
-		int refused = 0;
+		KeyBound bound = new KeyBound(50);
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, bound);
 		for (int i = 0; i < 10_000; i++) {
-			try {
-				backend.tryConsume(this.policy, "k" + i, 1);
-			}
-			catch (TooManyKeysException ex) {
-				refused++;
-			}
+			backend.tryConsume(this.policy, "k" + i, 1);
 		}
 		assertThat(backend.size()).isEqualTo(50);
-		assertThat(refused).isEqualTo(10_000 - 50);
+		assertThat(bound.of("p").overflowDecisions()).isEqualTo(10_000 - 50);
 	}
 
 	@Test
@@ -142,7 +138,7 @@ class InMemoryRateLimitBackendTests {
 	}
 
 	@Test
-	void atTheBoundANewKeyIsRefusedAndNoHeldKeyIsForgotten() {
+	void atTheBoundANewKeyIsDecidedOnAnOverflowSlotAndNoHeldKeyIsForgotten() {
 		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 32);
 		backend.tryConsume(this.policy, "hot", 2);
 		for (int i = 0; i < 31; i++) {
@@ -151,11 +147,9 @@ class InMemoryRateLimitBackendTests {
 		}
 		for (int i = 31; i < 100; i++) {
 			this.clock.advanceMicros(1);
-			String key = "k" + i;
-			assertThatExceptionOfType(TooManyKeysException.class)
-				.isThrownBy(() -> backend.tryConsume(this.policy, key, 1))
-				.withMessageContaining("'p'");
+			backend.tryConsume(this.policy, "k" + i, 1);
 		}
+		assertThat(backend.size()).isEqualTo(32);
 		// hot, the least recently used of all, kept its empty bucket; k0 kept its one token
 		assertThat(backend.tryConsume(this.policy, "hot", 1).allowed()).isFalse();
 		assertThat(backend.tryConsume(this.policy, "k0", 1).allowed()).isTrue();
@@ -163,13 +157,60 @@ class InMemoryRateLimitBackendTests {
 	}
 
 	@Test
-	void aResetGivesItsSlotBack() {
-		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, 1);
+	void aResetGivesItsRoomBack() {
+		KeyBound bound = new KeyBound(1);
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, bound);
 		backend.tryConsume(this.policy, "k", 2);
-		assertThatExceptionOfType(TooManyKeysException.class)
-			.isThrownBy(() -> backend.tryConsume(this.policy, "other", 1));
 		backend.reset(this.policy, "k");
+		assertThat(bound.of("p").count()).isZero();
 		assertThat(backend.tryConsume(this.policy, "other", 1).allowed()).isTrue();
+		assertThat(bound.of("p").count()).isEqualTo(1);
+		assertThat(bound.of("p").overflowDecisions()).isZero();
+	}
+
+	@Test
+	void keysSharingAnOverflowSlotShareOneLimit() {
+		// One slot: every new key at the bound lands on it.
+		KeyBound bound = new KeyBound(1, 1, null);
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, bound);
+		backend.tryConsume(this.policy, "held", 1);
+		assertThat(backend.tryConsume(this.policy, "a", 1).allowed()).isTrue();
+		assertThat(backend.tryConsume(this.policy, "b", 1).allowed()).isTrue();
+		assertThat(backend.tryConsume(this.policy, "c", 1).allowed()).isFalse();
+		assertThat(backend.peek(this.policy, "d").remaining()).as("a key not held reads its slot").isZero();
+		assertThat(backend.tryConsume(this.policy, "held", 1).allowed()).as("the held key keeps its own").isTrue();
+	}
+
+	@Test
+	void twoKeysOfOneCallOnOneSlotAreDecidedTogether() {
+		KeyBound bound = new KeyBound(1, 1, null);
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, bound);
+		backend.tryConsume(this.policy, "held", 1);
+		backend.tryConsume(this.policy, "a", 1);
+		// One token left on the slot: two keys taking one each must not both pass, nor one alone be charged.
+		List<Decision> both = backend
+			.tryConsumeAll(List.of(new Acquisition(this.policy, "b", 1), new Acquisition(this.policy, "c", 1)));
+		assertThat(both).noneMatch(Decision::allowed);
+		assertThat(backend.tryConsume(this.policy, "d", 1).allowed()).isTrue();
+	}
+
+	@Test
+	void unitsTakenOnAnOverflowSlotAreGivenBackToIt() {
+		RateLimitPolicy window = RateLimitPolicy.builder("w")
+			.algorithm(Algorithm.FIXED_WINDOW)
+			.capacity(2)
+			.window("1h")
+			.build();
+		KeyBound bound = new KeyBound(1, 1, null);
+		InMemoryRateLimitBackend backend = new InMemoryRateLimitBackend(this.clock, bound);
+		backend.tryConsume(window, "held", 2);
+		Take take = backend.tryTakeAll(List.of(new Acquisition(window, "newcomer", 2))).get(0);
+		assertThat(take.decision().allowed()).isTrue();
+		assertThat(backend.peek(window, "newcomer").remaining()).isZero();
+		backend.giveBack(window, "newcomer", 2, take.receipt());
+		assertThat(backend.peek(window, "newcomer").remaining()).isEqualTo(2);
+		// The key's own state took nothing from the slot's receipt: held stays exhausted.
+		assertThat(backend.peek(window, "held").remaining()).isZero();
 	}
 
 	@Test

@@ -16,7 +16,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.junit.jupiter.api.Test;
@@ -32,10 +31,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.Limit;
-import dev.ratelimit.core.LimitListener;
-import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitPolicy;
-import dev.ratelimit.core.TooManyKeysException;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,11 +39,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The keyed-state stress test: the three in-memory keyed stores (rate limits,
  * budgets, concurrency caps) under many threads on many keys with a small
- * {@link KeyBound}, so that idle keys are swept and new keys refused at the
- * bound all through the run. It guards the rule the stores share: a key is
- * forgotten only when forgetting it changes no decision, and a policy never
- * holds more than its bound of keys. A sweep that dropped a key still in use
- * would hand its caller a fresh quota, which shows here as a key admitted
+ * {@link KeyBound}, so that idle keys are swept and new keys decided on
+ * overflow slots at the bound all through the run. It guards the rules the
+ * stores share: a key is forgotten only when forgetting it changes no decision,
+ * a policy never holds more than its bound of keys, and a key moves between its
+ * own state and its slot only when that changes nothing. A sweep that dropped a
+ * key still in use, or a key decided on its slot and on an entry of its own at
+ * once, would hand its caller a fresh quota, which shows here as a key admitted
  * beyond its policy.
  * <p>
  * Only public API is used. Every store reads a shared {@link ManualTimeSource}
@@ -56,16 +54,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <ol>
  * <li>no deadlock: the workers finish within a generous bound;</li>
  * <li>the keys held per policy never exceed the bound, checked between phases
- * of the run (with every worker paused, since a refused insert counts a key up
- * and down again) and at the end;</li>
+ * of the run (with every worker paused, since an insert at the bound counts a
+ * key up and down again) and at the end;</li>
  * <li>no key is ever admitted beyond its policy, by a bound derived from the
  * policy and the clock, counted by the test itself rather than read back from
  * the store;</li>
- * <li>the flood did what it claims: keys were dropped and keys were refused.</li>
+ * <li>the flood did what it claims: keys were dropped and new keys were decided
+ * on overflow slots.</li>
  * </ol>
  * Each store sees a few hot keys, used by every worker in turn so that they never
  * go idle and always run against their limit, and a flood of cold keys drawn at
  * random, which go idle, are swept, and mostly find the bound full.
+ * <p>
+ * Two more runs check what overflow slots add: a budget's spend on a slot is
+ * exact however many threads settle on it, and every permit taken on a slot goes
+ * back to it.
  */
 class KeyedStatesStressTests {
 
@@ -99,7 +102,7 @@ class KeyedStatesStressTests {
 	 * would give it a full bucket or an empty window at once, beyond it.
 	 */
 	@Test
-	void rateLimitBackendNeverAdmitsAKeyBeyondItsPolicyWhileKeysAreSweptAndRefused() throws Exception {
+	void rateLimitBackendNeverAdmitsAKeyBeyondItsPolicyWhileKeysAreSweptAndOverflow() throws Exception {
 		long stepMicros = 1_000;
 		int opsPerPhase = 2_000;
 		ManualTimeSource clock = new ManualTimeSource();
@@ -130,12 +133,7 @@ class KeyedStatesStressTests {
 			// uses each hot key every 16 calls, so no hot key is ever idle for a second of the clock.
 			int p = i & 1;
 			String key = ((i & 2) == 0) ? hot[p][(i >> 2) % HOT_KEYS] : cold[p][random.nextInt(COLD_KEYS)];
-			try {
-				count(admitted, key, backend.tryConsume(policies[p], key, 1).allowed());
-			}
-			catch (TooManyKeysException ex) {
-				assertThat(ex.getPolicy()).isEqualTo(policies[p].name());
-			}
+			count(admitted, key, backend.tryConsume(policies[p], key, 1).allowed());
 			clock.advanceMicros(stepMicros);
 		}, () -> {
 			for (RateLimitPolicy policy : policies) {
@@ -160,7 +158,8 @@ class KeyedStatesStressTests {
 					policies[p].name(), bounds[p], elapsed)
 				.isEmpty();
 			// Cold keys are used now and then and stay far below (a call whose clock reading predates a
-			// concurrent sweep of its key may find it fresh; it could not take a cold key near the bound).
+			// concurrent sweep of its key may find it fresh; it could not take a cold key near the bound),
+			// on an entry of their own or on a slot, which never both decide for one key.
 			assertThat(overBound(admitted, cold[p], bounds[p])).as("cold keys of %s admitted beyond %d",
 					policies[p].name(), bounds[p])
 				.isEmpty();
@@ -173,7 +172,11 @@ class KeyedStatesStressTests {
 		}
 		assertThat(backend.size()).isLessThanOrEqualTo((long) policies.length * MAX_KEYS);
 		assertThat(bound.dropped()).as("keys dropped as idle").isGreaterThan(MAX_KEYS);
-		assertThat(bound.refused()).as("new keys refused at the bound").isGreaterThan(MAX_KEYS);
+		for (RateLimitPolicy policy : policies) {
+			assertThat(bound.of(policy.name()).overflowDecisions()).as("decisions on overflow slots of %s",
+					policy.name())
+				.isGreaterThan(MAX_KEYS);
+		}
 	}
 
 	/**
@@ -187,13 +190,12 @@ class KeyedStatesStressTests {
 	 * have charged either day. A settle whose reservation may have outlived its
 	 * timeout (by the clock read around it, should a worker be descheduled that
 	 * long) is not counted either: the store charges it whatever the budget says
-	 * (the money was spent), and records it even at the bound, on a key of its own
-	 * if the reservation's key was forgotten meanwhile; the bound of keys allows
-	 * for those. Workers release rather than settle a reservation that has grown
+	 * (the money was spent), on the state its key is decided on by then, within
+	 * the bound. Workers release rather than settle a reservation that has grown
 	 * old, so such settles are rare (a few a run, none on most).
 	 */
 	@Test
-	void budgetStoreNeverSettlesAKeyBeyondItsDailyAmountWhileKeysAreSweptAndRefused() throws Exception {
+	void budgetStoreNeverSettlesAKeyBeyondItsDailyAmountWhileKeysAreSweptAndOverflow() throws Exception {
 		long stepMicros = Duration.ofSeconds(30).toNanos() / 1_000L;
 		int opsPerPhase = 500;
 		ManualTimeSource clock = new ManualTimeSource(NEW_YEAR_2026);
@@ -210,8 +212,6 @@ class KeyedStatesStressTests {
 		// Settled spend per key and day, as the test counted it.
 		Map<String, Map<Long, LongAdder>> settled = new ConcurrentHashMap<>();
 		LongAdder late = new LongAdder();
-		// Late settles that may have recorded their spend on a key of their own, beyond the bound.
-		AtomicLong lateOnFreshKey = new AtomicLong();
 		LongAdder straddling = new LongAdder();
 		LongAdder refusedByBudget = new LongAdder();
 		for (String key : hot) {
@@ -226,53 +226,42 @@ class KeyedStatesStressTests {
 			String id = worker + "-" + i;
 			long estimate = 50_000 + random.nextInt(200_001);
 			long reservedFrom = clock.currentTimeMicros();
-			try {
-				if (store.reserve(daily, key, id, estimate).allowed()) {
-					if (random.nextInt(8) == 0 || clock.currentTimeMicros() - reservedFrom >= timeout / 2) {
-						// Released unused; also when this worker was descheduled so long that its
-						// reservation might expire before it settles.
-						store.release(daily, key, id);
-					}
-					else {
-						long actual = estimate / 2 + random.nextLong(estimate / 2 + 1);
-						long before = clock.currentTimeMicros();
-						BudgetDecision state = store.settle(daily, key, id, actual);
-						long after = clock.currentTimeMicros();
-						if (after - reservedFrom >= timeout) {
-							late.increment();
-							// A key created by this settle holds this spend alone.
-							if (state.reservedMicros() == 0 && state.spentMicros()[0] == actual) {
-								lateOnFreshKey.incrementAndGet();
-							}
-						}
-						else if (day(before) != day(after)) {
-							straddling.increment();
-						}
-						else {
-							settled.computeIfAbsent(key, (k) -> new ConcurrentHashMap<>())
-								.computeIfAbsent(day(before), (d) -> new LongAdder())
-								.add(actual);
-						}
-					}
-				}
-				else {
-					refusedByBudget.increment();
-					// Workers release whatever they do not settle, refused reservations too (release is
-					// idempotent): its marker keeps an exhausted hot key held through midnight.
+			if (store.reserve(daily, key, id, estimate).allowed()) {
+				if (random.nextInt(8) == 0 || clock.currentTimeMicros() - reservedFrom >= timeout / 2) {
+					// Released unused; also when this worker was descheduled so long that its
+					// reservation might expire before it settles.
 					store.release(daily, key, id);
 				}
+				else {
+					long actual = estimate / 2 + random.nextLong(estimate / 2 + 1);
+					long before = clock.currentTimeMicros();
+					store.settle(daily, key, id, actual);
+					long after = clock.currentTimeMicros();
+					if (after - reservedFrom >= timeout) {
+						late.increment();
+					}
+					else if (day(before) != day(after)) {
+						straddling.increment();
+					}
+					else {
+						settled.computeIfAbsent(key, (k) -> new ConcurrentHashMap<>())
+							.computeIfAbsent(day(before), (d) -> new LongAdder())
+							.add(actual);
+					}
+				}
 			}
-			catch (TooManyKeysException ex) {
-				assertThat(ex.getPolicy()).isEqualTo(daily.name());
+			else {
+				refusedByBudget.increment();
+				// Workers release whatever they do not settle, refused reservations too (release is
+				// idempotent): its marker keeps an exhausted hot key held through midnight.
+				store.release(daily, key, id);
 			}
 			if (i % 16 == 15) {
-				// Reads run alongside; a read never adds a key, so it is never refused (that would fail the run).
+				// Reads run alongside; a read never adds a key.
 				store.peek(daily, key);
 			}
 			clock.advanceMicros(stepMicros);
-		}, () -> assertThat(bound.of(daily.name()).count())
-			.as("keys of the budget (late settles on a fresh key: %d)", lateOnFreshKey.get())
-			.isLessThanOrEqualTo(MAX_KEYS + lateOnFreshKey.get()));
+		}, () -> assertThat(bound.of(daily.name()).count()).as("keys of the budget").isLessThanOrEqualTo(MAX_KEYS));
 
 		Map<String, Long> over = new TreeMap<>();
 		settled.forEach((key, days) -> days.forEach((d, spent) -> {
@@ -294,28 +283,29 @@ class KeyedStatesStressTests {
 			}
 		}
 		assertThat(refusedByBudget.sum()).as("reservations refused by the budget").isPositive();
-		assertThat(bound.of(daily.name()).count()).isLessThanOrEqualTo(MAX_KEYS + lateOnFreshKey.get());
+		assertThat(bound.of(daily.name()).count()).isLessThanOrEqualTo(MAX_KEYS);
 		assertThat(bound.dropped()).as("keys dropped once their day ended").isGreaterThan(MAX_KEYS);
-		assertThat(bound.refused()).as("new keys refused at the bound").isGreaterThan(MAX_KEYS);
+		assertThat(bound.of(daily.name()).overflowDecisions()).as("decisions on overflow slots")
+			.isGreaterThan(MAX_KEYS);
 	}
 
 	/**
-	 * Concurrency caps of 2 permits, failing closed, so that every permit handed
-	 * out is an enforced one (an open cap runs a key refused at the bound
-	 * without a permit): 8 threads, each holding up to 2 permits at a time
-	 * across its calls, 160,000 calls, one millisecond of the clock each. The
-	 * calls in flight on a key, counted by the test between a permit's acquire
-	 * and its release, never exceed its permits.
+	 * Concurrency caps of 2 permits: 8 threads, each holding up to 2 permits at a
+	 * time across its calls, 160,000 calls, one millisecond of the clock each.
+	 * The calls in flight on a key, counted by the test between a permit's
+	 * acquire and its release, never exceed its permits, whether the key has a
+	 * bulkhead of its own or shares an overflow slot's; once every permit is
+	 * back, no key and no slot has a call in flight.
 	 */
 	@Test
-	void localConcurrencyLimiterNeverHandsAKeyMorePermitsThanItsCapWhileKeysAreSweptAndRefused() throws Exception {
+	void localConcurrencyLimiterNeverHandsAKeyMorePermitsThanItsCapWhileKeysAreSweptAndOverflow() throws Exception {
 		long stepMicros = 1_000;
 		int opsPerPhase = 2_000;
 		int heldPerWorker = 2;
 		ManualTimeSource clock = new ManualTimeSource();
 		KeyBound bound = new KeyBound(MAX_KEYS);
-		LocalConcurrencyLimiter limiter = new LocalConcurrencyLimiter(bound, clock, LimitListener.NONE);
-		ConcurrencyPolicy cap = ConcurrencyPolicy.builder("cap").permits(2).failureMode(FailureMode.CLOSED).build();
+		LocalConcurrencyLimiter limiter = new LocalConcurrencyLimiter(bound, clock);
+		ConcurrencyPolicy cap = ConcurrencyPolicy.builder("cap").permits(2).failureMode(FailureMode.OPEN).build();
 		String[] hot = keys(new ConcurrencyPolicy[] { cap }, "hot", HOT_KEYS)[0];
 		String[] cold = keys(new ConcurrencyPolicy[] { cap }, "cold", COLD_KEYS)[0];
 		Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
@@ -325,7 +315,6 @@ class KeyedStatesStressTests {
 			heldByWorker.add(new ArrayDeque<>());
 		}
 		LongAdder full = new LongAdder();
-		LongAdder refusedClosed = new LongAdder();
 
 		stress(opsPerPhase, (worker, i, random) -> {
 			String key = ((i & 1) == 0) ? hot[(i >> 1) % HOT_KEYS] : cold[random.nextInt(COLD_KEYS)];
@@ -338,11 +327,6 @@ class KeyedStatesStressTests {
 			}
 			catch (ConcurrencyLimitExceededException ex) {
 				full.increment();
-			}
-			catch (RateLimitBackendUnavailableException ex) {
-				// Closed: a key refused at the bound gets no permit at all.
-				assertThat(ex.getCause()).isInstanceOf(TooManyKeysException.class);
-				refusedClosed.increment();
 			}
 			if (held.size() > heldPerWorker) {
 				release(held.removeFirst(), inFlight);
@@ -367,15 +351,62 @@ class KeyedStatesStressTests {
 			assertThat(mostInFlight.get(key).get()).as("most calls in flight on %s", key).isEqualTo(cap.permits());
 		}
 		assertThat(full.sum()).as("calls refused a permit").isPositive();
-		assertThat(refusedClosed.sum()).isEqualTo(bound.refused());
-		// Every permit is back: no key is in use, so every one is dropped.
+		// Every permit is back, on its key's bulkhead or on its slot's (which a key not held reads).
 		for (String key : hot) {
 			assertThat(limiter.inUse(cap, key)).isZero();
 		}
+		for (String key : cold) {
+			assertThat(limiter.inUse(cap, key)).as("in use on %s or its slot", key).isZero();
+		}
+		// No key is in use, so every one is dropped.
 		assertThat(limiter.size()).isZero();
 		assertThat(bound.of(cap.name()).count()).isZero();
 		assertThat(bound.dropped()).as("keys dropped as unused").isGreaterThan(MAX_KEYS);
-		assertThat(bound.refused()).as("new keys refused at the bound").isGreaterThan(MAX_KEYS);
+		assertThat(bound.of(cap.name()).overflowDecisions()).as("decisions on overflow slots")
+			.isGreaterThan(MAX_KEYS);
+	}
+
+	/**
+	 * A budget's overflow slot under 8 threads: the bound is full of keys that
+	 * matter all day, so that every other key reserves and settles on the one
+	 * slot, 4,000 times, within an hour of the clock. The slot ends with nothing
+	 * reserved and exactly the spend the workers settled, never above the amount.
+	 */
+	@Test
+	void budgetSpendOnAnOverflowSlotIsExactUnderManyThreads() throws Exception {
+		ManualTimeSource clock = new ManualTimeSource(NEW_YEAR_2026);
+		KeyBound bound = new KeyBound(MAX_KEYS, 1, null);
+		InMemoryBudgetStore store = new InMemoryBudgetStore(clock, bound);
+		BudgetPolicy daily = BudgetPolicy.builder("daily").limit("day", "20.00").build();
+		long amount = daily.limits().get(0).amountMicros();
+		for (int k = 0; k < MAX_KEYS; k++) {
+			store.reserve(daily, "held-" + k, "r" + k, 1);
+			store.settle(daily, "held-" + k, "r" + k, 1);
+		}
+		LongAdder settledSpend = new LongAdder();
+		LongAdder refusedByBudget = new LongAdder();
+
+		stress(50, (worker, i, random) -> {
+			String key = "fresh-" + worker + "-" + i;
+			String id = worker + "-" + i;
+			long estimate = 10_000 + random.nextInt(40_001);
+			if (store.reserve(daily, key, id, estimate).allowed()) {
+				long actual = random.nextLong(estimate + 1);
+				store.settle(daily, key, id, actual);
+				settledSpend.add(actual);
+			}
+			else {
+				refusedByBudget.increment();
+			}
+			clock.advanceMicros(100_000);
+		}, () -> assertThat(bound.of(daily.name()).count()).isEqualTo(MAX_KEYS));
+
+		BudgetDecision slot = store.peek(daily, "anybody-not-held");
+		assertThat(slot.reservedMicros()).as("reserved on the slot once all settled").isZero();
+		assertThat(slot.spentMicros()).containsExactly(settledSpend.sum());
+		assertThat(settledSpend.sum()).isLessThanOrEqualTo(amount);
+		assertThat(refusedByBudget.sum()).as("reservations the slot's amount refused").isPositive();
+		assertThat(bound.of(daily.name()).overflowDecisions()).isEqualTo((long) THREADS * PHASES * 50);
 	}
 
 	/**
