@@ -50,6 +50,9 @@ local function decideTokens(scaledTokens, lastMicros, capacity, perMicro, perTok
 			scaledTokens = scaledTokens + elapsed * perMicro
 		end
 		lastMicros = nowMicros
+	elseif scaledTokens > full then
+		-- Kept under a larger quota (the key's plan or override changed) and no time has passed.
+		scaledTokens = full
 	end
 	local needed = cost * perToken
 	if scaledTokens < needed then

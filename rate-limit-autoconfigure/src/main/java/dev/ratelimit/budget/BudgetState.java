@@ -183,13 +183,22 @@ public final class BudgetState {
 	}
 
 	/**
-	 * Returns whether a reservation was taken on this state: it is live, or was
-	 * settled or released recently enough that its marker is still kept.
+	 * Returns whether a reservation was taken on this state and is still held
+	 * by it: live, or settled or released recently enough that its marker is
+	 * still kept. An expired one is held no more, even before it is cleared: its
+	 * key may decide elsewhere by now (its own entry, after an overflow slot),
+	 * and a late settle must be charged where it does.
 	 * @param id the reservation's id
+	 * @param now the current time
 	 * @return whether this state holds it
 	 */
-	boolean holds(String id) {
-		return this.leases.containsKey(id) || this.done.containsKey(id);
+	boolean holds(String id, long now) {
+		long[] lease = this.leases.get(id);
+		if (lease != null) {
+			return lease[1] > now;
+		}
+		Long done = this.done.get(id);
+		return done != null && done > now;
 	}
 
 	/**

@@ -111,12 +111,12 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	 */
 	private Held holder(BudgetPolicy policy, String key, String id) {
 		Held own = this.states.lockIfPresent(key);
-		if (own != null && own.state.holds(id)) {
+		if (own != null && own.state.holds(id, now())) {
 			return own;
 		}
 		unlock(own);
 		Held slot = this.states.lockSlotIfPresent(policy, key);
-		if (slot != null && slot.state.holds(id)) {
+		if (slot != null && slot.state.holds(id, now())) {
 			return slot;
 		}
 		unlock(slot);

@@ -32,9 +32,12 @@ import java.util.concurrent.locks.LockSupport;
  * the policy's limit: they may be refused early, never admitted beyond it.
  * Slots are never swept, so what was spent on them is never forgotten.
  * <p>
- * A key stays on its slot for as long as the slot's state still matters, even
- * once the policy has room again: its own fresh entry would hand it its limit a
- * second time. Once a policy has slots, its new keys are only added while their
+ * A key decided on its slot stays there for as long as the slot's state still
+ * matters, even once the policy has room again: its own fresh entry would hand
+ * it its limit a second time. Each slot remembers which keys used it since it
+ * was last fresh (a small Bloom filter, see {@link OverflowSlots}), so a key
+ * that never did gets an entry of its own as soon as there is room, and the
+ * slots drain once a flood stops. Once a policy has slots, its new keys are only added while their
  * slot's lock is held, and a caller holding a slot checks that its key has no
  * entry of its own ({@link #isCurrent}), so a key is never decided on both.
  * Operations that go back to a state later (a cap's release, a budget's settle,
@@ -179,7 +182,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	public E lockSlotIfPresent(P policy, String key) {
 		OverflowSlots<E> on = this.policies.get(policy.name());
 		int count = (on != null) ? on.count() : 0;
-		E slot = (count > 0) ? on.get(slotIndex(key, count)) : null;
+		E slot = (count > 0) ? on.get(slotIndex(this.slotHash.hash(key), count)) : null;
 		if (slot != null) {
 			slot.lock();
 		}
@@ -277,7 +280,9 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	 */
 	private E guarded(P policy, String key, OverflowSlots<E> on, long nowMicros) {
 		on.awaitUnguarded();
-		E slot = on.getOrCreate(slotIndex(key, on.count()), () -> this.creator.create(policy, nowMicros));
+		long hash = this.slotHash.hash(key);
+		int index = slotIndex(hash, on.count());
+		E slot = on.getOrCreate(index, () -> this.creator.create(policy, nowMicros));
 		slot.lock();
 		try {
 			E added = this.entries.get(key);
@@ -285,10 +290,15 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 				// Added by a caller that held this lock before.
 				return added;
 			}
-			// A key that may have spent on the slot stays there while the slot's state matters.
-			if (slot.freshBy(nowMicros) && on.keys.tryAdd()) {
+			if (slot.freshBy(nowMicros)) {
+				on.clearUsed(index);
+			}
+			// A key that may have spent on the slot stays there while the slot's state matters; any other
+			// gets an entry of its own as soon as there is room, so the slots drain once a flood stops.
+			if (!on.mayHaveUsed(index, hash) && on.keys.tryAdd()) {
 				return insert(policy, key, on.keys, nowMicros);
 			}
+			on.markUsed(index, hash);
 		}
 		finally {
 			slot.unlock();
@@ -311,8 +321,8 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		return created;
 	}
 
-	private int slotIndex(String key, int slots) {
-		return (int) Long.remainderUnsigned(this.slotHash.hash(key), slots);
+	private static int slotIndex(long hash, int slots) {
+		return (int) Long.remainderUnsigned(hash, slots);
 	}
 
 	private OverflowSlots<E> overflowSlots(String policy) {

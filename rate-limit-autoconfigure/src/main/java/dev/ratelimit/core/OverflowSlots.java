@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Supplier;
@@ -28,6 +29,21 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 
 	/** {@code null} until the policy first overflows, then never again. */
 	private volatile AtomicReferenceArray<E> slots;
+
+	/**
+	 * Per slot, a Bloom filter of the keys decided on it since it was last fresh
+	 * ({@link #USED_BITS} bits, two per key), allocated at the slot's first such
+	 * key; read and written with the slot's lock held. A key it may contain
+	 * stays on the slot while the slot's state matters (its own entry would hand
+	 * it its limit again); a key it surely does not contain never spent there,
+	 * and may have an entry of its own as soon as the policy has room, so the
+	 * slots drain once a flood stops. A false positive only keeps a newcomer on
+	 * a slot, which may refuse it early, never admit it beyond its limit.
+	 */
+	private volatile AtomicReferenceArray<long[]> used;
+
+	/** Bits of each slot's filter of the keys that used it: 128 bytes per slot. */
+	static final int USED_BITS = 1024;
 
 	OverflowSlots(KeyBound.Keys keys) {
 		this.keys = keys;
@@ -73,8 +89,67 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 
 	synchronized void allocate(int count) {
 		if (this.slots == null) {
+			// The filters first: a thread that sees the slots sees them too.
+			this.used = new AtomicReferenceArray<>(count);
 			this.slots = new AtomicReferenceArray<>(count);
 		}
+	}
+
+	/**
+	 * Returns whether a key may have been decided on its slot since the slot was
+	 * last fresh. Call with the slot's lock held.
+	 * @param index the key's slot
+	 * @param hash the key's hash, as the slot was chosen by
+	 * @return {@code false} if the key surely was not
+	 */
+	boolean mayHaveUsed(int index, long hash) {
+		long[] bits = this.used.get(index);
+		return bits != null && isSet(bits, firstBit(hash)) && isSet(bits, secondBit(hash));
+	}
+
+	/**
+	 * Records that a key is decided on its slot. Call with the slot's lock held.
+	 * @param index the key's slot
+	 * @param hash the key's hash
+	 */
+	void markUsed(int index, long hash) {
+		long[] bits = this.used.get(index);
+		if (bits == null) {
+			bits = new long[USED_BITS / Long.SIZE];
+			this.used.set(index, bits);
+		}
+		set(bits, firstBit(hash));
+		set(bits, secondBit(hash));
+	}
+
+	/**
+	 * Forgets which keys used a slot, once its state is fresh again: what they
+	 * spent there is spent no more. Call with the slot's lock held.
+	 * @param index the slot
+	 */
+	void clearUsed(int index) {
+		long[] bits = this.used.get(index);
+		if (bits != null) {
+			Arrays.fill(bits, 0L);
+		}
+	}
+
+	// The slot is chosen by the hash's remainder, mostly its low bits: the filter's bits come from its high ones.
+
+	private static int firstBit(long hash) {
+		return (int) (hash >>> 54);
+	}
+
+	private static int secondBit(long hash) {
+		return (int) (hash >>> 44) & (USED_BITS - 1);
+	}
+
+	private static boolean isSet(long[] bits, int bit) {
+		return (bits[bit >>> 6] & (1L << bit)) != 0;
+	}
+
+	private static void set(long[] bits, int bit) {
+		bits[bit >>> 6] |= 1L << bit;
 	}
 
 	/** @return how many slots the policy has, 0 before its first overflow */

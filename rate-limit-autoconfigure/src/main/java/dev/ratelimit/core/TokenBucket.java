@@ -39,6 +39,11 @@ final class TokenBucket extends LimitState {
 					|| added >= full - this.scaledTokens) ? full : this.scaledTokens + added;
 			this.lastMicros = nowMicros;
 		}
+		else if (this.scaledTokens > full) {
+			// Kept under a larger quota (the key's plan or override changed, or it shares an overflow slot
+			// with a key of another plan) and no time has passed: never more than this quota's bucket.
+			this.scaledTokens = full;
+		}
 		long needed = cost * perToken;
 		if (this.scaledTokens < needed) {
 			long wait = LongMath.ceilDiv(needed - this.scaledTokens, unitsPerMicro);

@@ -95,6 +95,31 @@ abstract class ConformanceTests {
 		assertThat(backend.tryConsume(wide, call.get(0).key(), 1).remaining()).isEqualTo(1);
 	}
 
+	/**
+	 * A key whose quota shrinks (its plan or override changed) is decided within
+	 * the smaller quota at once, even at the instant of its last decision under
+	 * the larger one, where no refill is computed: never past it, never an error.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("algorithms")
+	void aQuotaThatShrinksAtTheSameInstantAdmitsAtMostTheSmallerOne(Algorithm algorithm) {
+		ManualTimeSource clock = new ManualTimeSource(START_MICROS);
+		RateLimitBackend backend = backend(clock);
+		RateLimitPolicy small = policy("shrinking-" + algorithm.ordinal(), algorithm, 3);
+		RateLimitPolicy large = small.toBuilder(small.name()).capacity(1_000).build();
+		String key = keys.build(small.name(), "shrinking-" + System.nanoTime());
+		assertThat(backend.tryConsume(large, key, 1).allowed()).isTrue();
+		afterDecision(List.of(key));
+		int admitted = 0;
+		for (int i = 0; i < 10; i++) {
+			if (backend.tryConsume(small, key, 1).allowed()) {
+				admitted++;
+			}
+			afterDecision(List.of(key));
+		}
+		assertThat(admitted).isLessThanOrEqualTo(3);
+	}
+
 	static Stream<Algorithm> algorithms() {
 		return Stream.of(Algorithm.values());
 	}

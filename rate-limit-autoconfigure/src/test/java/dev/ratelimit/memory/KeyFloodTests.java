@@ -267,6 +267,87 @@ class KeyFloodTests {
 		assertThat(this.bound.of("per-user").count()).isEqualTo(BOUND);
 	}
 
+	/**
+	 * Once a flood stops, newcomers get entries of their own again as soon as
+	 * there is room, even while others keep a slot in use: a slot holds only the
+	 * keys that spent on it. Here four new users a second, one call each, would
+	 * keep a slot limited to 2 a second exhausted for ever.
+	 */
+	@Test
+	void afterAFloodNewcomersGetEntriesOfTheirOwnAgainWhileOthersKeepTheSlotBusy() {
+		KeyBound small = new KeyBound(5, 1, null);
+		InMemoryRateLimitBackend store = new InMemoryRateLimitBackend(this.clock, small);
+		RateLimitPolicy policy = RateLimitPolicy.builder("trickle").capacity(2).refill("2/1s").build();
+		for (int i = 0; i < 10; i++) {
+			store.tryConsume(policy, "flood-" + i, 2);
+		}
+		assertThat(small.of("trickle").overflowDecisions()).isEqualTo(5);
+		int refusedAfterTheFlood = 0;
+		for (int i = 0; i < 240; i++) {
+			this.clock.advance(Duration.ofMillis(250));
+			boolean allowed = store.tryConsume(policy, "user-" + i, 1).allowed();
+			// The flood's keys are fresh again after a second, and swept at the next new key.
+			if (i >= 8 && !allowed) {
+				refusedAfterTheFlood++;
+			}
+		}
+		assertThat(refusedAfterTheFlood).as("newcomers refused on their first call once the store had room")
+			.isZero();
+	}
+
+	/**
+	 * Keys on different plans (or overrides) of one policy may share a slot:
+	 * whatever the plan whose numbers the slot's state was last decided with, a
+	 * key is decided within its own plan, never past it, and never with an error
+	 * (which an open policy would take for an outage and let through).
+	 */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("everyAlgorithm")
+	void aKeyOnASlotAnotherPlanFilledIsAdmittedAtMostItsOwnLimit(Algorithm algorithm) {
+		KeyBound small = new KeyBound(1, 1, null);
+		InMemoryRateLimitBackend store = new InMemoryRateLimitBackend(this.clock, small);
+		RateLimiter limiter = new RateLimiter(store, this.keys, Sleeper.system(), null, LimitListener.NONE);
+		RateLimitPolicy free = policy(algorithm, FailureMode.OPEN);
+		RateLimitPolicy pro = free.toBuilder(free.name()).capacity(1_000).build();
+		limiter.tryAcquire(List.of(new LimitRequest(free, "holder", 1)));
+		this.clock.advanceMicros(1);
+		limiter.tryAcquire(List.of(new LimitRequest(pro, "pro-tenant", 1)));
+		int admitted = 0;
+		for (int i = 0; i < 100; i++) {
+			if (limiter.tryAcquire(List.of(new LimitRequest(free, "free-tenant", 1))).allowed()) {
+				admitted++;
+			}
+		}
+		assertThat(admitted).as("free tenant admitted of 100 at one instant").isLessThanOrEqualTo(2);
+	}
+
+	/**
+	 * A reservation taken on a slot that expires before it is settled is charged
+	 * where its tenant decides when the settle comes, never to a state the tenant
+	 * left: the tenant's spend in a day stays within its budget.
+	 */
+	@Test
+	void aLateSettleOfAReservationOnASlotIsChargedWhereItsTenantDecides() {
+		InMemoryBudgetStore store = new InMemoryBudgetStore(this.clock, new KeyBound(1, 1, null));
+		BudgetPolicy daily = BudgetPolicy.builder("daily").limit("day", "1.00").reservationTimeout(Duration.ofMinutes(1))
+			.build();
+		store.reserve(daily, "other", "o1", 10_000);
+		assertThat(store.reserve(daily, "tenant", "t1", 1_000_000).allowed()).isTrue();
+		this.clock.advance(Duration.ofMinutes(2));
+		long spent = 0;
+		if (store.reserve(daily, "tenant", "t2", 100_000).allowed()) {
+			store.settle(daily, "tenant", "t2", 100_000);
+			spent += 100_000;
+		}
+		store.settle(daily, "tenant", "t1", 1_000_000);
+		spent += 1_000_000;
+		if (store.reserve(daily, "tenant", "t3", 900_000).allowed()) {
+			store.settle(daily, "tenant", "t3", 900_000);
+			spent += 900_000;
+		}
+		assertThat(spent).as("spent by the tenant in one day of 1.00").isLessThanOrEqualTo(1_100_000);
+	}
+
 	@Test
 	void keysThatAreFreshAgainMakeRoomAtTheNextSweep() {
 		RateLimitPolicy policy = RateLimitPolicy.builder("p").capacity(2).refill("2/1s").build();
