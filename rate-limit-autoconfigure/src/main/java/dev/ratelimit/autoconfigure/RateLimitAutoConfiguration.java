@@ -49,7 +49,7 @@ import dev.ratelimit.core.RateLimitPolicy;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAnnotationConfiguration.class,
-		RateLimitWebConfiguration.class, RateLimitMetricsConfiguration.class,
+		RateLimitWebConfiguration.class, RateLimitReactiveWebConfiguration.class, RateLimitMetricsConfiguration.class,
 		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class,
 		RateLimitRefreshConfiguration.class, RateLimitClientConfiguration.class })
 public class RateLimitAutoConfiguration {

@@ -23,6 +23,16 @@ public interface RateLimitBackend {
 	List<Decision> tryConsumeAll(List<Acquisition> acquisitions);
 
 	/**
+	 * Returns whether a decision may wait on I/O (a remote store): a caller on
+	 * a thread that must never block (a reactive event loop) then decides off
+	 * it. An in-process store decides in memory and says {@code false}.
+	 * @return whether a decision may block
+	 */
+	default boolean blocks() {
+		return true;
+	}
+
+	/**
 	 * Decides one policy for one call.
 	 * @param policy the policy deciding
 	 * @param key the storage key, already namespaced and sanitised by {@link LimitKeys}

@@ -95,6 +95,24 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Returns whether deciding may block the calling thread: when the backend
+	 * waits on I/O, or a policy waits for its turn (wait mode).
+	 * @param policies the policies to decide
+	 * @return whether to decide off a thread that must never block
+	 */
+	public boolean mayBlock(List<? extends RateLimitPolicy> policies) {
+		if (this.backend.blocks()) {
+			return true;
+		}
+		for (RateLimitPolicy policy : policies) {
+			if (policy.maxWaitMicros() > 0) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Applies every request's policy to one call, waiting for the call's turn
 	 * when a shaping policy queues it.
 	 * @param requests the policies with the call's key and cost

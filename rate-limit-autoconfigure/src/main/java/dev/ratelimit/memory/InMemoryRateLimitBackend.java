@@ -320,4 +320,10 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 		return this.states.size(this.time.currentTimeMicros());
 	}
 
+	/** @return {@code false}: decisions are taken in this process's memory, without I/O */
+	@Override
+	public boolean blocks() {
+		return false;
+	}
+
 }

@@ -3,6 +3,7 @@ package dev.ratelimit.web;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import jakarta.servlet.http.HttpServletRequest;
@@ -27,6 +28,9 @@ import dev.ratelimit.core.PolicyDecision;
 final class Disclosures {
 
 	private static final String ATTRIBUTE = Disclosures.class.getName();
+
+	/** The disclosures of a request that registered none: names nothing. Never changed. */
+	static final Disclosures NONE = new Disclosures(null);
 
 	/** The first name registered, or {@code null}: most requests have one limit, and pay for no set. */
 	private String first;
@@ -58,6 +62,32 @@ final class Disclosures {
 			request.setAttribute(ATTRIBUTE, disclosures);
 		}
 		return disclosures;
+	}
+
+	/**
+	 * Returns the disclosures kept in a request's attributes, put there first if
+	 * there are none: for a request that is not a servlet request (a WebFlux
+	 * exchange's attributes).
+	 * @param attributes the request's attributes
+	 * @return its disclosures
+	 */
+	static Disclosures attached(Map<String, Object> attributes) {
+		Object held = attributes.get(ATTRIBUTE);
+		if (held instanceof Disclosures disclosures) {
+			return disclosures;
+		}
+		Disclosures disclosures = new Disclosures(null);
+		attributes.put(ATTRIBUTE, disclosures);
+		return disclosures;
+	}
+
+	/**
+	 * Returns the disclosures kept in a request's attributes.
+	 * @param attributes the request's attributes
+	 * @return its disclosures, or {@code null} when it has none
+	 */
+	static Disclosures of(Map<String, Object> attributes) {
+		return (attributes.get(ATTRIBUTE) instanceof Disclosures disclosures) ? disclosures : null;
 	}
 
 	/** @return the route filter handling the request now, or {@code null} */

@@ -70,7 +70,16 @@ public final class ProblemResponses implements RejectionHandler {
 	 * @return whether to answer with HTML
 	 */
 	public static boolean prefersHtml(HttpServletRequest request) {
-		List<String> accept = Collections.list(request.getHeaders(HttpHeaders.ACCEPT));
+		return prefersHtml(Collections.list(request.getHeaders(HttpHeaders.ACCEPT)));
+	}
+
+	/**
+	 * Returns whether {@code Accept} field values prefer an HTML page to JSON,
+	 * by the rule of {@link #prefersHtml(HttpServletRequest)}.
+	 * @param accept the request's {@code Accept} field values
+	 * @return whether to answer with HTML
+	 */
+	public static boolean prefersHtml(List<String> accept) {
 		if (accept.isEmpty()) {
 			return false;
 		}
@@ -99,6 +108,17 @@ public final class ProblemResponses implements RejectionHandler {
 	}
 
 	private static String json(HttpServletRequest request, Rejection rejection) {
+		return json(rejection, request.getRequestURI());
+	}
+
+	/**
+	 * Returns the RFC 9457 {@code application/problem+json} body of a
+	 * rejection: the one body of the HTTP contract, whatever writes it.
+	 * @param rejection the rejection
+	 * @param instance the request's path, the problem's {@code instance}
+	 * @return the body
+	 */
+	public static String json(Rejection rejection, String instance) {
 		StringBuilder json = new StringBuilder(256);
 		json.append("{\"type\":");
 		string(json, rejection.type());
@@ -107,7 +127,7 @@ public final class ProblemResponses implements RejectionHandler {
 		json.append(",\"status\":").append(rejection.status()).append(",\"detail\":");
 		string(json, rejection.detail());
 		json.append(",\"instance\":");
-		string(json, request.getRequestURI());
+		string(json, instance);
 		List<String> policies = rejection.policies();
 		if (!policies.isEmpty()) {
 			// A limit that refused was violated, as both problem types of the RateLimit draft name it; a

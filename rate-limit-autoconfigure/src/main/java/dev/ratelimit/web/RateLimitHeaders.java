@@ -2,6 +2,7 @@ package dev.ratelimit.web;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -80,35 +81,57 @@ public final class RateLimitHeaders {
 		if (this.mode == HeaderMode.NONE) {
 			return;
 		}
+		// Only the limits the caller may see: never an internal one, such as a provider's shared rate.
+		boolean changed = collect(disclosures, outcome);
+		if (changed && !response.isCommitted()) {
+			write(response::setHeader, disclosures);
+		}
+	}
+
+	/**
+	 * Adds an outcome's decisions to what a request disclosed and sets the
+	 * header fields through a setter: for responses that are not servlet
+	 * responses (a WebFlux exchange's headers).
+	 * @param disclosures the request's disclosed limits and decisions
+	 * @param setHeader sets a header field, replacing any value
+	 * @param outcome the outcome
+	 */
+	void record(Disclosures disclosures, BiConsumer<String, String> setHeader, RateLimitOutcome outcome) {
+		if (this.mode == HeaderMode.NONE) {
+			return;
+		}
+		if (collect(disclosures, outcome)) {
+			write(setHeader, disclosures);
+		}
+	}
+
+	/** Records the disclosed decisions of an outcome; returns whether there was one. */
+	private boolean collect(Disclosures disclosures, RateLimitOutcome outcome) {
 		boolean changed = false;
 		for (int i = 0, enforced = outcome.decisions().size(); i < enforced + shadowCount(outcome); i++) {
 			PolicyDecision decision = (i < enforced) ? outcome.decisions().get(i)
 					: outcome.shadowDecisions().get(i - enforced);
-			// Only the limits the caller may see: never an internal one, such as a provider's shared rate.
 			if (disclosures.contains(decision.policy().name())) {
-				// In place of an earlier decision of the same policy, or at the end.
 				disclosures.record(decision);
 				changed = true;
 			}
 		}
-		if (changed && !response.isCommitted()) {
-			write(response, disclosures);
-		}
+		return changed;
 	}
 
 	private int shadowCount(RateLimitOutcome outcome) {
 		return this.includeShadow ? outcome.shadowDecisions().size() : 0;
 	}
 
-	private void write(HttpServletResponse response, Disclosures decisions) {
+	private void write(BiConsumer<String, String> setHeader, Disclosures decisions) {
 		int count = decisions.decisionCount();
 		if (this.mode == HeaderMode.IETF || this.mode == HeaderMode.BOTH) {
 			if (count == 1) {
 				// The common case: one policy, its RateLimit-Policy item ready made.
 				PolicyDecision only = decisions.decision(0);
 				PolicyField field = policyField(only);
-				response.setHeader("RateLimit-Policy", field.item());
-				response.setHeader("RateLimit", state(field, only.decision()));
+				setHeader.accept("RateLimit-Policy", field.item());
+				setHeader.accept("RateLimit", state(field, only.decision()));
 			}
 			else {
 				StringBuilder policy = new StringBuilder();
@@ -119,8 +142,8 @@ public final class RateLimitHeaders {
 					separate(policy).append(field.item());
 					separate(state).append(state(field, pd.decision()));
 				}
-				response.setHeader("RateLimit-Policy", policy.toString());
-				response.setHeader("RateLimit", state.toString());
+				setHeader.accept("RateLimit-Policy", policy.toString());
+				setHeader.accept("RateLimit", state.toString());
 			}
 		}
 		if (this.mode == HeaderMode.LEGACY || this.mode == HeaderMode.BOTH) {
@@ -132,9 +155,9 @@ public final class RateLimitHeaders {
 					tightest = pd;
 				}
 			}
-			response.setHeader("X-RateLimit-Limit", Long.toString(tightest.decision().limit()));
-			response.setHeader("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
-			response.setHeader("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfterMicros())));
+			setHeader.accept("X-RateLimit-Limit", Long.toString(tightest.decision().limit()));
+			setHeader.accept("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
+			setHeader.accept("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfterMicros())));
 		}
 	}
 

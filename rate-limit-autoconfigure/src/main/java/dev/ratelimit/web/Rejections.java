@@ -79,6 +79,19 @@ public final class Rejections {
 	 * @return the rejection
 	 */
 	public Rejection describe(HttpServletRequest request, RateLimitException ex) {
+		Disclosures disclosures = Disclosures.of(request);
+		return describe((disclosures != null) ? disclosures : Disclosures.NONE, ex);
+	}
+
+	/**
+	 * Describes a limiter exception for a request whose disclosed limits are
+	 * known: the rule of {@link #describe(HttpServletRequest, RateLimitException)},
+	 * for every kind of request.
+	 * @param request the limits the request's caller may see
+	 * @param ex the exception
+	 * @return the rejection
+	 */
+	Rejection describe(Disclosures request, RateLimitException ex) {
 		if (ex instanceof RateLimitExceededException exceeded) {
 			long retryAfter = retryAfter(exceeded.getRetryAfterMicros());
 			return refusal(disclosed(request, exceeded.getViolatedPolicies()), false, retryAfter,
@@ -108,7 +121,7 @@ public final class Rejections {
 		String policy = (ex instanceof InvalidCostException cost) ? cost.getPolicy()
 				: (ex instanceof RateLimitKeyMissingException missing) ? missing.getPolicy() : null;
 		// The message names the limit and its capacity: only for a limit the caller may see.
-		String detail = (policy == null || Disclosures.contains(request, policy)) ? ex.getMessage()
+		String detail = (policy == null || request.contains(policy)) ? ex.getMessage()
 				: "The request's key or cost is invalid for a limit of this service.";
 		return new Rejection(400, "about:blank", "Bad Request", detail, 0, List.of(), ex);
 	}
@@ -148,10 +161,10 @@ public final class Rejections {
 		return Math.max(1, RateLimitHeaders.seconds(micros));
 	}
 
-	private static List<String> disclosed(HttpServletRequest request, List<String> policies) {
+	private static List<String> disclosed(Disclosures request, List<String> policies) {
 		List<String> named = new ArrayList<>(policies.size());
 		for (String policy : policies) {
-			if (Disclosures.contains(request, policy)) {
+			if (request.contains(policy)) {
 				named.add(policy);
 			}
 		}

@@ -84,6 +84,24 @@ final class RouteMatcher {
 		return this.route.pattern().matches(path.parsed(request));
 	}
 
+	/**
+	 * Returns whether the rule applies to a request whose path is parsed already
+	 * (a WebFlux request's): the same rule as for a servlet request.
+	 * @param method the request's method
+	 * @param path the request's path within the application
+	 * @return whether the rule applies
+	 */
+	boolean matches(String method, PathContainer path) {
+		if (!this.route.methods().isEmpty() && !this.route.methods().contains(method)) {
+			return false;
+		}
+		String raw = path.value();
+		if (this.literal != null && ParsedPath.isPlain(raw)) {
+			return this.below ? isAtOrBelow(raw) : raw.equals(this.literal);
+		}
+		return this.route.pattern().matches(path);
+	}
+
 	/** {@code /api/**} matches {@code /api}, {@code /api/} and everything under it; {@code /**} everything. */
 	private boolean isAtOrBelow(String raw) {
 		int length = this.literal.length();
@@ -142,7 +160,7 @@ final class RouteMatcher {
 					? uri.substring(context.length()) : null;
 		}
 
-		private static boolean isPlain(String path) {
+		static boolean isPlain(String path) {
 			for (int i = 0; i < path.length(); i++) {
 				char c = path.charAt(i);
 				if (c == '%' || c == ';') {

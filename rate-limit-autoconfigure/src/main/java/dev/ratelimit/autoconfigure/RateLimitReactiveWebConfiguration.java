@@ -1,0 +1,68 @@
+package dev.ratelimit.autoconfigure;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.reactive.DispatcherHandler;
+
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.web.ProblemResponses;
+import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.RateLimitWebFilter;
+import dev.ratelimit.web.ReactiveRejections;
+import dev.ratelimit.web.Rejections;
+
+/**
+ * WebFlux integration: the answer to refusals (a {@link ReactiveRejections}
+ * exception handler, so that a refusal is a 429 or 503 and never a 500), the
+ * header fields, and the route filter when {@code rate-limit.routes} has
+ * rules; the same contract as the servlet integration.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnClass(DispatcherHandler.class)
+class RateLimitReactiveWebConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitHeaders rateLimitHeaders(RateLimitProperties properties) {
+		return new RateLimitHeaders(properties.getHeaders().getMode(), properties.getHeaders().isIncludeShadow());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Rejections rateLimitRejections(RateLimitProperties properties) {
+		// The servlet RejectionHandler is not used here: the reactive side writes the contract's own body.
+		return new Rejections(new ProblemResponses(), properties.getUnavailableRetryAfter());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ReactiveRejections rateLimitReactiveRejections(Rejections rejections) {
+		return new ReactiveRejections(rejections);
+	}
+
+	/**
+	 * The route filter, with route rules only.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnConfigured("rate-limit.routes")
+	static class Routes {
+
+		@Bean
+		@ConditionalOnMissingBean
+		RateLimitWebFilter rateLimitWebFilter(RateLimitProperties properties, LimitRegistry limits,
+				KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver, RateLimitHeaders headers,
+				ReactiveRejections rejections) {
+			return new RateLimitWebFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions), limiter,
+					expressions, ipResolver, headers, rejections, properties.getFilter().getOrder());
+		}
+
+	}
+
+}

@@ -1,0 +1,80 @@
+package dev.ratelimit.web;
+
+import java.nio.charset.StandardCharsets;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebExceptionHandler;
+
+import dev.ratelimit.core.RateLimitException;
+
+/**
+ * Answers limiter exceptions in a WebFlux application with the HTTP contract
+ * of the servlet side: the same {@link Rejection} (described by
+ * {@link Rejections}, naming only the limits the caller may see), the same
+ * RFC 9457 body ({@link ProblemResponses#json(Rejection, String)}),
+ * {@code Retry-After} and {@code Cache-Control: no-store}. As a
+ * {@link WebExceptionHandler} ordered before Spring Boot's error handler, it
+ * turns a refusal thrown by an annotated method (or its {@code Mono}) into a
+ * 429 or 503 rather than a logged 500; the route filter answers through it too.
+ */
+public final class ReactiveRejections implements WebExceptionHandler, Ordered {
+
+	/** Before Spring Boot's {@code ErrorWebExceptionHandler} (-1), which would answer 500. */
+	public static final int ORDER = -2;
+
+	private final Rejections rejections;
+
+	/**
+	 * Creates the handler.
+	 * @param rejections describes refusals as the caller may be told about them
+	 */
+	public ReactiveRejections(Rejections rejections) {
+		this.rejections = rejections;
+	}
+
+	@Override
+	public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
+		if (!(ex instanceof RateLimitException refusal) || exchange.getResponse().isCommitted()) {
+			return Mono.error(ex);
+		}
+		return send(exchange, refusal);
+	}
+
+	/**
+	 * Answers a refusal of a request.
+	 * @param exchange the request and its response, not yet committed
+	 * @param refusal the limiter's exception
+	 * @return completes when the answer is written
+	 */
+	Mono<Void> send(ServerWebExchange exchange, RateLimitException refusal) {
+		Disclosures disclosures = Disclosures.of(exchange.getAttributes());
+		Rejection rejection = this.rejections.describe((disclosures != null) ? disclosures : Disclosures.NONE,
+				refusal);
+		ServerHttpResponse response = exchange.getResponse();
+		response.setStatusCode(HttpStatusCode.valueOf(rejection.status()));
+		HttpHeaders headers = response.getHeaders();
+		if (rejection.retryAfterSeconds() > 0) {
+			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()));
+		}
+		headers.set(HttpHeaders.CACHE_CONTROL, "no-store");
+		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		byte[] body = ProblemResponses.json(rejection, exchange.getRequest().getPath().value())
+			.getBytes(StandardCharsets.UTF_8);
+		DataBuffer buffer = response.bufferFactory().wrap(body);
+		return response.writeWith(Mono.just(buffer));
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+}
