@@ -1,0 +1,103 @@
+package dev.ratelimit.blocking;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.BlockingOperationError;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import dev.ratelimit.RateLimited;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * A WebFlux application's route rules decided with BlockHound installed: a
+ * decision that blocked a Reactor Netty event loop would fail the request
+ * (BlockHound throws on the loop, and the request answers 500), so every
+ * answer being the contract's 200 or 429 shows that none did. Subclasses run
+ * it on each backend. These tests run in a JVM of their own (see the
+ * module's Surefire configuration): BlockHound instruments the whole JVM.
+ */
+abstract class NonBlockingDecisionTests {
+
+	static {
+		BlockHound.install();
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Test
+	void blockHoundIsWatchingTheEventLoops() {
+		// What a blocking decision on a non-blocking thread meets: the tests below would see it as a 500.
+		assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> Mono.fromCallable(() -> {
+			Thread.sleep(1);
+			return 1;
+		}).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(5)))
+			.withRootCauseInstanceOf(BlockingOperationError.class);
+	}
+
+	@Test
+	void aRouteRuleIsDecidedWithoutBlockingAnEventLoop() {
+		for (int i = 0; i < 3; i++) {
+			assertThat(status("/api/hello")).isEqualTo(200);
+		}
+		assertThat(status("/api/hello")).isEqualTo(429);
+	}
+
+	/**
+	 * Sends a request; its client address (loopback) is its {@code per-ip} key.
+	 * @param path the path
+	 * @return the answer's status
+	 */
+	int status(String path) {
+		WebClient client = WebClient.builder().baseUrl("http://localhost:" + this.port).build();
+		return client.get()
+			.uri(path)
+			.exchangeToMono((response) -> response.releaseBody().thenReturn(response.statusCode().value()))
+			.block(Duration.ofSeconds(10));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	// Spring Security is on the test classpath; this application has none.
+	@EnableAutoConfiguration(excludeName = {
+			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
+			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
+			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	static class App {
+
+		@Bean
+		Controller controller() {
+			return new Controller();
+		}
+
+	}
+
+	@RestController
+	static class Controller {
+
+		@GetMapping("/api/hello")
+		Mono<String> hello() {
+			return Mono.just("hello");
+		}
+
+		@RateLimited(policy = "runs", capacity = "1", refill = "1/1h")
+		@GetMapping("/runs")
+		Mono<String> runs() {
+			return Mono.just("queued");
+		}
+
+	}
+
+}

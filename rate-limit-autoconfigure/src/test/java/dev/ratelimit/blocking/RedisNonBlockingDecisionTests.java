@@ -1,0 +1,29 @@
+package dev.ratelimit.blocking;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.ratelimit.support.RedisServerFixture;
+
+/**
+ * {@link NonBlockingDecisionTests} on the Redis backend, against the shared
+ * redis-server: its decisions are taken off the event loop.
+ */
+@SpringBootTest(classes = NonBlockingDecisionTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "spring.main.web-application-type=reactive", "rate-limit.backend=redis",
+				"rate-limit.policies.per-ip.capacity=3", "rate-limit.policies.per-ip.refill=1/1h",
+				"rate-limit.policies.per-ip.key=ip", "rate-limit.routes[0].pattern=/api/**",
+				"rate-limit.routes[0].policies=per-ip" })
+class RedisNonBlockingDecisionTests extends NonBlockingDecisionTests {
+
+	static final RedisServerFixture redis = RedisServerFixture.shared();
+
+	@DynamicPropertySource
+	static void redisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", redis::port);
+	}
+
+}
