@@ -210,4 +210,9 @@ final class BudgetCharges {
 		}
 	}
 
+	/** @return whether reserving or settling a budget may block the calling thread */
+	boolean mayBlock() {
+		return this.budgets != null && this.budgets.mayBlock();
+	}
+
 }

@@ -117,6 +117,33 @@ public final class LimitInterceptor implements MethodInterceptor {
 		if (limits.isEmpty()) {
 			return invocation.proceed();
 		}
+		if (!this.requests.defers(limits.method())) {
+			return invoke(invocation, limits);
+		}
+		return this.requests.call(limits.method(), mayBlock(limits), () -> invoke(invocation, limits));
+	}
+
+	/**
+	 * Returns whether deciding a method's limits may block the calling thread,
+	 * for any of the three kinds: a store that waits on I/O, or a limit that
+	 * waits for its turn.
+	 */
+	private boolean mayBlock(MethodLimits limits) {
+		BoundCap cap = limits.cap();
+		return (!limits.rateLimits().isEmpty() && this.limiter.mayBlock(ratePolicies(limits)))
+				|| (!limits.budgets().isEmpty() && this.budgets.mayBlock())
+				|| (cap != null && this.concurrency.mayBlock(cap.policy()));
+	}
+
+	private static List<RateLimitPolicy> ratePolicies(MethodLimits limits) {
+		List<RateLimitPolicy> policies = new ArrayList<>(limits.rateLimits().size());
+		for (BoundPolicy bound : limits.rateLimits()) {
+			policies.add(bound.policy());
+		}
+		return policies;
+	}
+
+	private @Nullable Object invoke(MethodInvocation invocation, MethodLimits limits) throws Throwable {
 		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
 				invocation.getArguments());
 		RateLimitOutcome taken = null;

@@ -5,16 +5,19 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.RequestBinding;
 import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.RateLimitWebFilter;
 import dev.ratelimit.web.ReactiveRejections;
+import dev.ratelimit.web.ReactiveRequestBinding;
 import dev.ratelimit.web.Rejections;
 
 /**
@@ -45,6 +48,19 @@ class RateLimitReactiveWebConfiguration {
 	@ConditionalOnMissingBean
 	ReactiveRejections rateLimitReactiveRejections(Rejections rejections) {
 		return new ReactiveRejections(rejections);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers) {
+		return new ReactiveRequestBinding(ipResolver, headers);
+	}
+
+	/** Puts each request's exchange in the Reactor context, where the limited methods' calls read it. */
+	@Bean
+	@ConditionalOnMissingBean
+	ServerWebExchangeContextFilter rateLimitExchangeContextFilter() {
+		return new ServerWebExchangeContextFilter();
 	}
 
 	/**

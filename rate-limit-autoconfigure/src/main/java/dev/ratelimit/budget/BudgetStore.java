@@ -9,6 +9,15 @@ package dev.ratelimit.budget;
 public interface BudgetStore {
 
 	/**
+	 * Returns whether a call may wait on I/O (a remote store): a caller on a
+	 * thread that must never block (a reactive event loop) then calls off it.
+	 * @return whether a call may block; {@code false} for an in-process store
+	 */
+	default boolean blocks() {
+		return true;
+	}
+
+	/**
 	 * Reserves an estimate, atomically: admitted only if every limit has room for
 	 * it after what is spent and reserved.
 	 * @param policy the budget

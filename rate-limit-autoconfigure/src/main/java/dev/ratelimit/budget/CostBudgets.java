@@ -235,4 +235,13 @@ public final class CostBudgets {
 		}
 	}
 
+	/**
+	 * Returns whether reserving or settling may block the calling thread (its
+	 * store waits on I/O): a caller on an event loop then calls off it.
+	 * @return whether a call may block
+	 */
+	public boolean mayBlock() {
+		return this.store.blocks();
+	}
+
 }

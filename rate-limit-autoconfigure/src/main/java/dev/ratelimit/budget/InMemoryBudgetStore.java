@@ -184,4 +184,10 @@ public final class InMemoryBudgetStore implements BudgetStore {
 
 	}
 
+	/** @return {@code false}: budgets are kept in this process's memory, without I/O */
+	@Override
+	public boolean blocks() {
+		return false;
+	}
+
 }

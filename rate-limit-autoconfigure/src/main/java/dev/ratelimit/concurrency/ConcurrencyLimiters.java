@@ -109,4 +109,9 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 		return this.distributed != null;
 	}
 
+	@Override
+	public boolean mayBlock(ConcurrencyPolicy policy) {
+		return (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED) || this.local.mayBlock(policy);
+	}
+
 }

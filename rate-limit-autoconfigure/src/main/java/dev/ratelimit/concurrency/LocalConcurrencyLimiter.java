@@ -201,4 +201,10 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 
 	}
 
+	/** @return whether the cap waits for a permit: its bulkheads are in this process's memory */
+	@Override
+	public boolean mayBlock(ConcurrencyPolicy policy) {
+		return policy.maxWaitMicros() > 0;
+	}
+
 }

@@ -74,4 +74,48 @@ public interface RequestBinding {
 	default void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
 	}
 
+	/**
+	 * Returns whether a limited call of a method runs through {@link #call}
+	 * rather than at once: never for a servlet request (this default), which is
+	 * the calling thread's.
+	 * @param method the annotated method
+	 * @return whether to run its limited calls through {@link #call}
+	 */
+	default boolean defers(Method method) {
+		return false;
+	}
+
+	/**
+	 * Runs a limited call of an annotated method within the request it serves:
+	 * its decisions, the method itself and what it returns; called only when
+	 * {@link #defers} says so (this default runs it now). A reactive
+	 * binding defers a call whose method returns a reactive type into the
+	 * pipeline that subscribes to it, where the request is known, and runs it
+	 * off the event loop when deciding may block.
+	 * @param method the annotated method, whose return type says how to run it
+	 * @param mayBlock whether deciding may block the calling thread
+	 * @param call decides, calls the method and returns its result
+	 * @return the method's result, or one that runs the call when subscribed to
+	 * @throws Throwable what the call throws, when it runs now
+	 */
+	default Object call(Method method, boolean mayBlock, LimitedCall call) throws Throwable {
+		return call.run();
+	}
+
+	/**
+	 * A limited call of an annotated method: its decisions, the method, and its
+	 * result.
+	 */
+	@FunctionalInterface
+	interface LimitedCall {
+
+		/**
+		 * Decides, calls the method and returns its result.
+		 * @return the method's result
+		 * @throws Throwable a refusal, or what the method throws
+		 */
+		Object run() throws Throwable;
+
+	}
+
 }

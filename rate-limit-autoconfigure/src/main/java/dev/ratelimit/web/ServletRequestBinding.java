@@ -1,12 +1,10 @@
 package dev.ratelimit.web;
 
 import java.lang.reflect.Method;
-import java.util.Arrays;
 
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
-import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerMapping;
 
 import dev.ratelimit.budget.BudgetDecision;
@@ -79,14 +77,7 @@ public final class ServletRequestBinding implements RequestBinding {
 	 * a service the handler calls.
 	 */
 	private static boolean isHandler(jakarta.servlet.http.HttpServletRequest request, Method method) {
-		if (!(request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod handler)) {
-			return false;
-		}
-		Method handling = handler.getMethod();
-		// The aspect sees the most specific method of the bean's class; the mapping may hold an interface's.
-		return handling.equals(method) || (handling.getName().equals(method.getName())
-				&& Arrays.equals(handling.getParameterTypes(), method.getParameterTypes())
-				&& handling.getDeclaringClass().isAssignableFrom(method.getDeclaringClass()));
+		return HandlerMatch.isHandler(request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE), method);
 	}
 
 	@Override

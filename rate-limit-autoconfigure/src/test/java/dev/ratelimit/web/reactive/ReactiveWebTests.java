@@ -3,6 +3,7 @@ package dev.ratelimit.web.reactive;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -14,6 +15,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -24,10 +26,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A WebFlux application with the starter on the memory backend, over real
- * HTTP: a route rule is enforced by the reactive filter, and a refusal, by a
- * route rule or by an annotated method returning {@code Mono}, answers the
- * HTTP contract's 429 (or 503 for a limit the caller may not see) with
- * {@code Retry-After} and an RFC 9457 body, never a 500.
+ * HTTP: a route rule is enforced by the reactive filter; an annotated method
+ * returning {@code Mono} or {@code Flux} is decided when subscribed to, with
+ * keys that read the request and header fields for the limits the caller may
+ * see; a refusal answers the HTTP contract's 429 (or 503 for a limit the
+ * caller may not see) with {@code Retry-After} and an RFC 9457 body, never a
+ * 500.
  */
 @SpringBootTest(classes = ReactiveWebTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "rate-limit.policies.per-ip.capacity=2",
@@ -35,7 +39,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"rate-limit.routes[0].pattern=/api/**", "rate-limit.routes[0].policies=per-ip",
 				"rate-limit.policies.runs.capacity=3", "rate-limit.policies.runs.refill=1/1h",
 				"rate-limit.policies.per-user.capacity=1", "rate-limit.policies.per-user.refill=1/1h",
-				"rate-limit.policies.per-user.key=#user" })
+				"rate-limit.policies.per-user.key=#user", "rate-limit.policies.per-tenant.capacity=2",
+				"rate-limit.policies.per-tenant.refill=1/1h", "rate-limit.policies.per-tenant.key=header('X-Tenant-Id')",
+				"rate-limit.policies.per-tenant.missing-key=reject", "rate-limit.policies.streams.capacity=1",
+				"rate-limit.policies.streams.refill=1/1h", "rate-limit.policies.streams.key=header('X-Tenant-Id')" })
 class ReactiveWebTests {
 
 	@LocalServerPort
@@ -79,22 +86,51 @@ class ReactiveWebTests {
 	}
 
 	@Test
-	void anAnnotatedMethodKeyedByItsArgumentsIsRefusedNotFailed() {
+	void anAnnotatedHandlerKeyedByTheCallerAnswersWithItsFieldsAndA429NamingIt() {
 		WebClient client = client();
-		assertThat(exchange(client, "/users/ann").status()).isEqualTo(200);
+		var allowed = exchange(client, "/users/ann");
+		assertThat(allowed.status()).isEqualTo(200);
+		assertThat(allowed.rateLimit()).isEqualTo("\"per-user\";r=0;t=3600");
 		assertThat(exchange(client, "/users/bob").status()).isEqualTo(200);
-		// The servlet side answers 429 naming the limit (the handler's own, keyed by the caller); the reactive
-		// aspect does not see the exchange yet, so it cannot register the limit as disclosed: 503 naming nothing.
-		assertThat(exchange(client, "/users/ann").status()).isIn(429, 503);
+		var refused = exchange(client, "/users/ann");
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.rateLimit()).isEqualTo("\"per-user\";r=0;t=3600");
+		assertThat(refused.body()).contains("\"violated-policies\":[\"per-user\"]");
+	}
+
+	@Test
+	void anAnnotationsKeyReadsTheRequest() {
+		WebClient client = client();
+		for (int i = 0; i < 2; i++) {
+			assertThat(exchange(client, "/tenants", "X-Tenant-Id", "acme").status()).isEqualTo(200);
+		}
+		assertThat(exchange(client, "/tenants", "X-Tenant-Id", "acme").status()).isEqualTo(429);
+		assertThat(exchange(client, "/tenants", "X-Tenant-Id", "globex").status()).isEqualTo(200);
+		// No header, and the policy rejects a missing key: 400, not a 500.
+		assertThat(exchange(client, "/tenants").status()).isEqualTo(400);
+	}
+
+	@Test
+	void aFluxIsDecidedWhenSubscribedAndRefusedAsTheContractSays() {
+		WebClient client = client();
+		assertThat(exchange(client, "/stream", "X-Tenant-Id", "initech").body()).isEqualTo("abc");
+		var refused = exchange(client, "/stream", "X-Tenant-Id", "initech");
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.contentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
 	}
 
 	private WebClient client() {
 		return WebClient.builder().baseUrl("http://localhost:" + this.port).build();
 	}
 
-	private static Answer exchange(WebClient client, String path) {
+	private static Answer exchange(WebClient client, String path, String... headers) {
 		return client.get()
 			.uri(path)
+			.headers((fields) -> {
+				for (int i = 0; i < headers.length; i += 2) {
+					fields.set(headers[i], headers[i + 1]);
+				}
+			})
 			.exchangeToMono((response) -> response.bodyToMono(String.class)
 				.defaultIfEmpty("")
 				.map((body) -> new Answer(response.statusCode().value(),
@@ -141,10 +177,22 @@ class ReactiveWebTests {
 			return Mono.just("queued");
 		}
 
-		@RateLimited(policy = "per-user")
+		@RateLimited("per-user")
 		@GetMapping("/users/{user}")
-		Mono<String> user(@org.springframework.web.bind.annotation.PathVariable String user) {
+		Mono<String> user(@PathVariable String user) {
 			return Mono.just(user);
+		}
+
+		@RateLimited("per-tenant")
+		@GetMapping("/tenants")
+		Mono<String> tenant() {
+			return Mono.just("tenant");
+		}
+
+		@RateLimited("streams")
+		@GetMapping("/stream")
+		Flux<String> stream() {
+			return Flux.just("a", "b", "c");
 		}
 
 	}
