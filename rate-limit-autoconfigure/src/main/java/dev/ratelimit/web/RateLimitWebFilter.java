@@ -94,9 +94,15 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		if (policies.isEmpty()) {
 			return chain.filter(exchange);
 		}
+		return ReactiveKeyRequest.principalName(exchange)
+			.flatMap((principal) -> filter(exchange, chain, policies, ReactiveKeyRequest.orNull(principal)));
+	}
+
+	private Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain, List<BoundPolicy> policies,
+			String principal) {
 		Disclosures disclosures = Disclosures.attached(exchange.getAttributes());
-		EvaluationContext context = this.expressions.context(new ReactiveKeyRequest(request, this.ipResolver), null,
-				null);
+		EvaluationContext context = this.expressions
+			.context(new ReactiveKeyRequest(exchange.getRequest(), this.ipResolver, principal), null, null);
 		List<LimitRequest> calls;
 		try {
 			calls = requests(disclosures, policies, context);

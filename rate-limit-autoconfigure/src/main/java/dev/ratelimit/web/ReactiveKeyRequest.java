@@ -1,9 +1,13 @@
 package dev.ratelimit.web;
 
 import java.net.InetSocketAddress;
+import java.security.Principal;
 import java.util.List;
 
+import reactor.core.publisher.Mono;
+
 import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.key.KeyRequest;
@@ -21,13 +25,16 @@ final class ReactiveKeyRequest implements KeyRequest {
 
 	private final ClientIpResolver ipResolver;
 
+	private final String principalName;
+
 	private String clientIp;
 
 	private boolean clientIpResolved;
 
-	ReactiveKeyRequest(ServerHttpRequest request, ClientIpResolver ipResolver) {
+	ReactiveKeyRequest(ServerHttpRequest request, ClientIpResolver ipResolver, String principalName) {
 		this.request = request;
 		this.ipResolver = ipResolver;
+		this.principalName = principalName;
 	}
 
 	@Override
@@ -57,7 +64,7 @@ final class ReactiveKeyRequest implements KeyRequest {
 
 	@Override
 	public String principalName() {
-		return null;
+		return this.principalName;
 	}
 
 	@Override
@@ -77,6 +84,28 @@ final class ReactiveKeyRequest implements KeyRequest {
 		}
 		List<String> values = this.request.getHeaders().get(this.ipResolver.header().headerName());
 		return (values != null) ? values : List.of();
+	}
+
+	/**
+	 * Resolves the name of an exchange's principal, as WebFlux (and Spring
+	 * Security) keep it in the reactive pipeline.
+	 * @param exchange the exchange
+	 * @return the name, or an empty string for an anonymous request (never empty)
+	 */
+	static Mono<String> principalName(ServerWebExchange exchange) {
+		return exchange.getPrincipal().map(Principal::getName).defaultIfEmpty(ANONYMOUS);
+	}
+
+	/** The principal name of an anonymous request, as {@link #principalName(ServerWebExchange)} gives it. */
+	static final String ANONYMOUS = "";
+
+	/**
+	 * Returns a resolved principal name as a key request takes it.
+	 * @param name what {@link #principalName(ServerWebExchange)} gave
+	 * @return the name, or {@code null} for an anonymous request
+	 */
+	static String orNull(String name) {
+		return (name == null || name.isEmpty()) ? null : name;
 	}
 
 }

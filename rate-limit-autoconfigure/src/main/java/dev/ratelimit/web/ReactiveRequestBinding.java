@@ -36,8 +36,8 @@ import dev.ratelimit.key.RequestBinding;
  */
 public final class ReactiveRequestBinding implements RequestBinding {
 
-	/** The exchange of the call running on this thread, bound only while it decides and calls the method. */
-	private static final ThreadLocal<ServerWebExchange> CURRENT = new ThreadLocal<>();
+	/** The request of the call running on this thread, bound only while it decides and calls the method. */
+	private static final ThreadLocal<Bound> CURRENT = new ThreadLocal<>();
 
 	private final ClientIpResolver ipResolver;
 
@@ -67,12 +67,20 @@ public final class ReactiveRequestBinding implements RequestBinding {
 		return Mono.deferContextual((context) -> decided(context, mayBlock, call).flatMap((result) -> (Mono<?>) result));
 	}
 
-	/** Runs the call with the subscriber's exchange bound: inline, or off the event loop when it may block. */
+	/** Runs the call with the subscriber's request bound: inline, or off the event loop when it may block. */
 	private static Mono<Object> decided(ContextView context, boolean mayBlock, LimitedCall call) {
 		ServerWebExchange exchange = ServerWebExchangeContextFilter.getExchange(context).orElse(null);
+		if (exchange == null) {
+			return run(null, mayBlock, call);
+		}
+		return ReactiveKeyRequest.principalName(exchange)
+			.flatMap((principal) -> run(new Bound(exchange, ReactiveKeyRequest.orNull(principal)), mayBlock, call));
+	}
+
+	private static Mono<Object> run(Bound request, boolean mayBlock, LimitedCall call) {
 		Callable<Object> bound = () -> {
-			ServerWebExchange outer = CURRENT.get();
-			CURRENT.set(exchange);
+			Bound outer = CURRENT.get();
+			CURRENT.set(request);
 			try {
 				return call.run();
 			}
@@ -90,7 +98,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 		return mayBlock ? decided.subscribeOn(Schedulers.boundedElastic()) : decided;
 	}
 
-	private static void restore(ServerWebExchange outer) {
+	private static void restore(Bound outer) {
 		if (outer != null) {
 			CURRENT.set(outer);
 		}
@@ -99,15 +107,22 @@ public final class ReactiveRequestBinding implements RequestBinding {
 		}
 	}
 
+	/** @return the exchange of the call running on this thread, or {@code null} */
+	private static ServerWebExchange exchange() {
+		Bound bound = CURRENT.get();
+		return (bound != null) ? bound.exchange() : null;
+	}
+
 	@Override
 	public KeyRequest current() {
-		ServerWebExchange exchange = CURRENT.get();
-		return (exchange != null) ? new ReactiveKeyRequest(exchange.getRequest(), this.ipResolver) : null;
+		Bound bound = CURRENT.get();
+		return (bound != null) ? new ReactiveKeyRequest(bound.exchange().getRequest(), this.ipResolver, bound.principal())
+				: null;
 	}
 
 	@Override
 	public void record(RateLimitOutcome outcome) {
-		ServerWebExchange exchange = CURRENT.get();
+		ServerWebExchange exchange = exchange();
 		if (exchange != null && !exchange.getResponse().isCommitted()) {
 			Disclosures disclosures = Disclosures.of(exchange.getAttributes());
 			if (disclosures != null) {
@@ -118,7 +133,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 
 	@Override
 	public void applying(String policy, Visibility visibility, String keyExpression, Method method) {
-		ServerWebExchange exchange = CURRENT.get();
+		ServerWebExchange exchange = exchange();
 		if (exchange != null && visibility.disclosed(keyExpression, isHandler(exchange, method))) {
 			Disclosures.attached(exchange.getAttributes()).add(policy);
 		}
@@ -126,12 +141,22 @@ public final class ReactiveRequestBinding implements RequestBinding {
 
 	@Override
 	public boolean isHandler(Method method) {
-		ServerWebExchange exchange = CURRENT.get();
+		ServerWebExchange exchange = exchange();
 		return exchange != null && isHandler(exchange, method);
 	}
 
 	private static boolean isHandler(ServerWebExchange exchange, Method method) {
 		return HandlerMatch.isHandler(exchange.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE), method);
+	}
+
+	/**
+	 * A request bound to the thread of a call: its exchange, and its principal's
+	 * name, resolved from the pipeline before the call.
+	 *
+	 * @param exchange the exchange
+	 * @param principal the principal's name, or {@code null} for an anonymous request
+	 */
+	private record Bound(ServerWebExchange exchange, String principal) {
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.ratelimit.web.reactive;
 
+import java.security.Principal;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
@@ -12,12 +13,16 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
 
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.support.ManualTimeSource;
@@ -42,7 +47,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"rate-limit.policies.per-user.key=#user", "rate-limit.policies.per-tenant.capacity=2",
 				"rate-limit.policies.per-tenant.refill=1/1h", "rate-limit.policies.per-tenant.key=header('X-Tenant-Id')",
 				"rate-limit.policies.per-tenant.missing-key=reject", "rate-limit.policies.streams.capacity=1",
-				"rate-limit.policies.streams.refill=1/1h", "rate-limit.policies.streams.key=header('X-Tenant-Id')" })
+				"rate-limit.policies.streams.refill=1/1h", "rate-limit.policies.streams.key=header('X-Tenant-Id')",
+				"rate-limit.policies.per-principal.capacity=1", "rate-limit.policies.per-principal.refill=1/1h",
+				"rate-limit.policies.per-principal.key=principal", "rate-limit.routes[1].pattern=/me/**",
+				"rate-limit.routes[1].policies=per-principal", "rate-limit.policies.per-caller.capacity=1",
+				"rate-limit.policies.per-caller.refill=1/1h", "rate-limit.policies.per-caller.key=principal" })
 class ReactiveWebTests {
 
 	@LocalServerPort
@@ -119,6 +128,17 @@ class ReactiveWebTests {
 		assertThat(refused.contentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
 	}
 
+	@Test
+	void principalKeysReadTheRequestsPrincipalInRouteRulesAndAnnotations() {
+		WebClient client = client();
+		assertThat(exchange(client, "/me/profile", "X-Test-User", "ann").status()).isEqualTo(200);
+		assertThat(exchange(client, "/me/profile", "X-Test-User", "ann").status()).isEqualTo(429);
+		assertThat(exchange(client, "/me/profile", "X-Test-User", "bob").status()).isEqualTo(200);
+		assertThat(exchange(client, "/callers", "X-Test-User", "ann").status()).isEqualTo(200);
+		assertThat(exchange(client, "/callers", "X-Test-User", "ann").status()).isEqualTo(429);
+		assertThat(exchange(client, "/callers", "X-Test-User", "bob").status()).isEqualTo(200);
+	}
+
 	private WebClient client() {
 		return WebClient.builder().baseUrl("http://localhost:" + this.port).build();
 	}
@@ -161,6 +181,31 @@ class ReactiveWebTests {
 			return new Controller();
 		}
 
+		/** Stands in for Spring Security: the principal named by a test header, kept in the pipeline. */
+		@Bean
+		WebFilter testPrincipal() {
+			return new OrderedTestPrincipal();
+		}
+
+	}
+
+	static class OrderedTestPrincipal implements WebFilter, Ordered {
+
+		@Override
+		public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+			String user = exchange.getRequest().getHeaders().getFirst("X-Test-User");
+			if (user == null) {
+				return chain.filter(exchange);
+			}
+			Principal principal = () -> user;
+			return chain.filter(exchange.mutate().principal(Mono.just(principal)).build());
+		}
+
+		@Override
+		public int getOrder() {
+			return -100;
+		}
+
 	}
 
 	@RestController
@@ -187,6 +232,17 @@ class ReactiveWebTests {
 		@GetMapping("/tenants")
 		Mono<String> tenant() {
 			return Mono.just("tenant");
+		}
+
+		@GetMapping("/me/profile")
+		Mono<String> profile() {
+			return Mono.just("profile");
+		}
+
+		@RateLimited("per-caller")
+		@GetMapping("/callers")
+		Mono<String> caller() {
+			return Mono.just("caller");
 		}
 
 		@RateLimited("streams")
