@@ -13,6 +13,8 @@ import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
+import dev.ratelimit.web.BudgetHeaders;
+import dev.ratelimit.web.HeaderMode;
 import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.RateLimitWebFilter;
@@ -52,8 +54,15 @@ class RateLimitReactiveWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers) {
-		return new ReactiveRequestBinding(ipResolver, headers);
+	BudgetHeaders rateLimitBudgetHeaders(RateLimitProperties properties) {
+		return new BudgetHeaders(properties.getHeaders().getMode() != HeaderMode.NONE);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers,
+			BudgetHeaders budgetHeaders) {
+		return new ReactiveRequestBinding(ipResolver, headers, budgetHeaders);
 	}
 
 	/** Puts each request's exchange in the Reactor context, where the limited methods' calls read it. */

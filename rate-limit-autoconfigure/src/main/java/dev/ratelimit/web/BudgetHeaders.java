@@ -2,6 +2,8 @@ package dev.ratelimit.web;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.function.BiConsumer;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -46,22 +48,47 @@ public final class BudgetHeaders {
 	 * @param policy the budget
 	 * @param decision its state
 	 */
-	@SuppressWarnings("unchecked")
 	public void record(HttpServletRequest request, HttpServletResponse response, BudgetPolicy policy,
 			BudgetDecision decision) {
-		if (!this.enabled || !Disclosures.contains(request, policy.name())) {
-			// Never an internal budget: what a shared budget has left is nobody's business.
-			return;
+		Disclosures disclosures = Disclosures.of(request);
+		if (this.enabled && disclosures != null && disclosures.contains(policy.name())) {
+			String field = field(budgets(request::getAttribute, request::setAttribute), policy, decision);
+			if (!response.isCommitted()) {
+				response.setHeader(FIELD, field);
+			}
 		}
-		Map<String, Object[]> budgets = (Map<String, Object[]>) request.getAttribute(ATTRIBUTE);
+	}
+
+	/**
+	 * Records a budget's state for a request whose attributes are a map (a
+	 * WebFlux exchange's) and rewrites the field through a setter.
+	 * @param attributes the request's attributes
+	 * @param setHeader sets a header field, replacing any value
+	 * @param policy the budget
+	 * @param decision its state
+	 */
+	void record(Map<String, Object> attributes, BiConsumer<String, String> setHeader, BudgetPolicy policy,
+			BudgetDecision decision) {
+		Disclosures disclosures = Disclosures.of(attributes);
+		if (this.enabled && disclosures != null && disclosures.contains(policy.name())) {
+			setHeader.accept(FIELD, field(budgets(attributes::get, attributes::put), policy, decision));
+		}
+	}
+
+	/** The budgets a request recorded so far, by name, kept in one of its attributes. */
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object[]> budgets(Function<String, Object> get, BiConsumer<String, Object> set) {
+		Map<String, Object[]> budgets = (Map<String, Object[]>) get.apply(ATTRIBUTE);
 		if (budgets == null) {
 			budgets = new LinkedHashMap<>();
-			request.setAttribute(ATTRIBUTE, budgets);
+			set.accept(ATTRIBUTE, budgets);
 		}
+		return budgets;
+	}
+
+	/** Records a budget's state (never an internal budget's: the caller checked) and returns the whole field. */
+	private static String field(Map<String, Object[]> budgets, BudgetPolicy policy, BudgetDecision decision) {
 		budgets.put(policy.name(), new Object[] { policy, decision });
-		if (response.isCommitted()) {
-			return;
-		}
 		StringBuilder field = new StringBuilder();
 		for (Object[] entry : budgets.values()) {
 			BudgetPolicy budget = (BudgetPolicy) entry[0];
@@ -78,7 +105,7 @@ public final class BudgetHeaders {
 					.append("\";t=").append(RateLimitHeaders.seconds(state.resetAfterMicros()[i]));
 			}
 		}
-		response.setHeader(FIELD, field.toString());
+		return field.toString();
 	}
 
 }

@@ -12,6 +12,8 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 
+import dev.ratelimit.budget.BudgetDecision;
+import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.Visibility;
@@ -43,14 +45,18 @@ public final class ReactiveRequestBinding implements RequestBinding {
 
 	private final RateLimitHeaders headers;
 
+	private final BudgetHeaders budgetHeaders;
+
 	/**
 	 * Creates a binding.
 	 * @param ipResolver resolves client addresses
 	 * @param headers writes the rate-limit header fields
+	 * @param budgetHeaders writes the budget header field
 	 */
-	public ReactiveRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers) {
+	public ReactiveRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers, BudgetHeaders budgetHeaders) {
 		this.ipResolver = ipResolver;
 		this.headers = headers;
+		this.budgetHeaders = budgetHeaders;
 	}
 
 	@Override
@@ -143,6 +149,15 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	public boolean isHandler(Method method) {
 		ServerWebExchange exchange = exchange();
 		return exchange != null && isHandler(exchange, method);
+	}
+
+	@Override
+	public void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
+		ServerWebExchange exchange = exchange();
+		if (exchange != null && !exchange.getResponse().isCommitted()) {
+			this.budgetHeaders.record(exchange.getAttributes(), exchange.getResponse().getHeaders()::set, policy,
+					decision);
+		}
 	}
 
 	private static boolean isHandler(ServerWebExchange exchange, Method method) {

@@ -24,6 +24,7 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
+import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.support.ManualTimeSource;
 
@@ -51,7 +52,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"rate-limit.policies.per-principal.capacity=1", "rate-limit.policies.per-principal.refill=1/1h",
 				"rate-limit.policies.per-principal.key=principal", "rate-limit.routes[1].pattern=/me/**",
 				"rate-limit.routes[1].policies=per-principal", "rate-limit.policies.per-caller.capacity=1",
-				"rate-limit.policies.per-caller.refill=1/1h", "rate-limit.policies.per-caller.key=principal" })
+				"rate-limit.policies.per-caller.refill=1/1h", "rate-limit.policies.per-caller.key=principal",
+				"rate-limit.budgets.tenant-daily.amount=1.00", "rate-limit.budgets.tenant-daily.key=header('X-Tenant-Id')" })
 class ReactiveWebTests {
 
 	@LocalServerPort
@@ -139,6 +141,17 @@ class ReactiveWebTests {
 		assertThat(exchange(client, "/callers", "X-Test-User", "bob").status()).isEqualTo(200);
 	}
 
+	@Test
+	void aBudgetOnTheHandlerIsReservedWithItsFieldAndRefusedWhenSpent() {
+		WebClient client = client();
+		var allowed = exchange(client, "/chat", "X-Tenant-Id", "umbrella");
+		assertThat(allowed.status()).isEqualTo(200);
+		assertThat(allowed.budgetRemaining()).startsWith("\"tenant-daily\";w=\"day\";r=\"0.400000\";q=\"1.000000\"");
+		var refused = exchange(client, "/chat", "X-Tenant-Id", "umbrella");
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.body()).contains("\"violated-policies\":[\"tenant-daily\"]");
+	}
+
 	private WebClient client() {
 		return WebClient.builder().baseUrl("http://localhost:" + this.port).build();
 	}
@@ -156,11 +169,13 @@ class ReactiveWebTests {
 				.map((body) -> new Answer(response.statusCode().value(),
 						response.headers().asHttpHeaders().getFirst("Content-Type"),
 						response.headers().asHttpHeaders().getFirst("Retry-After"),
-						response.headers().asHttpHeaders().getFirst("RateLimit"), body)))
+						response.headers().asHttpHeaders().getFirst("RateLimit"),
+						response.headers().asHttpHeaders().getFirst("Budget-Remaining"), body)))
 			.block(Duration.ofSeconds(10));
 	}
 
-	record Answer(int status, String contentType, String retryAfter, String rateLimit, String body) {
+	record Answer(int status, String contentType, String retryAfter, String rateLimit, String budgetRemaining,
+			String body) {
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -243,6 +258,12 @@ class ReactiveWebTests {
 		@GetMapping("/callers")
 		Mono<String> caller() {
 			return Mono.just("caller");
+		}
+
+		@CostBudget(value = "tenant-daily", estimate = "0.60")
+		@GetMapping("/chat")
+		Mono<String> chat() {
+			return Mono.just("answer");
 		}
 
 		@RateLimited("streams")
