@@ -118,9 +118,10 @@ public final class LimitInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		if (!this.requests.defers(limits.method())) {
-			return invoke(invocation, limits);
+			return invoke(invocation, limits, false);
 		}
-		return this.requests.call(limits.method(), mayBlock(limits), () -> invoke(invocation, limits));
+		boolean mayBlock = mayBlock(limits);
+		return this.requests.call(limits.method(), mayBlock, () -> invoke(invocation, limits, mayBlock));
 	}
 
 	/**
@@ -143,7 +144,13 @@ public final class LimitInterceptor implements MethodInterceptor {
 		return policies;
 	}
 
-	private @Nullable Object invoke(MethodInvocation invocation, MethodLimits limits) throws Throwable {
+	/**
+	 * Decides a method's limits, calls it, and settles them when it is done.
+	 * @param mayBlock whether settling may block, for a call whose end may come
+	 * on a thread that must not (see {@link RequestBinding#finishing})
+	 */
+	private @Nullable Object invoke(MethodInvocation invocation, MethodLimits limits, boolean mayBlock)
+			throws Throwable {
 		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
 				invocation.getArguments());
 		RateLimitOutcome taken = null;
@@ -184,8 +191,10 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		closeScopes(scope, metering);
 		boolean workRan = scope == null || scope.workRan();
-		return Completions.whenDone(result, (value, failure, later) -> finish(limits, decided, reservations, meter,
-				permit, context, value, failure, later || workRan), this.requests.isHandler(limits.method()));
+		return Completions.whenDone(this.requests.ending(result, mayBlock),
+				(value, failure, later) -> this.requests.finishing(mayBlock, () -> finish(limits, decided, reservations,
+						meter, permit, context, value, failure, later || workRan)),
+				this.requests.isHandler(limits.method()));
 	}
 
 	private RateLimitOutcome decideRateLimits(MethodLimits limits, EvaluationContext context) {

@@ -103,6 +103,33 @@ public interface RequestBinding {
 	}
 
 	/**
+	 * Returns a limited call's result as the call's settling is to see its end:
+	 * this default returns it as it is. A reactive binding has a {@code Mono} or
+	 * {@code Flux} whose settling may block end on a thread that may block, so
+	 * that the release, settle or give-back runs there, in the pipeline, before
+	 * the request's answer goes out.
+	 * @param result the method's result
+	 * @param mayBlock whether settling may block
+	 * @return the result to settle on and return
+	 */
+	default Object ending(Object result, boolean mayBlock) {
+		return result;
+	}
+
+	/**
+	 * Runs what a limited call does once it is done: a permit's release, a
+	 * budget's settle, the give-backs of limits counted by outcome. This default
+	 * runs it at once, on the thread that saw the end. A reactive binding runs it
+	 * elsewhere when it may block and that thread must not (a request cancelled
+	 * on an event loop).
+	 * @param mayBlock whether it may block
+	 * @param finish what to run
+	 */
+	default void finishing(boolean mayBlock, Runnable finish) {
+		finish.run();
+	}
+
+	/**
 	 * A limited call of an annotated method: its decisions, the method, and its
 	 * result.
 	 */

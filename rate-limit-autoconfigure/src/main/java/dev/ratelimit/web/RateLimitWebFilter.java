@@ -129,13 +129,20 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	/**
 	 * Continues a request that counts by outcome and settles it by its final
-	 * status once it is done; an error counts as 500, a cancelled request
-	 * (its client went away) as no outcome.
+	 * status once it is done; an error counts as 500. A request cancelled (its
+	 * client went away) before it had a status keeps its units, whatever the
+	 * rule: its work may have run, and a client must not be able to erase what
+	 * a call cost by hanging up (a brute-force attempt whose password was
+	 * checked); with a status, it is settled by it.
 	 */
 	private Mono<Void> continueCountingByOutcome(ServerWebExchange exchange, WebFilterChain chain,
 			List<BoundPolicy> policies, RateLimitOutcome outcome, EvaluationContext context, boolean blocking) {
 		return chain.filter(exchange).doFinally((signal) -> {
 			HttpStatusCode code = exchange.getResponse().getStatusCode();
+			if (signal == SignalType.CANCEL && code == null) {
+				// Given up before it had a status: its work may have run (a password checked), so it keeps its units.
+				return;
+			}
 			int status = (signal == SignalType.ON_ERROR && (code == null || code.value() < 400)) ? 500
 					: (code != null) ? code.value() : 200;
 			Runnable settle = () -> OutcomeSettlement.settle(policies, outcome, context, null, null, status);

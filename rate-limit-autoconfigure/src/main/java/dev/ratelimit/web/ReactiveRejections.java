@@ -42,10 +42,7 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 
 	@Override
 	public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
-		if (!(ex instanceof RateLimitException refusal) || exchange.getResponse().isCommitted()) {
-			return Mono.error(ex);
-		}
-		return send(exchange, refusal);
+		return (ex instanceof RateLimitException refusal) ? send(exchange, refusal) : Mono.error(ex);
 	}
 
 	/**
@@ -55,6 +52,10 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 	 * @return completes when the answer is written
 	 */
 	Mono<Void> send(ServerWebExchange exchange, RateLimitException refusal) {
+		if (exchange.getResponse().isCommitted()) {
+			// Refused once the answer had begun (a stream): too late to answer, so it ends with the error.
+			return Mono.error(refusal);
+		}
 		Disclosures disclosures = Disclosures.of(exchange.getAttributes());
 		Rejection rejection = this.rejections.describe((disclosures != null) ? disclosures : Disclosures.NONE,
 				refusal);

@@ -31,8 +31,10 @@ import dev.ratelimit.key.RequestBinding;
  * applied to the handler are disclosed by the same rule as on the servlet side,
  * and their decisions become header fields. A call whose decisions may block
  * (a remote store, a limit that waits) runs on Reactor's bounded elastic
- * scheduler, never on the event loop; one on the memory backend runs inline.
- * Each subscription is a call of its own, decided again.
+ * scheduler, never on the event loop, and so does what it does once the
+ * result ends (a permit's release, a budget's settle, a give-back), whatever
+ * thread the end comes on; one on the memory backend runs inline. Each
+ * subscription is a call of its own, decided again.
  * <p>
  * A method returning anything else is called at once, without the request.
  */
@@ -117,6 +119,29 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	private static ServerWebExchange exchange() {
 		Bound bound = CURRENT.get();
 		return (bound != null) ? bound.exchange() : null;
+	}
+
+	@Override
+	public Object ending(Object result, boolean mayBlock) {
+		if (!mayBlock) {
+			return result;
+		}
+		// A result may end on an event loop (a WebClient's answer, a timer): settle where blocking is allowed.
+		if (result instanceof Mono<?> mono) {
+			return mono.publishOn(Schedulers.boundedElastic());
+		}
+		return (result instanceof Flux<?> flux) ? flux.publishOn(Schedulers.boundedElastic()) : result;
+	}
+
+	@Override
+	public void finishing(boolean mayBlock, Runnable finish) {
+		if (mayBlock && Schedulers.isInNonBlockingThread()) {
+			// Cancelled on an event loop: nobody waits for the settle any more, so it runs on its own.
+			Schedulers.boundedElastic().schedule(finish);
+		}
+		else {
+			finish.run();
+		}
 	}
 
 	@Override

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import reactor.blockhound.BlockHound;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -50,11 +51,18 @@ abstract class NonBlockingDecisionTests {
 	@Test
 	void blockHoundIsWatchingTheEventLoops() {
 		// What a blocking decision on a non-blocking thread meets: the tests below would see it as a 500.
-		assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> Mono.fromCallable(() -> {
-			Thread.sleep(1);
-			return 1;
-		}).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(5)))
-			.withRootCauseInstanceOf(BlockingOperationError.class);
+		// A scheduler of its own: the error leaves its worker unusable, and the shared parallel one runs timers.
+		Scheduler nonBlocking = Schedulers.newParallel("blockhound-check", 1);
+		try {
+			assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> Mono.fromCallable(() -> {
+				Thread.sleep(1);
+				return 1;
+			}).subscribeOn(nonBlocking).block(Duration.ofSeconds(5)))
+				.withRootCauseInstanceOf(BlockingOperationError.class);
+		}
+		finally {
+			nonBlocking.dispose();
+		}
 	}
 
 	@Test
@@ -73,6 +81,19 @@ abstract class NonBlockingDecisionTests {
 	void anAnnotatedMonoMethodIsDecidedWithoutBlockingAnEventLoop() {
 		assertThat(status("/runs")).isEqualTo(200);
 		assertThat(status("/runs")).isIn(429, 503);
+	}
+
+	/**
+	 * A call counted by outcome gives its unit back when its {@code Mono} ends,
+	 * here on Reactor's parallel scheduler (as a WebClient's answer ends on an
+	 * event loop): on Redis the give-back must not run there. Never counted, so
+	 * every call of a limit of 1 is allowed.
+	 */
+	@Test
+	void aGiveBackWhenTheResultEndsDoesNotBlockTheThreadItEndsOn() {
+		for (int i = 0; i < 3; i++) {
+			assertThat(status("/later")).as("call %d", i).isEqualTo(200);
+		}
 	}
 
 	/**
@@ -109,6 +130,12 @@ abstract class NonBlockingDecisionTests {
 		@GetMapping("/api/hello")
 		Mono<String> hello() {
 			return Mono.just("hello");
+		}
+
+		@RateLimited(policy = "later", capacity = "1", refill = "1/1h", countWhen = "false")
+		@GetMapping("/later")
+		Mono<String> later() {
+			return Mono.delay(Duration.ofMillis(5)).thenReturn("later");
 		}
 
 		@RateLimited(policy = "runs", capacity = "1", refill = "1/1h")
