@@ -49,7 +49,8 @@ import dev.ratelimit.core.RateLimitPolicy;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAnnotationConfiguration.class,
-		RateLimitWebConfiguration.class, RateLimitReactiveWebConfiguration.class, RateLimitMetricsConfiguration.class,
+		RateLimitWebContractConfiguration.class, RateLimitWebConfiguration.class,
+		RateLimitReactiveWebConfiguration.class, RateLimitMetricsConfiguration.class,
 		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class,
 		RateLimitRefreshConfiguration.class, RateLimitClientConfiguration.class })
 public class RateLimitAutoConfiguration {

@@ -14,7 +14,6 @@ import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
 import dev.ratelimit.web.BudgetHeaders;
-import dev.ratelimit.web.HeaderMode;
 import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.RateLimitWebFilter;
@@ -25,19 +24,15 @@ import dev.ratelimit.web.Rejections;
 /**
  * WebFlux integration: the answer to refusals (a {@link ReactiveRejections}
  * exception handler, so that a refusal is a 429 or 503 and never a 500), the
- * header fields, and the route filter when {@code rate-limit.routes} has
- * rules; the same contract as the servlet integration.
+ * request binding that defers annotated reactive methods into their
+ * pipeline, and the route filter when {@code rate-limit.routes} has rules;
+ * the same contract as the servlet integration, whose header fields are the
+ * {@link RateLimitWebContractConfiguration}'s.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass(DispatcherHandler.class)
 class RateLimitReactiveWebConfiguration {
-
-	@Bean
-	@ConditionalOnMissingBean
-	RateLimitHeaders rateLimitHeaders(RateLimitProperties properties) {
-		return new RateLimitHeaders(properties.getHeaders().getMode(), properties.getHeaders().isIncludeShadow());
-	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -50,12 +45,6 @@ class RateLimitReactiveWebConfiguration {
 	@ConditionalOnMissingBean
 	ReactiveRejections rateLimitReactiveRejections(Rejections rejections) {
 		return new ReactiveRejections(rejections);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	BudgetHeaders rateLimitBudgetHeaders(RateLimitProperties properties) {
-		return new BudgetHeaders(properties.getHeaders().getMode() != HeaderMode.NONE);
 	}
 
 	@Bean

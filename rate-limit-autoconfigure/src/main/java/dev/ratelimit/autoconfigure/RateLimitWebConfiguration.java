@@ -18,7 +18,6 @@ import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
 import dev.ratelimit.web.BudgetHeaders;
-import dev.ratelimit.web.HeaderMode;
 import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.web.RateLimitFilter;
@@ -30,20 +29,15 @@ import dev.ratelimit.web.ServletRequestBinding;
 
 /**
  * Servlet integration: the route filter (when {@code rate-limit.routes} has
- * rules), the response headers and the answer to refusals, written by the one
- * {@link RejectionHandler} for route rules and for the exceptions thrown
- * inside Spring MVC alike.
+ * rules), the request binding of annotated methods, and the answer to
+ * refusals, written by the one {@link RejectionHandler} for route rules and
+ * for the exceptions thrown inside Spring MVC alike. The header fields are
+ * the {@link RateLimitWebContractConfiguration}'s.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(DispatcherServlet.class)
 class RateLimitWebConfiguration {
-
-	@Bean
-	@ConditionalOnMissingBean
-	RateLimitHeaders rateLimitHeaders(RateLimitProperties properties) {
-		return new RateLimitHeaders(properties.getHeaders().getMode(), properties.getHeaders().isIncludeShadow());
-	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -55,12 +49,6 @@ class RateLimitWebConfiguration {
 	@ConditionalOnMissingBean
 	Rejections rateLimitRejections(RejectionHandler handler, RateLimitProperties properties) {
 		return new Rejections(handler, properties.getUnavailableRetryAfter());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	BudgetHeaders rateLimitBudgetHeaders(RateLimitProperties properties) {
-		return new BudgetHeaders(properties.getHeaders().getMode() != HeaderMode.NONE);
 	}
 
 	@Bean
