@@ -14,12 +14,11 @@ import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
 import dev.ratelimit.web.BudgetHeaders;
-import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.RateLimitWebFilter;
 import dev.ratelimit.web.ReactiveRejections;
 import dev.ratelimit.web.ReactiveRequestBinding;
-import dev.ratelimit.web.Rejections;
+import dev.ratelimit.web.Refusals;
 
 /**
  * WebFlux integration: the answer to refusals (a {@link ReactiveRejections}
@@ -36,15 +35,8 @@ class RateLimitReactiveWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Rejections rateLimitRejections(RateLimitProperties properties) {
-		// The servlet RejectionHandler is not used here: the reactive side writes the contract's own body.
-		return new Rejections(new ProblemResponses(), properties.getUnavailableRetryAfter());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	ReactiveRejections rateLimitReactiveRejections(Rejections rejections) {
-		return new ReactiveRejections(rejections);
+	ReactiveRejections rateLimitReactiveRejections(RateLimitProperties properties) {
+		return new ReactiveRejections(new Refusals(properties.getUnavailableRetryAfter()));
 	}
 
 	@Bean

@@ -1,12 +1,8 @@
 package dev.ratelimit.web;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.Function;
 import java.util.function.BiConsumer;
 
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetDecision;
@@ -29,8 +25,6 @@ public final class BudgetHeaders {
 	/** The response header field. */
 	public static final String FIELD = "Budget-Remaining";
 
-	private static final String ATTRIBUTE = BudgetHeaders.class.getName() + ".budgets";
-
 	private final boolean enabled;
 
 	/**
@@ -42,48 +36,20 @@ public final class BudgetHeaders {
 	}
 
 	/**
-	 * Records a budget's state and rewrites the field.
-	 * @param request the request
-	 * @param response the response
-	 * @param policy the budget
-	 * @param decision its state
-	 */
-	public void record(HttpServletRequest request, HttpServletResponse response, BudgetPolicy policy,
-			BudgetDecision decision) {
-		Disclosures disclosures = Disclosures.of(request);
-		if (this.enabled && disclosures != null && disclosures.contains(policy.name())) {
-			String field = field(budgets(request::getAttribute, request::setAttribute), policy, decision);
-			if (!response.isCommitted()) {
-				response.setHeader(FIELD, field);
-			}
-		}
-	}
-
-	/**
-	 * Records a budget's state for a request whose attributes are a map (a
-	 * WebFlux exchange's) and rewrites the field through a setter.
-	 * @param attributes the request's attributes
+	 * Records a budget's state for a request and sets the field through a
+	 * setter (a servlet response's {@code setHeader}, a WebFlux exchange's
+	 * headers); never for a budget the caller may not see.
+	 * @param disclosures the request's disclosed limits, which keep its budgets too
 	 * @param setHeader sets a header field, replacing any value
 	 * @param policy the budget
 	 * @param decision its state
 	 */
-	void record(Map<String, Object> attributes, BiConsumer<String, String> setHeader, BudgetPolicy policy,
+	void record(Disclosures disclosures, BiConsumer<String, String> setHeader, BudgetPolicy policy,
 			BudgetDecision decision) {
-		Disclosures disclosures = Disclosures.of(attributes);
-		if (this.enabled && disclosures != null && disclosures.contains(policy.name())) {
-			setHeader.accept(FIELD, field(budgets(attributes::get, attributes::put), policy, decision));
+		// Never an internal budget: what a shared budget has left is nobody's business.
+		if (this.enabled && disclosures.contains(policy.name())) {
+			setHeader.accept(FIELD, field(disclosures.budgets(), policy, decision));
 		}
-	}
-
-	/** The budgets a request recorded so far, by name, kept in one of its attributes. */
-	@SuppressWarnings("unchecked")
-	private static Map<String, Object[]> budgets(Function<String, Object> get, BiConsumer<String, Object> set) {
-		Map<String, Object[]> budgets = (Map<String, Object[]>) get.apply(ATTRIBUTE);
-		if (budgets == null) {
-			budgets = new LinkedHashMap<>();
-			set.accept(ATTRIBUTE, budgets);
-		}
-		return budgets;
 	}
 
 	/** Records a budget's state (never an internal budget's: the caller checked) and returns the whole field. */

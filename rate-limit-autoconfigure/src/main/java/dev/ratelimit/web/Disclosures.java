@@ -2,6 +2,7 @@ package dev.ratelimit.web;
 
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -42,6 +43,9 @@ final class Disclosures {
 
 	/** Every decision recorded, in order, once a second policy's arrives; then {@link #decision} is unused. */
 	private List<PolicyDecision> decisions;
+
+	/** The budgets' states recorded for the {@code Budget-Remaining} field, by name; created on first use. */
+	private Map<String, Object[]> budgets;
 
 	/** The route filter handling the request now, or {@code null}. */
 	private Object filteredBy;
@@ -174,6 +178,14 @@ final class Disclosures {
 			}
 		}
 		this.decisions.add(decision);
+	}
+
+	/** @return the budgets' states recorded for the request, by name, in order */
+	Map<String, Object[]> budgets() {
+		if (this.budgets == null) {
+			this.budgets = new LinkedHashMap<>();
+		}
+		return this.budgets;
 	}
 
 	/** @return how many decisions were recorded, one per policy */

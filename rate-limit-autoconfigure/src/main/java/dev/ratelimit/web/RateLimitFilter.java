@@ -207,7 +207,7 @@ public class RateLimitFilter extends GenericFilterBean {
 			this.rejections.send(request, response, ex);
 			return;
 		}
-		this.headers.record(disclosures, response, outcome);
+		this.headers.record(disclosures, ServletHeaders.whileUncommitted(response), outcome);
 		if (!outcome.allowed()) {
 			this.rejections.send(request, response, new RateLimitExceededException(outcome));
 			return;

@@ -4,9 +4,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
-
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.PolicyDecision;
 import dev.ratelimit.core.RateLimitOutcome;
@@ -54,44 +51,10 @@ public final class RateLimitHeaders {
 	}
 
 	/**
-	 * Adds an outcome's decisions to the request and rewrites the header fields.
-	 * @param request the request
-	 * @param response the response, not yet committed
-	 * @param outcome the outcome
-	 */
-	public void record(HttpServletRequest request, HttpServletResponse response, RateLimitOutcome outcome) {
-		if (this.mode == HeaderMode.NONE) {
-			return;
-		}
-		Disclosures disclosures = Disclosures.of(request);
-		if (disclosures != null) {
-			record(disclosures, response, outcome);
-		}
-	}
-
-	/**
-	 * Adds an outcome's decisions to what a request disclosed and rewrites the
-	 * header fields: {@link #record(HttpServletRequest, HttpServletResponse, RateLimitOutcome)}
-	 * for a caller that holds the request's disclosures already.
-	 * @param disclosures the request's disclosed limits and decisions
-	 * @param response the response, not yet committed
-	 * @param outcome the outcome
-	 */
-	void record(Disclosures disclosures, HttpServletResponse response, RateLimitOutcome outcome) {
-		if (this.mode == HeaderMode.NONE) {
-			return;
-		}
-		// Only the limits the caller may see: never an internal one, such as a provider's shared rate.
-		boolean changed = collect(disclosures, outcome);
-		if (changed && !response.isCommitted()) {
-			write(response::setHeader, disclosures);
-		}
-	}
-
-	/**
 	 * Adds an outcome's decisions to what a request disclosed and sets the
-	 * header fields through a setter: for responses that are not servlet
-	 * responses (a WebFlux exchange's headers).
+	 * header fields through a setter (a servlet response's {@code setHeader}, a
+	 * WebFlux exchange's headers), for every decision of a limit the caller may
+	 * see.
 	 * @param disclosures the request's disclosed limits and decisions
 	 * @param setHeader sets a header field, replacing any value
 	 * @param outcome the outcome

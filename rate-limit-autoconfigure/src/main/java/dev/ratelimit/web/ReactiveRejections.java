@@ -18,8 +18,8 @@ import dev.ratelimit.core.RateLimitException;
 /**
  * Answers limiter exceptions in a WebFlux application with the HTTP contract
  * of the servlet side: the same {@link Rejection} (described by
- * {@link Rejections}, naming only the limits the caller may see), the same
- * RFC 9457 body ({@link ProblemResponses#json(Rejection, String)}),
+ * {@link Refusals}, naming only the limits the caller may see), the same
+ * RFC 9457 body ({@link ProblemJson}),
  * {@code Retry-After} and {@code Cache-Control: no-store}. As a
  * {@link WebExceptionHandler} ordered before Spring Boot's error handler, it
  * turns a refusal thrown by an annotated method (or its {@code Mono}) into a
@@ -30,14 +30,14 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 	/** Before Spring Boot's {@code ErrorWebExceptionHandler} (-1), which would answer 500. */
 	public static final int ORDER = -2;
 
-	private final Rejections rejections;
+	private final Refusals refusals;
 
 	/**
 	 * Creates the handler.
-	 * @param rejections describes refusals as the caller may be told about them
+	 * @param refusals describes refusals as the caller may be told about them
 	 */
-	public ReactiveRejections(Rejections rejections) {
-		this.rejections = rejections;
+	public ReactiveRejections(Refusals refusals) {
+		this.refusals = refusals;
 	}
 
 	@Override
@@ -57,7 +57,7 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 			return Mono.error(refusal);
 		}
 		Disclosures disclosures = Disclosures.of(exchange.getAttributes());
-		Rejection rejection = this.rejections.describe((disclosures != null) ? disclosures : Disclosures.NONE,
+		Rejection rejection = this.refusals.describe((disclosures != null) ? disclosures : Disclosures.NONE,
 				refusal);
 		ServerHttpResponse response = exchange.getResponse();
 		response.setStatusCode(HttpStatusCode.valueOf(rejection.status()));
@@ -67,7 +67,7 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 		}
 		headers.set(HttpHeaders.CACHE_CONTROL, "no-store");
 		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		byte[] body = ProblemResponses.json(rejection, exchange.getRequest().getPath().value())
+		byte[] body = ProblemJson.body(rejection, exchange.getRequest().getPath().value())
 			.getBytes(StandardCharsets.UTF_8);
 		DataBuffer buffer = response.bufferFactory().wrap(body);
 		return response.writeWith(Mono.just(buffer));

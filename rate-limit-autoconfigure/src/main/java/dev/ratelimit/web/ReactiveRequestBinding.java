@@ -180,8 +180,8 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	public void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
 		ServerWebExchange exchange = exchange();
 		if (exchange != null && !exchange.getResponse().isCommitted()) {
-			this.budgetHeaders.record(exchange.getAttributes(), exchange.getResponse().getHeaders()::set, policy,
-					decision);
+			this.budgetHeaders.record(Disclosures.attached(exchange.getAttributes()),
+					exchange.getResponse().getHeaders()::set, policy, decision);
 		}
 	}
 

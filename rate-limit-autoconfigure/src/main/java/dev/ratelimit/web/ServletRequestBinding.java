@@ -49,7 +49,11 @@ public final class ServletRequestBinding implements RequestBinding {
 	public void record(RateLimitOutcome outcome) {
 		ServletRequestAttributes attributes = attributes();
 		if (attributes != null && attributes.getResponse() != null) {
-			this.headers.record(attributes.getRequest(), attributes.getResponse(), outcome);
+			Disclosures disclosures = Disclosures.of(attributes.getRequest());
+			if (disclosures != null) {
+				// The decisions are recorded all the same; the fields only while the response can take them.
+				this.headers.record(disclosures, ServletHeaders.whileUncommitted(attributes.getResponse()), outcome);
+			}
 		}
 	}
 
@@ -84,7 +88,11 @@ public final class ServletRequestBinding implements RequestBinding {
 	public void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
 		ServletRequestAttributes attributes = attributes();
 		if (attributes != null && attributes.getResponse() != null) {
-			this.budgetHeaders.record(attributes.getRequest(), attributes.getResponse(), policy, decision);
+			Disclosures disclosures = Disclosures.of(attributes.getRequest());
+			if (disclosures != null) {
+				this.budgetHeaders.record(disclosures, ServletHeaders.whileUncommitted(attributes.getResponse()), policy,
+						decision);
+			}
 		}
 	}
 
