@@ -53,9 +53,7 @@ import dev.ratelimit.key.OutcomeSettlement;
  */
 public class RateLimitFilter extends GenericFilterBean {
 
-	private final List<RouteRule> routes;
-
-	private final RouteMatcher[] matchers;
+	private final RouteRules rules;
 
 	/** Numbers the instances, for {@link #ownMarker}. */
 	private static final AtomicInteger instances = new AtomicInteger();
@@ -84,8 +82,7 @@ public class RateLimitFilter extends GenericFilterBean {
 	 */
 	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
 			ClientIpResolver ipResolver, RateLimitHeaders headers, Rejections rejections) {
-		this.routes = List.copyOf(routes);
-		this.matchers = this.routes.stream().map(RouteMatcher::new).toArray(RouteMatcher[]::new);
+		this.rules = new RouteRules(routes);
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
@@ -108,7 +105,7 @@ public class RateLimitFilter extends GenericFilterBean {
 	 * @return the rules
 	 */
 	public List<RouteRule> getRoutes() {
-		return this.routes;
+		return this.rules.routes();
 	}
 
 	@Override
@@ -175,7 +172,7 @@ public class RateLimitFilter extends GenericFilterBean {
 	 * @return {@code true} when there are no route rules
 	 */
 	protected boolean shouldNotFilter(HttpServletRequest request) {
-		return this.routes.isEmpty();
+		return this.rules.isEmpty();
 	}
 
 	/**
@@ -326,39 +323,7 @@ public class RateLimitFilter extends GenericFilterBean {
 	private List<BoundPolicy> matchingPolicies(HttpServletRequest request) {
 		String method = request.getMethod();
 		RouteMatcher.ParsedPath path = new RouteMatcher.ParsedPath();
-		List<BoundPolicy> matched = List.of();
-		boolean merged = false;
-		for (RouteMatcher matcher : this.matchers) {
-			if (!matcher.matches(method, request, path)) {
-				continue;
-			}
-			List<BoundPolicy> policies = matcher.policies();
-			if (matched.isEmpty()) {
-				// The usual case, one matching rule: its own list, copied by nobody.
-				matched = policies;
-				continue;
-			}
-			if (!merged) {
-				matched = new ArrayList<>(matched);
-				merged = true;
-			}
-			for (BoundPolicy bound : policies) {
-				// A policy listed by two matching routes is applied once.
-				if (!contains(matched, bound.policy().name())) {
-					matched.add(bound);
-				}
-			}
-		}
-		return matched;
-	}
-
-	private static boolean contains(List<BoundPolicy> policies, String name) {
-		for (BoundPolicy bound : policies) {
-			if (bound.policy().name().equals(name)) {
-				return true;
-			}
-		}
-		return false;
+		return this.rules.matching((matcher) -> matcher.matches(method, request, path));
 	}
 
 }

@@ -41,9 +41,7 @@ import dev.ratelimit.key.OutcomeSettlement;
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
 
-	private final List<RouteRule> routes;
-
-	private final RouteMatcher[] matchers;
+	private final RouteRules rules;
 
 	private final RateLimiter limiter;
 
@@ -69,8 +67,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	 */
 	public RateLimitWebFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
 			ClientIpResolver ipResolver, RateLimitHeaders headers, ReactiveRejections rejections, int order) {
-		this.routes = List.copyOf(routes);
-		this.matchers = this.routes.stream().map(RouteMatcher::new).toArray(RouteMatcher[]::new);
+		this.rules = new RouteRules(routes);
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
@@ -84,7 +81,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	 * @return the rules
 	 */
 	public List<RouteRule> getRoutes() {
-		return this.routes;
+		return this.rules.routes();
 	}
 
 	@Override
@@ -183,18 +180,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	/** The policies of every rule that matches, each once, in rule order. */
 	private List<BoundPolicy> matchingPolicies(ServerHttpRequest request) {
 		String method = request.getMethod().name();
-		List<BoundPolicy> matched = new ArrayList<>();
-		for (RouteMatcher matcher : this.matchers) {
-			if (!matcher.matches(method, request.getPath().pathWithinApplication())) {
-				continue;
-			}
-			for (BoundPolicy bound : matcher.policies()) {
-				if (matched.stream().noneMatch((seen) -> seen.policy().name().equals(bound.policy().name()))) {
-					matched.add(bound);
-				}
-			}
-		}
-		return matched;
+		return this.rules.matching((matcher) -> matcher.matches(method, request.getPath().pathWithinApplication()));
 	}
 
 	@Override
