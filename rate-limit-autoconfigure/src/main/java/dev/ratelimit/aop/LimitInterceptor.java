@@ -191,8 +191,13 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		closeScopes(scope, metering);
 		boolean workRan = scope == null || scope.workRan();
-		return Completions.whenDone(this.requests.ending(result, mayBlock),
-				(value, failure, later) -> this.requests.finishing(mayBlock, () -> finish(limits, decided, reservations,
+		if (!mayBlock) {
+			// Settled on whatever thread ends the call, as ever: no hand-over to allocate.
+			return Completions.whenDone(result, (value, failure, later) -> finish(limits, decided, reservations, meter,
+					permit, context, value, failure, later || workRan), this.requests.isHandler(limits.method()));
+		}
+		return Completions.whenDone(this.requests.ending(result, true),
+				(value, failure, later) -> this.requests.finishing(true, () -> finish(limits, decided, reservations,
 						meter, permit, context, value, failure, later || workRan)),
 				this.requests.isHandler(limits.method()));
 	}

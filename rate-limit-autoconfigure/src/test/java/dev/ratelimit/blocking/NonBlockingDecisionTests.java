@@ -1,6 +1,7 @@
 package dev.ratelimit.blocking;
 
 import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 import reactor.blockhound.BlockHound;
@@ -55,7 +56,8 @@ abstract class NonBlockingDecisionTests {
 		Scheduler nonBlocking = Schedulers.newParallel("blockhound-check", 1);
 		try {
 			assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> Mono.fromCallable(() -> {
-				Thread.sleep(1);
+				// A park, as a lock or a synchronous Redis call would make: the blocking call BlockHound must see.
+				LockSupport.parkNanos(1_000);
 				return 1;
 			}).subscribeOn(nonBlocking).block(Duration.ofSeconds(5)))
 				.withRootCauseInstanceOf(BlockingOperationError.class);
