@@ -170,6 +170,28 @@ public final class BudgetMeter {
 		return true;
 	}
 
+	/**
+	 * Returns whether reporting this much now would ask the store for more
+	 * (an {@code extend} rule whose reservation it would pass), which on a
+	 * remote store waits for a reply; otherwise {@link #addMicros} answers
+	 * from memory at once. A reactive stream reports such usage off its event
+	 * loop (see {@link MeteredFlux}).
+	 * @param micros the amount about to be reported
+	 * @return whether the report may wait on the store
+	 */
+	public synchronized boolean wouldExtend(long micros) {
+		if (this.stopped) {
+			return false;
+		}
+		for (Metered budget : this.budgets) {
+			if (budget.rule == OnOverrun.EXTEND && budget.reservation != null
+					&& budget.usedMicros + micros > budget.reservation.reservedMicros()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/** Stops at the reservations: each is used up, and every later report refused. */
 	private void stop() {
 		this.stopped = true;

@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -20,6 +22,11 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetMeter;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.budget.BudgetStore;
+import dev.ratelimit.budget.InMemoryBudgetStore;
+import dev.ratelimit.budget.MeteredFlux;
+import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.key.KeyContext;
 
@@ -72,6 +79,51 @@ class StreamingBudgetFluxTests {
 			assertThat(tokens).hasSize(8);
 			assertSpent(context, "growing", 16);
 			assertThat(state(context, "growing").remainingMicros()).containsExactly(0);
+		});
+	}
+
+	@Test
+	void meteredFluxReportsEachElementBeforePassingItAndCompletesAtItsReservation() {
+		this.contextRunner.run((context) -> {
+			List<String> tokens = model(context).metered(Flux.just("1", "2", "3", "4", "5", "6", "7"))
+				.collectList()
+				.block();
+			assertThat(tokens).containsExactly("1", "2", "3", "4", "5");
+			assertSpent(context, "spend", 10);
+		});
+	}
+
+	@Test
+	void meteredFluxExtendsOffTheEventLoopAndReportsWithinTheReservationOnIt() {
+		this.contextRunner.withUserConfiguration(RecordingStore.class).run((context) -> {
+			ExtensionThreads threads = context.getBean(ExtensionThreads.class);
+			Scheduler loop = Schedulers.newParallel("loop", 1);
+			try {
+				// Tokens arrive on a non-blocking thread, as a WebClient's body does on an event loop.
+				List<String> tokens = model(context)
+					.meteredExtending(Flux.range(1, 20).map(String::valueOf).publishOn(loop))
+					.collectList()
+					.block();
+				assertThat(tokens).hasSize(8);
+				assertSpent(context, "growing", 16);
+				assertThat(threads.nonBlocking).as("extensions asked the store on an event loop").isZero();
+				assertThat(threads.blocking).isPositive();
+			}
+			finally {
+				loop.dispose();
+			}
+		});
+	}
+
+	@Test
+	void cancelledMeteredFluxIsChargedWhatItReportedUntilThen() {
+		this.contextRunner.run((context) -> {
+			Sinks.Many<String> upstream = Sinks.many().unicast().onBackpressureBuffer();
+			Disposable subscription = model(context).metered(upstream.asFlux()).subscribe();
+			upstream.tryEmitNext("a");
+			upstream.tryEmitNext("b");
+			subscription.dispose();
+			assertSpent(context, "spend", 4);
 		});
 	}
 
@@ -137,6 +189,65 @@ class StreamingBudgetFluxTests {
 
 	}
 
+	/** Where the store was asked to extend a reservation: on a thread that may block, or on one that must not. */
+	static class ExtensionThreads {
+
+		volatile int blocking;
+
+		volatile int nonBlocking;
+
+	}
+
+	/** The in-memory store, recording the threads extensions come on. */
+	@Configuration(proxyBeanMethods = false)
+	static class RecordingStore {
+
+		@Bean
+		ExtensionThreads extensionThreads() {
+			return new ExtensionThreads();
+		}
+
+		@Bean
+		BudgetStore recordingBudgetStore(ExtensionThreads threads) {
+			InMemoryBudgetStore memory = new InMemoryBudgetStore(TimeSource.system(), 1_000);
+			return new BudgetStore() {
+
+				@Override
+				public BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros) {
+					return memory.reserve(policy, key, id, estimateMicros);
+				}
+
+				@Override
+				public BudgetDecision extend(BudgetPolicy policy, String key, String id, long moreMicros) {
+					if (Schedulers.isInNonBlockingThread()) {
+						threads.nonBlocking++;
+					}
+					else {
+						threads.blocking++;
+					}
+					return memory.extend(policy, key, id, moreMicros);
+				}
+
+				@Override
+				public BudgetDecision settle(BudgetPolicy policy, String key, String id, long actualMicros) {
+					return memory.settle(policy, key, id, actualMicros);
+				}
+
+				@Override
+				public BudgetDecision release(BudgetPolicy policy, String key, String id) {
+					return memory.release(policy, key, id);
+				}
+
+				@Override
+				public BudgetDecision peek(BudgetPolicy policy, String key) {
+					return memory.peek(policy, key);
+				}
+
+			};
+		}
+
+	}
+
 	record Chunk(String text, BigDecimal costUsd) {
 	}
 
@@ -152,6 +263,16 @@ class StreamingBudgetFluxTests {
 		public Flux<String> extending(Flux<String> tokens) {
 			BudgetMeter meter = BudgetMeter.current();
 			return tokens.takeWhile((token) -> meter.addMicros(2));
+		}
+
+		@CostBudget(value = "spend", estimate = "0.00001")
+		public Flux<String> metered(Flux<String> tokens) {
+			return MeteredFlux.metered(tokens, BudgetMeter.current(), (token) -> new BigDecimal("0.000002"));
+		}
+
+		@CostBudget(value = "growing", estimate = "0.00001", onOverrun = "extend")
+		public Flux<String> meteredExtending(Flux<String> tokens) {
+			return MeteredFlux.meteredMicros(tokens, BudgetMeter.current(), (token) -> 2);
 		}
 
 		@CostBudget(value = "spend", estimate = "0.00001", actual = "#result.costUsd")

@@ -1,13 +1,14 @@
 package dev.ratelimit.sample.reactive;
 
-import java.time.Duration;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.web.reactive.function.client.WebClient;
+
+import dev.ratelimit.sample.reactive.SampleClient.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,25 +62,7 @@ class ReactiveSampleHttpTests {
 	}
 
 	private Answer send(String method, String path, String user) {
-		return WebClient.builder()
-			.baseUrl("http://localhost:" + this.port)
-			.build()
-			.method(org.springframework.http.HttpMethod.valueOf(method))
-			.uri(path)
-			.headers((headers) -> {
-				if (user != null) {
-					headers.set("X-User-Id", user);
-				}
-			})
-			.exchangeToMono((response) -> response.bodyToMono(String.class)
-				.defaultIfEmpty("")
-				.map((body) -> new Answer(response.statusCode().value(),
-						response.headers().asHttpHeaders().getFirst("RateLimit"),
-						response.headers().asHttpHeaders().getFirst("Retry-After"), body)))
-			.block(Duration.ofSeconds(10));
-	}
-
-	record Answer(int status, String rateLimit, String retryAfter, String body) {
+		return new SampleClient(this.port).send(method, path, (user != null) ? Map.of("X-User-Id", user) : Map.of());
 	}
 
 }
