@@ -1,0 +1,250 @@
+package dev.ratelimit.web.reactive;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import dev.ratelimit.Concurrency;
+import dev.ratelimit.RateLimited;
+import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.support.ManualTimeSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The rest of the servlet contract in a WebFlux application, over real HTTP
+ * on the memory backend: fallback methods, plans, exemptions by client
+ * address behind a trusted proxy, counting by outcome (a route rule's
+ * {@code count-on} and an annotation's {@code countWhen}), and a concurrency
+ * permit held until its {@code Mono} completes, fails or is cancelled.
+ */
+@SpringBootTest(classes = ReactiveContractTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "spring.main.web-application-type=reactive",
+				// a fallback
+				"rate-limit.policies.summaries.capacity=1", "rate-limit.policies.summaries.refill=1/1h",
+				// plans
+				"rate-limit.policies.planned.key=header('X-User-Id')",
+				"rate-limit.policies.planned.plan=header('X-Plan')", "rate-limit.policies.planned.default-plan=free",
+				"rate-limit.policies.planned.plans.free.capacity=1", "rate-limit.policies.planned.plans.free.refill=1/1h",
+				"rate-limit.policies.planned.plans.pro.capacity=3", "rate-limit.policies.planned.plans.pro.refill=1/1h",
+				// an exemption by client address, read behind a trusted proxy
+				"rate-limit.client-ip.trusted-proxies=127.0.0.1,::1", "rate-limit.policies.per-ip.capacity=1",
+				"rate-limit.policies.per-ip.refill=1/1h", "rate-limit.policies.per-ip.key=ip",
+				"rate-limit.policies.per-ip.exempt.cidrs=10.0.0.0/8", "rate-limit.routes[0].pattern=/ip/**",
+				"rate-limit.routes[0].policies=per-ip",
+				// counting by outcome
+				"rate-limit.policies.failed-logins.algorithm=fixed-window",
+				"rate-limit.policies.failed-logins.capacity=2", "rate-limit.policies.failed-logins.window=1h",
+				"rate-limit.policies.failed-logins.key=header('X-User')", "rate-limit.routes[1].pattern=/login",
+				"rate-limit.routes[1].policies=failed-logins", "rate-limit.routes[1].count-on=401",
+				"rate-limit.policies.failures.capacity=1", "rate-limit.policies.failures.refill=1/1h",
+				// a cap
+				"rate-limit.concurrency.one-at-a-time.permits=1" })
+class ReactiveContractTests {
+
+	@LocalServerPort
+	int port;
+
+	@Test
+	void aFallbackAnswersTheRefusalInsteadOfTheContract() {
+		assertThat(get("/summary").body()).isEqualTo("fresh");
+		Answer fallback = get("/summary");
+		assertThat(fallback.status()).isEqualTo(200);
+		assertThat(fallback.body()).isEqualTo("cached after RateLimitExceededException");
+	}
+
+	@Test
+	void aCallersPlanSetsItsLimit() {
+		assertThat(get("/planned", "X-User-Id", "ann").status()).isEqualTo(200);
+		assertThat(get("/planned", "X-User-Id", "ann").status()).isEqualTo(429);
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/planned", "X-User-Id", "bea", "X-Plan", "pro").status()).isEqualTo(200);
+		}
+		assertThat(get("/planned", "X-User-Id", "bea", "X-Plan", "pro").status()).isEqualTo(429);
+	}
+
+	@Test
+	void anExemptClientBehindATrustedProxyIsNotLimitedAndOthersAreEachTheirOwn() {
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/ip/hello", "X-Forwarded-For", "10.1.2.3").status()).isEqualTo(200);
+		}
+		assertThat(get("/ip/hello", "X-Forwarded-For", "203.0.113.9").status()).isEqualTo(200);
+		assertThat(get("/ip/hello", "X-Forwarded-For", "203.0.113.9").status()).isEqualTo(429);
+		assertThat(get("/ip/hello", "X-Forwarded-For", "198.51.100.7").status()).isEqualTo(200);
+	}
+
+	@Test
+	void aRouteRuleCountingOnlyFailuresGivesSuccessesBack() {
+		for (int i = 0; i < 4; i++) {
+			assertThat(get("/login", "X-User", "eve", "X-Password", "right").status()).isEqualTo(200);
+		}
+		assertThat(get("/login", "X-User", "eve", "X-Password", "wrong").status()).isEqualTo(401);
+		assertThat(get("/login", "X-User", "eve", "X-Password", "wrong").status()).isEqualTo(401);
+		Answer refused = get("/login", "X-User", "eve", "X-Password", "right");
+		assertThat(refused.status()).isEqualTo(429);
+	}
+
+	@Test
+	void anAnnotationCountingByItsResultGivesUncountedCallsBack() {
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/attempt", "X-Outcome", "ok").body()).isEqualTo("ok");
+		}
+		assertThat(get("/attempt", "X-Outcome", "fail").body()).isEqualTo("fail");
+		assertThat(get("/attempt", "X-Outcome", "ok").status()).isEqualTo(503);
+	}
+
+	@Test
+	void aPermitIsHeldUntilItsMonoCompletesFailsOrIsCancelled() {
+		Controller controller = App.CONTROLLER;
+		// Completes: held while the answer is pending, free once it is sent.
+		Sinks.One<String> pending = controller.next();
+		Mono<Answer> first = getLater("/capped");
+		AtomicReference<Answer> answered = new AtomicReference<>();
+		first.subscribe(answered::set);
+		await().atMost(Duration.ofSeconds(5)).until(() -> controller.waiting() == pending);
+		assertThat(get("/capped").status()).isEqualTo(503);
+		pending.tryEmitValue("done");
+		await().atMost(Duration.ofSeconds(5)).until(() -> answered.get() != null);
+		assertThat(answered.get().body()).isEqualTo("done");
+		// Fails: free once the error is answered.
+		Sinks.One<String> failing = controller.next();
+		Mono<Answer> second = getLater("/capped");
+		second.subscribe(answered::set);
+		await().atMost(Duration.ofSeconds(5)).until(() -> controller.waiting() == failing);
+		failing.tryEmitError(new IllegalStateException("down"));
+		await().atMost(Duration.ofSeconds(5)).until(() -> answered.get().status() == 500);
+		// Cancelled: its client gives up; free once the server sees it go.
+		Sinks.One<String> abandoned = controller.next();
+		getLater("/capped").timeout(Duration.ofMillis(200), Mono.empty()).subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> controller.waiting() == abandoned);
+		Sinks.One<String> last = controller.next();
+		last.tryEmitValue("after");
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(get("/capped").body()).isEqualTo("after"));
+	}
+
+	private Answer get(String path, String... headers) {
+		return getLater(path, headers).block(Duration.ofSeconds(10));
+	}
+
+	private Mono<Answer> getLater(String path, String... headers) {
+		return WebClient.create("http://localhost:" + this.port)
+			.get()
+			.uri(path)
+			.headers((fields) -> {
+				for (int i = 0; i < headers.length; i += 2) {
+					fields.set(headers[i], headers[i + 1]);
+				}
+			})
+			.exchangeToMono((response) -> response.bodyToMono(String.class)
+				.defaultIfEmpty("")
+				.map((body) -> new Answer(response.statusCode().value(), body)));
+	}
+
+	record Answer(int status, String body) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	// Spring Security is on the test classpath; this application has none.
+	@EnableAutoConfiguration(excludeName = {
+			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
+			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
+			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	static class App {
+
+		static final Controller CONTROLLER = new Controller();
+
+		@Bean
+		ManualTimeSource rateLimitTimeSource() {
+			return new ManualTimeSource(1_767_225_600_000_000L);
+		}
+
+		@Bean
+		Controller controller() {
+			return CONTROLLER;
+		}
+
+	}
+
+	@RestController
+	static class Controller {
+
+		private final AtomicReference<Sinks.One<String>> next = new AtomicReference<>();
+
+		private volatile Sinks.One<String> waiting;
+
+		/** The answer the next capped call waits for. */
+		Sinks.One<String> next() {
+			Sinks.One<String> sink = Sinks.one();
+			this.next.set(sink);
+			return sink;
+		}
+
+		/** The answer the running capped call waits for. */
+		Sinks.One<String> waiting() {
+			return this.waiting;
+		}
+
+		@RateLimited(value = "summaries", fallback = "cached")
+		@GetMapping("/summary")
+		public Mono<String> summary() {
+			return Mono.just("fresh");
+		}
+
+		public Mono<String> cached(RateLimitException refusal) {
+			return Mono.just("cached after " + refusal.getClass().getSimpleName());
+		}
+
+		@RateLimited("planned")
+		@GetMapping("/planned")
+		public Mono<String> planned() {
+			return Mono.just("planned");
+		}
+
+		@GetMapping("/ip/hello")
+		public Mono<String> hello() {
+			return Mono.just("hello");
+		}
+
+		@GetMapping("/login")
+		public Mono<ResponseEntity<String>> login(@RequestHeader("X-Password") String password) {
+			return Mono.just("right".equals(password) ? ResponseEntity.ok("welcome")
+					: ResponseEntity.status(HttpStatus.UNAUTHORIZED).body("no"));
+		}
+
+		@RateLimited(value = "failures", countWhen = "#result == 'fail'")
+		@GetMapping("/attempt")
+		public Mono<String> attempt(@RequestHeader("X-Outcome") String outcome) {
+			return Mono.just(outcome);
+		}
+
+		@Concurrency("one-at-a-time")
+		@GetMapping("/capped")
+		public Mono<String> capped() {
+			Sinks.One<String> sink = this.next.getAndSet(null);
+			if (sink == null) {
+				return Mono.just("unexpected");
+			}
+			this.waiting = sink;
+			return sink.asMono();
+		}
+
+	}
+
+}
