@@ -1,5 +1,6 @@
 package dev.ratelimit.web;
 
+import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -91,12 +92,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		if (policies.isEmpty()) {
 			return chain.filter(exchange);
 		}
-		return ReactiveKeyRequest.principalName(exchange)
-			.flatMap((principal) -> filter(exchange, chain, policies, ReactiveKeyRequest.orNull(principal)));
+		return ReactiveKeyRequest.principal(exchange)
+			.flatMap((principal) -> filter(exchange, chain, policies, principal));
 	}
 
 	private Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain, List<BoundPolicy> policies,
-			String principal) {
+			Principal principal) {
 		Disclosures disclosures = Disclosures.attached(exchange.getAttributes());
 		EvaluationContext context = this.expressions
 			.context(new ReactiveKeyRequest(exchange.getRequest(), this.ipResolver, principal), null, null);

@@ -7,6 +7,7 @@ import java.util.List;
 import reactor.core.publisher.Mono;
 
 import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.core.ClientIpResolver;
@@ -14,10 +15,13 @@ import dev.ratelimit.key.KeyRequest;
 
 /**
  * {@link KeyRequest} over a WebFlux request: the headers and the client
- * address with the same trusted-proxy rules as a servlet request. The
- * principal is not known here (WebFlux keeps it in the reactive pipeline, not
- * on the request), so {@code principal} keys resolve to no key and role checks
- * answer {@code false}.
+ * address with the same trusted-proxy rules as a servlet request, and the
+ * principal, which WebFlux keeps in the reactive pipeline rather than on the
+ * request: it is resolved from the exchange before the request's decisions
+ * ({@link #principal(ServerWebExchange)}). With Spring Security, an anonymous
+ * authentication is no principal and roles are its authorities, as on a
+ * servlet request (see {@link SecurityPrincipals}); another principal has a
+ * name and no roles.
  */
 final class ReactiveKeyRequest implements KeyRequest {
 
@@ -25,16 +29,28 @@ final class ReactiveKeyRequest implements KeyRequest {
 
 	private final ClientIpResolver ipResolver;
 
-	private final String principalName;
+	private static final boolean SECURITY = ClassUtils.isPresent("org.springframework.security.core.Authentication",
+			ReactiveKeyRequest.class.getClassLoader());
+
+	/** The principal of an anonymous request, as {@link #principal(ServerWebExchange)} gives it. */
+	static final Principal ANONYMOUS = () -> "";
+
+	private final Principal principal;
 
 	private String clientIp;
 
 	private boolean clientIpResolved;
 
-	ReactiveKeyRequest(ServerHttpRequest request, ClientIpResolver ipResolver, String principalName) {
+	/**
+	 * Creates a key request.
+	 * @param request the request
+	 * @param ipResolver resolves its client address
+	 * @param principal its principal, from {@link #principal(ServerWebExchange)}, or {@code null} for none
+	 */
+	ReactiveKeyRequest(ServerHttpRequest request, ClientIpResolver ipResolver, Principal principal) {
 		this.request = request;
 		this.ipResolver = ipResolver;
-		this.principalName = principalName;
+		this.principal = (principal == ANONYMOUS) ? null : principal;
 	}
 
 	@Override
@@ -59,12 +75,12 @@ final class ReactiveKeyRequest implements KeyRequest {
 
 	@Override
 	public boolean isUserInRole(String role) {
-		return false;
+		return this.principal != null && SECURITY && SecurityPrincipals.hasRole(this.principal, role);
 	}
 
 	@Override
 	public String principalName() {
-		return this.principalName;
+		return (this.principal != null) ? this.principal.getName() : null;
 	}
 
 	@Override
@@ -87,25 +103,15 @@ final class ReactiveKeyRequest implements KeyRequest {
 	}
 
 	/**
-	 * Resolves the name of an exchange's principal, as WebFlux (and Spring
-	 * Security) keep it in the reactive pipeline.
+	 * Resolves an exchange's principal, as WebFlux (and Spring Security) keep
+	 * it in the reactive pipeline.
 	 * @param exchange the exchange
-	 * @return the name, or an empty string for an anonymous request (never empty)
+	 * @return the principal, or {@link #ANONYMOUS} for an anonymous request (never empty)
 	 */
-	static Mono<String> principalName(ServerWebExchange exchange) {
-		return exchange.getPrincipal().map(Principal::getName).defaultIfEmpty(ANONYMOUS);
-	}
-
-	/** The principal name of an anonymous request, as {@link #principalName(ServerWebExchange)} gives it. */
-	static final String ANONYMOUS = "";
-
-	/**
-	 * Returns a resolved principal name as a key request takes it.
-	 * @param name what {@link #principalName(ServerWebExchange)} gave
-	 * @return the name, or {@code null} for an anonymous request
-	 */
-	static String orNull(String name) {
-		return (name == null || name.isEmpty()) ? null : name;
+	static Mono<Principal> principal(ServerWebExchange exchange) {
+		return exchange.getPrincipal()
+			.filter((principal) -> !(SECURITY && SecurityPrincipals.isAnonymous(principal)))
+			.defaultIfEmpty(ANONYMOUS);
 	}
 
 }

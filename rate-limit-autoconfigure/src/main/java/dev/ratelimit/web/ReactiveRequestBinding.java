@@ -1,6 +1,7 @@
 package dev.ratelimit.web;
 
 import java.lang.reflect.Method;
+import java.security.Principal;
 import java.util.concurrent.Callable;
 
 import reactor.core.publisher.Flux;
@@ -81,8 +82,8 @@ public final class ReactiveRequestBinding implements RequestBinding {
 		if (exchange == null) {
 			return run(null, mayBlock, call);
 		}
-		return ReactiveKeyRequest.principalName(exchange)
-			.flatMap((principal) -> run(new Bound(exchange, ReactiveKeyRequest.orNull(principal)), mayBlock, call));
+		return ReactiveKeyRequest.principal(exchange)
+			.flatMap((principal) -> run(new Bound(exchange, principal), mayBlock, call));
 	}
 
 	private static Mono<Object> run(Bound request, boolean mayBlock, LimitedCall call) {
@@ -190,13 +191,13 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	}
 
 	/**
-	 * A request bound to the thread of a call: its exchange, and its principal's
-	 * name, resolved from the pipeline before the call.
+	 * A request bound to the thread of a call: its exchange, and its principal,
+	 * resolved from the pipeline before the call.
 	 *
 	 * @param exchange the exchange
-	 * @param principal the principal's name, or {@code null} for an anonymous request
+	 * @param principal the principal, {@link ReactiveKeyRequest#ANONYMOUS} for an anonymous request
 	 */
-	private record Bound(ServerWebExchange exchange, String principal) {
+	private record Bound(ServerWebExchange exchange, Principal principal) {
 	}
 
 }
