@@ -43,6 +43,29 @@ class ReactiveSampleHttpTests {
 	}
 
 	@Test
+	void aProUsersPlanAllowsMore() {
+		for (int i = 0; i < 6; i++) {
+			assertThat(send("POST", "/agent/run", "pro-dana").status()).isEqualTo(200);
+		}
+	}
+
+	@Test
+	void fiveFailedLoginsLockAUsernameAndSuccessesDoNotCount() {
+		SampleClient client = new SampleClient(this.port);
+		for (int i = 0; i < 6; i++) {
+			assertThat(client.send("POST", "/login", Map.of(), new LoginController.Login("demo", "demo")).status())
+				.isEqualTo(200);
+		}
+		for (int i = 0; i < 5; i++) {
+			assertThat(client.send("POST", "/login", Map.of(), new LoginController.Login("demo", "guess")).status())
+				.isEqualTo(401);
+		}
+		Answer locked = client.send("POST", "/login", Map.of(), new LoginController.Login("demo", "demo"));
+		assertThat(locked.status()).isEqualTo(429);
+		assertThat(locked.body()).contains("\"violated-policies\":[\"failed-logins\"]");
+	}
+
+	@Test
 	void aMissingUserIsA400NotA500() {
 		assertThat(send("POST", "/agent/run", null).status()).isEqualTo(400);
 	}

@@ -51,7 +51,7 @@ class ReactiveSampleRedisHttpTests {
 	private static ConfigurableApplicationContext start() {
 		return new SpringApplicationBuilder(ReactiveSampleApplication.class).run("--server.port=0",
 				"--rate-limit.backend=redis", "--spring.data.redis.host=127.0.0.1",
-				"--spring.data.redis.port=" + redis.port(), "--rate-limit.policies.agent-runs.refill=5/5h",
+				"--spring.data.redis.port=" + redis.port(), "--rate-limit.policies.agent-runs.plans.free.refill=5/5h",
 				"--rate-limit.policies.per-ip.refill=20/2h", "--rate-limit.budgets.tenant-daily.amount=0.000010");
 	}
 
