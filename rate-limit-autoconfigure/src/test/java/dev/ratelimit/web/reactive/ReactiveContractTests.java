@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -23,6 +22,7 @@ import org.springframework.web.reactive.function.client.WebClient;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -161,11 +161,7 @@ class ReactiveContractTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	// Spring Security is on the test classpath; this application has none.
-	@EnableAutoConfiguration(excludeName = {
-			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	@EnableAutoConfigurationWithoutSecurity
 	static class App {
 
 		static final Controller CONTROLLER = new Controller();

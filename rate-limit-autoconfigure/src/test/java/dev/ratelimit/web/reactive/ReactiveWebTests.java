@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -26,6 +25,7 @@ import org.springframework.web.server.WebFilterChain;
 
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -179,11 +179,7 @@ class ReactiveWebTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	// Spring Security is on the test classpath; this application has none.
-	@EnableAutoConfiguration(excludeName = {
-			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	@EnableAutoConfigurationWithoutSecurity
 	static class App {
 
 		@Bean
