@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
@@ -18,7 +19,7 @@ import dev.ratelimit.web.ReactiveRouteLimits;
  * {@code rate-limit.routes} ({@link ReactiveRouteLimits} does both).
  * <pre>
  * filters:
- *   - RateLimit=per-ip,per-user          # shortcut: the policy names
+ *   - RateLimit=per-ip,per-user          # shortcut: the policy names (at most 16)
  *   - name: RateLimit                    # or the arguments by name
  *     args:
  *       policies: login-attempts
@@ -29,6 +30,14 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	/** The filter's name in route definitions. */
 	public static final String NAME = "RateLimit";
+
+	/** How many policy names the shortcut form takes; the arguments by name take any number. */
+	public static final int MAX_SHORTCUT_POLICIES = 16;
+
+	/** {@code policies[0]} to {@code policies[15]}: the names a shortcut may list. */
+	private static final List<String> SHORTCUT_FIELDS = IntStream.range(0, MAX_SHORTCUT_POLICIES)
+		.mapToObj((i) -> "policies[" + i + "]")
+		.toList();
 
 	private final RoutePolicies routePolicies;
 
@@ -50,14 +59,15 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		return NAME;
 	}
 
-	@Override
-	public ShortcutType shortcutType() {
-		return ShortcutType.GATHER_LIST;
-	}
-
+	/**
+	 * The shortcut's names in order, {@code RateLimit=a,b} as {@code policies[0]=a},
+	 * {@code policies[1]=b}: the default shortcut type, so that the arguments by
+	 * name ({@code policies}, {@code count-on}) bind as they are, which the
+	 * gateway's list type would gather into one list.
+	 */
 	@Override
 	public List<String> shortcutFieldOrder() {
-		return List.of("policies");
+		return SHORTCUT_FIELDS;
 	}
 
 	@Override
