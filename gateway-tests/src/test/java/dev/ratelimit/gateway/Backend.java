@@ -15,10 +15,10 @@ import reactor.netty.http.server.HttpServer;
  * requests that reach it, by path, so that a test can see that a refused
  * request was never proxied.
  */
-final class Backend {
+public final class Backend {
 
 	/** The header every answer of the backend carries, so that a test sees the answer was proxied. */
-	static final String REACHED = "X-Backend";
+	public static final String REACHED = "X-Backend";
 
 	private static Backend shared;
 
@@ -39,7 +39,7 @@ final class Backend {
 	 * Returns the backend of this JVM, started on first use and stopped when the JVM ends.
 	 * @return the backend
 	 */
-	static synchronized Backend shared() {
+	public static synchronized Backend shared() {
 		if (shared == null) {
 			shared = new Backend();
 			Backend started = shared;
@@ -49,7 +49,7 @@ final class Backend {
 	}
 
 	/** @return the backend's base URI, {@code http://127.0.0.1:<port>} */
-	String uri() {
+	public String uri() {
 		return "http://127.0.0.1:" + this.server.port();
 	}
 
@@ -58,7 +58,7 @@ final class Backend {
 	 * @param path the path as the backend saw it
 	 * @return the count
 	 */
-	int hits(String path) {
+	public int hits(String path) {
 		AtomicInteger count = this.hits.get(path);
 		return (count != null) ? count.get() : 0;
 	}

@@ -16,7 +16,7 @@ import java.time.Duration;
  * @param headers the header fields
  * @param body the body
  */
-record HttpAnswer(int status, java.net.http.HttpHeaders headers, String body) {
+public record HttpAnswer(int status, java.net.http.HttpHeaders headers, String body) {
 
 	private static final HttpClient CLIENT = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
@@ -30,7 +30,7 @@ record HttpAnswer(int status, java.net.http.HttpHeaders headers, String body) {
 	 * @param headers header names and values, alternating
 	 * @return the answer
 	 */
-	static HttpAnswer get(int port, String path, String... headers) {
+	public static HttpAnswer get(int port, String path, String... headers) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
 			.timeout(Duration.ofSeconds(10));
 		for (int i = 0; i < headers.length; i += 2) {
@@ -54,7 +54,7 @@ record HttpAnswer(int status, java.net.http.HttpHeaders headers, String body) {
 	 * @param name the field's name
 	 * @return the value, or {@code null}
 	 */
-	String header(String name) {
+	public String header(String name) {
 		return this.headers.firstValue(name).orElse(null);
 	}
 
