@@ -54,22 +54,38 @@ final class RouteRulesBinder {
 		String prefix = prefix(index);
 		pattern(prefix, route);
 		methods(prefix, route);
-		policyNames(prefix, route, policyNames);
-		countOn(prefix, route);
+		policyNames(prefix, route.getPolicies(), policyNames);
+		countOn(prefix, route.getCountOn());
 	}
 
 	private static RouteRule bind(String prefix, RateLimitProperties.Route route,
 			NamedLimits<RateLimitPolicy> policies, KeyExpressions expressions) {
 		PathPattern pattern = pattern(prefix, route);
 		Set<String> methods = methods(prefix, route);
-		Set<Integer> countOn = countOn(prefix, route);
-		OutcomeRule countWhen = countOn.isEmpty() ? null : OutcomeRule.statuses(countOn);
+		List<BoundPolicy> bound = policies(prefix, route.getPolicies(), route.getCountOn(), policies, expressions);
+		return new RouteRule(pattern, Set.copyOf(methods), bound);
+	}
+
+	/**
+	 * Binds the policies a route applies, as a route rule binds them: for a
+	 * route rule, and for a gateway route's {@code RateLimit} filter.
+	 * @param prefix names the properties in errors, ending with a dot ({@code rate-limit.routes[0].})
+	 * @param names the policy names, at least one, each configured
+	 * @param countOn the statuses that count, empty for every status
+	 * @param policies the configured policies
+	 * @param expressions parses keys
+	 * @return the bound policies, in order
+	 */
+	static List<BoundPolicy> policies(String prefix, List<String> names, List<Integer> countOn,
+			NamedLimits<RateLimitPolicy> policies, KeyExpressions expressions) {
+		Set<Integer> statuses = countOn(prefix, countOn);
+		OutcomeRule countWhen = statuses.isEmpty() ? null : OutcomeRule.statuses(statuses);
 		List<BoundPolicy> bound = new ArrayList<>();
-		for (String name : policyNames(prefix, route, policies.names())) {
+		for (String name : policyNames(prefix, names, policies.names())) {
 			RateLimitPolicy policy = policies.find(name).orElseThrow();
 			if (countWhen != null && policy.outcomeCountingProblem() != null) {
-				throw invalid(prefix + "count-on", route.getCountOn(), "counts requests by outcome, which policy '"
-						+ name + "' cannot: " + policy.outcomeCountingProblem());
+				throw invalid(prefix + "count-on", countOn, "counts requests by outcome, which policy '" + name
+						+ "' cannot: " + policy.outcomeCountingProblem());
 			}
 			AppliedLimit<RateLimitPolicy> applied = (countWhen != null)
 					? new AppliedLimit<>(policies.live(name).orElseThrow(),
@@ -77,7 +93,7 @@ final class RouteRulesBinder {
 					: AppliedLimit.of(policies.live(name).orElseThrow(), expressions);
 			bound.add(new BoundPolicy(applied, null, 1, countWhen));
 		}
-		return new RouteRule(pattern, Set.copyOf(methods), List.copyOf(bound));
+		return List.copyOf(bound);
 	}
 
 	private static String prefix(int index) {
@@ -108,9 +124,9 @@ final class RouteRulesBinder {
 		return methods;
 	}
 
-	private static Set<Integer> countOn(String prefix, RateLimitProperties.Route route) {
+	private static Set<Integer> countOn(String prefix, List<Integer> countOn) {
 		Set<Integer> statuses = new LinkedHashSet<>();
-		for (Integer status : route.getCountOn()) {
+		for (Integer status : countOn) {
 			if (status == null || status < 100 || status > 599) {
 				throw invalid(prefix + "count-on", status, "not an HTTP status; use statuses from 100 to 599");
 			}
@@ -119,13 +135,12 @@ final class RouteRulesBinder {
 		return statuses;
 	}
 
-	private static List<String> policyNames(String prefix, RateLimitProperties.Route route,
-			Collection<String> configured) {
-		if (route.getPolicies().isEmpty()) {
+	private static List<String> policyNames(String prefix, List<String> listed, Collection<String> configured) {
+		if (listed.isEmpty()) {
 			throw invalid(prefix + "policies", "[]", "list at least one policy name");
 		}
 		List<String> names = new ArrayList<>();
-		for (String name : route.getPolicies()) {
+		for (String name : listed) {
 			if (!configured.contains(name.strip())) {
 				throw invalid(prefix + "policies", name,
 						"no policy named '" + name + "' is configured (configured: " + configured + ")");

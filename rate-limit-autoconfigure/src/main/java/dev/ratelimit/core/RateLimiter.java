@@ -96,7 +96,8 @@ public final class RateLimiter {
 
 	/**
 	 * Returns whether deciding may block the calling thread: when the backend
-	 * waits on I/O, or a policy waits for its turn (wait mode).
+	 * waits on I/O, or a policy waits for its turn (wait mode, or the shaping
+	 * leaky bucket, whose every call but the first of a burst waits).
 	 * @param policies the policies to decide
 	 * @return whether to decide off a thread that must never block
 	 */
@@ -105,7 +106,7 @@ public final class RateLimiter {
 			return true;
 		}
 		for (RateLimitPolicy policy : policies) {
-			if (policy.maxWaitMicros() > 0) {
+			if (policy.maxWaitMicros() > 0 || policy.algorithm() == Algorithm.LEAKY_BUCKET_SHAPING) {
 				return true;
 			}
 		}

@@ -40,6 +40,11 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 		this.refusals = refusals;
 	}
 
+	/** @return the rule that describes refusals, for an answer written by someone else (a gateway's) */
+	Refusals refusals() {
+		return this.refusals;
+	}
+
 	@Override
 	public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
 		return (ex instanceof RateLimitException refusal) ? send(exchange, refusal) : Mono.error(ex);

@@ -1,0 +1,84 @@
+package dev.ratelimit.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewayFilterFactory;
+import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
+import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Fallback;
+
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.gateway.GatewayRoutesVerifier;
+import dev.ratelimit.gateway.RateLimitGatewayFilterFactory;
+import dev.ratelimit.gateway.RateLimitGatewayLimiter;
+import dev.ratelimit.gateway.RoutePolicies;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.ReactiveRejections;
+import dev.ratelimit.web.ReactiveRouteLimits;
+
+/**
+ * Spring Cloud Gateway (server WebFlux) integration: the gateway filter
+ * {@code RateLimit} ({@code rateLimitGatewayFilterFactory}), the
+ * {@code RateLimiter} for the gateway's own {@code RequestRateLimiter}
+ * ({@code rateLimitGatewayLimiter}), and the start-up check of the routes
+ * that use them ({@code rateLimitGatewayRoutesVerifier}). Nothing of it loads
+ * without the gateway. Before the gateway's own auto-configuration, whose
+ * {@code RequestRateLimiter} exists only when a {@code RateLimiter} bean does.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class,
+		beforeName = "org.springframework.cloud.gateway.config.GatewayAutoConfiguration")
+@ConditionalOnClass(AbstractGatewayFilterFactory.class)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnProperty(name = GatewayProperties.PREFIX + ".enabled", matchIfMissing = true)
+@ConditionalOnBean(LimitRegistry.class)
+public class RateLimitGatewayAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
+			LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
+			RateLimitHeaders headers, ReactiveRejections rejections) {
+		return new RateLimitGatewayFilterFactory(routePolicies(limits, expressions),
+				new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections));
+	}
+
+	/**
+	 * A fallback: the default of the gateway's {@code RequestRateLimiter} when it
+	 * is the only {@code RateLimiter}; beside another one (the gateway's
+	 * {@code RedisRateLimiter}, present with reactive Redis), that one stays the
+	 * default and a route names this one.
+	 */
+	@Bean
+	@Fallback
+	@ConditionalOnMissingBean
+	RateLimitGatewayLimiter rateLimitGatewayLimiter(ConfigurationService configurationService, LimitRegistry limits,
+			KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver, RateLimitHeaders headers,
+			ReactiveRejections rejections) {
+		return new RateLimitGatewayLimiter(configurationService, routePolicies(limits, expressions),
+				new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections));
+	}
+
+	@Bean
+	GatewayRoutesVerifier rateLimitGatewayRoutesVerifier(ObjectProvider<GatewayProperties> properties,
+			ConfigurationService configurationService, RateLimitGatewayFilterFactory filters,
+			RateLimitGatewayLimiter limiter, ObjectProvider<RequestRateLimiterGatewayFilterFactory> requestRateLimiters) {
+		return new GatewayRoutesVerifier(properties, configurationService, filters, limiter, requestRateLimiters);
+	}
+
+	/** Binds a gateway route's policy names as a route rule's are bound: one rule for both. */
+	private static RoutePolicies routePolicies(LimitRegistry limits, KeyExpressions expressions) {
+		return (prefix, names, countOn) -> RouteRulesBinder.policies(prefix, names, countOn, limits.rateLimits(),
+				expressions);
+	}
+
+}

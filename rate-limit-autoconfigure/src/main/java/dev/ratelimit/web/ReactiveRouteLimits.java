@@ -1,0 +1,243 @@
+package dev.ratelimit.web;
+
+import java.security.Principal;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.expression.EvaluationContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.web.server.ServerWebExchange;
+
+import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.LimitRequest;
+import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.core.RateLimitOutcome;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.key.AppliedLimit;
+import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.OutcomeSettlement;
+
+/**
+ * Applies a list of policies to a WebFlux request, as a route applies them:
+ * keys read from the request (with the principal from the pipeline), one
+ * decision for all of them, the header fields of the limits the caller may
+ * see, counting by outcome, and the refusal answered through
+ * {@link ReactiveRejections}. The one place for it, whoever found the policies:
+ * the route rules' {@link RateLimitWebFilter}, and a Spring Cloud Gateway route's
+ * {@code RateLimit} filter.
+ * <p>
+ * The event loop never waits: a decision the in-memory backend takes without
+ * waiting is taken inline, any other (a remote store, a policy in wait mode)
+ * on Reactor's bounded elastic scheduler, and so are the give-backs of rules
+ * counted by outcome.
+ */
+public final class ReactiveRouteLimits {
+
+	private final RateLimiter limiter;
+
+	private final KeyExpressions expressions;
+
+	private final ClientIpResolver ipResolver;
+
+	private final RateLimitHeaders headers;
+
+	private final ReactiveRejections rejections;
+
+	/**
+	 * Creates the route limits.
+	 * @param limiter decides
+	 * @param expressions evaluates keys
+	 * @param ipResolver resolves client addresses
+	 * @param headers writes the header fields
+	 * @param rejections answers refusals
+	 */
+	public ReactiveRouteLimits(RateLimiter limiter, KeyExpressions expressions, ClientIpResolver ipResolver,
+			RateLimitHeaders headers, ReactiveRejections rejections) {
+		this.limiter = limiter;
+		this.expressions = expressions;
+		this.ipResolver = ipResolver;
+		this.headers = headers;
+		this.rejections = rejections;
+	}
+
+	/**
+	 * What continues a request once its limits allow it: the rest of a
+	 * {@code WebFilterChain}, or of a gateway route's filter chain.
+	 */
+	@FunctionalInterface
+	public interface Continuation {
+
+		/**
+		 * Continues the request.
+		 * @param exchange the request and its response
+		 * @return completes when the request is served
+		 */
+		Mono<Void> proceed(ServerWebExchange exchange);
+
+	}
+
+	/**
+	 * Applies policies to a request: continues it when they allow it (with the
+	 * header fields set), answers it when they refuse it.
+	 * @param exchange the request
+	 * @param policies the policies, each once, in order; none continues the request as it is
+	 * @param next what serves an allowed request
+	 * @return completes when the request is served or refused
+	 */
+	public Mono<Void> apply(ServerWebExchange exchange, List<BoundPolicy> policies, Continuation next) {
+		if (policies.isEmpty()) {
+			return next.proceed(exchange);
+		}
+		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> apply(exchange, next, policies, principal));
+	}
+
+	private Mono<Void> apply(ServerWebExchange exchange, Continuation next, List<BoundPolicy> policies,
+			Principal principal) {
+		Disclosures disclosures = Disclosures.attached(exchange.getAttributes());
+		EvaluationContext context = this.expressions
+			.context(new ReactiveKeyRequest(exchange.getRequest(), this.ipResolver, principal), null, null);
+		List<LimitRequest> calls;
+		try {
+			calls = requests(disclosures, policies, context);
+		}
+		catch (RateLimitException ex) {
+			// A missing key a policy rejects, or an invalid cost: answered, never thrown at the server.
+			return this.rejections.send(exchange, ex);
+		}
+		boolean blocking = this.limiter.mayBlock(policiesOf(calls));
+		return acquire(calls, blocking).flatMap((outcome) -> {
+			this.headers.record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
+			if (!outcome.allowed()) {
+				return this.rejections.send(exchange, new RateLimitExceededException(outcome));
+			}
+			if (outcome.provisional().isEmpty()) {
+				return next.proceed(exchange);
+			}
+			return continueCountingByOutcome(exchange, next, policies, outcome, context, blocking);
+		}).onErrorResume(RateLimitException.class, (refusal) -> this.rejections.send(exchange, refusal));
+	}
+
+	/**
+	 * Decides policies for a key given by someone else, without the request
+	 * (Spring Cloud Gateway's {@code RequestRateLimiter}, whose key resolver
+	 * gives the key): the same decision, and the header fields a response would
+	 * carry, {@code Retry-After} included when refused.
+	 * @param policies the policies, each once, in order
+	 * @param key the caller's key
+	 * @return the verdict
+	 */
+	public Mono<Verdict> decide(List<BoundPolicy> policies, String key) {
+		Disclosures disclosures = Disclosures.attached(new LinkedHashMap<>(2));
+		EvaluationContext context = this.expressions.context(null, null, null);
+		List<LimitRequest> calls = new ArrayList<>(policies.size());
+		for (BoundPolicy bound : policies) {
+			disclose(disclosures, bound.policy());
+			AppliedLimit<RateLimitPolicy> applied = bound.applied();
+			// No request to read: only an exemption by condition applies, and the variant is the key's.
+			if (!applied.exempt(context)) {
+				calls.add(new LimitRequest(applied.select(key, context), key, 1));
+			}
+		}
+		Map<String, String> fields = new LinkedHashMap<>();
+		return acquire(calls, this.limiter.mayBlock(policiesOf(calls))).map((outcome) -> {
+			this.headers.record(disclosures, fields::put, outcome);
+			if (outcome.allowed()) {
+				return new Verdict(true, fields);
+			}
+			return refused(disclosures, new RateLimitExceededException(outcome), fields);
+		}).onErrorResume(RateLimitException.class, (refusal) -> Mono.just(refused(disclosures, refusal, fields)));
+	}
+
+	private Verdict refused(Disclosures disclosures, RateLimitException refusal, Map<String, String> fields) {
+		long retryAfter = this.rejections.refusals().describe(disclosures, refusal).retryAfterSeconds();
+		if (retryAfter > 0) {
+			fields.put(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		}
+		return new Verdict(false, fields);
+	}
+
+	/**
+	 * The verdict on a call decided by {@link #decide(List, String)}.
+	 *
+	 * @param allowed whether the call may go on
+	 * @param headers the header fields to answer with, in order
+	 */
+	public record Verdict(boolean allowed, Map<String, String> headers) {
+	}
+
+	/**
+	 * Takes the decision, the one call to the limiter: inline when it cannot
+	 * block, else on the bounded elastic scheduler.
+	 */
+	private Mono<RateLimitOutcome> acquire(List<LimitRequest> calls, boolean blocking) {
+		return blocking ? Mono.fromCallable(() -> this.limiter.acquire(calls)).subscribeOn(Schedulers.boundedElastic())
+				: Mono.fromCallable(() -> this.limiter.acquire(calls));
+	}
+
+	/**
+	 * Continues a request that counts by outcome and settles it by its final
+	 * status once it is done; an error counts as 500. A request cancelled (its
+	 * client went away) before it had a status keeps its units, whatever the
+	 * rule: its work may have run, and a client must not be able to erase what
+	 * a call cost by hanging up (a brute-force attempt whose password was
+	 * checked); with a status, it is settled by it.
+	 */
+	private Mono<Void> continueCountingByOutcome(ServerWebExchange exchange, Continuation next,
+			List<BoundPolicy> policies, RateLimitOutcome outcome, EvaluationContext context, boolean blocking) {
+		return next.proceed(exchange).doFinally((signal) -> {
+			HttpStatusCode code = exchange.getResponse().getStatusCode();
+			if (signal == SignalType.CANCEL && code == null) {
+				// Given up before it had a status: its work may have run (a password checked), so it keeps its units.
+				return;
+			}
+			int status = (signal == SignalType.ON_ERROR && (code == null || code.value() < 400)) ? 500
+					: (code != null) ? code.value() : 200;
+			Runnable settle = () -> OutcomeSettlement.settle(policies, outcome, context, null, null, status);
+			if (blocking) {
+				Schedulers.boundedElastic().schedule(settle);
+			}
+			else {
+				settle.run();
+			}
+		});
+	}
+
+	private List<LimitRequest> requests(Disclosures disclosures, List<BoundPolicy> policies,
+			EvaluationContext context) {
+		List<LimitRequest> calls = new ArrayList<>(policies.size());
+		for (BoundPolicy bound : policies) {
+			disclose(disclosures, bound.policy());
+			LimitRequest call = bound.toRequest(this.expressions, context);
+			if (call != null) {
+				calls.add(call);
+			}
+		}
+		return calls;
+	}
+
+	/** A route's policy is enforced on the request itself: told to the caller when keyed by it. */
+	private static void disclose(Disclosures disclosures, RateLimitPolicy policy) {
+		if (policy.visibility().disclosed(policy.key(), true)) {
+			disclosures.add(policy.name());
+		}
+	}
+
+	private static List<RateLimitPolicy> policiesOf(List<LimitRequest> calls) {
+		List<RateLimitPolicy> policies = new ArrayList<>(calls.size());
+		for (LimitRequest call : calls) {
+			policies.add(call.policy());
+		}
+		return policies;
+	}
+
+}
