@@ -1,7 +1,9 @@
 package dev.ratelimit.core;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Where the asynchronous decisions of a caller that must never block (a
@@ -28,5 +30,28 @@ public interface DecisionThreads extends Executor {
 	 * @return the stage
 	 */
 	CompletionStage<Void> delay(long micros);
+
+	/**
+	 * Returns threads for a caller that may block itself: a call that can only
+	 * block runs at once on the calling thread, and a wait is a timer of the
+	 * JDK's ({@link CompletableFuture#delayedExecutor}).
+	 * @return the threads
+	 */
+	static DecisionThreads inline() {
+		return new DecisionThreads() {
+
+			@Override
+			public void execute(Runnable task) {
+				task.run();
+			}
+
+			@Override
+			public CompletionStage<Void> delay(long micros) {
+				return CompletableFuture.runAsync(() -> {
+				}, CompletableFuture.delayedExecutor(micros, TimeUnit.MICROSECONDS, Runnable::run));
+			}
+
+		};
+	}
 
 }

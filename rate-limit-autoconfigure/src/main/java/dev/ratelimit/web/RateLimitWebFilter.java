@@ -34,10 +34,11 @@ import dev.ratelimit.key.OutcomeSettlement;
  * header fields set; a refused one is answered here through
  * {@link ReactiveRejections}.
  * <p>
- * The event loop never waits: a decision the in-memory backend takes without
- * waiting is taken inline, any other (a remote store, a policy in wait mode)
- * on Reactor's bounded elastic scheduler, and so are the give-backs of rules
- * counted by outcome.
+ * The event loop never waits: a decision is asynchronous (see
+ * {@link RateLimiter#acquireAsync}), taken inline in memory and through
+ * Lettuce's asynchronous API on Redis, a wait in wait mode is a timer, and the
+ * give-backs of rules counted by outcome on a store that may block run on
+ * Reactor's bounded elastic scheduler.
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
 
@@ -109,9 +110,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 			return this.rejections.send(exchange, ex);
 		}
 		boolean blocking = this.limiter.mayBlock(policiesOf(calls));
-		Mono<RateLimitOutcome> decided = blocking
-				? Mono.fromCallable(() -> this.limiter.acquire(calls)).subscribeOn(Schedulers.boundedElastic())
-				: Mono.fromCallable(() -> this.limiter.acquire(calls));
+		Mono<RateLimitOutcome> decided = Mono
+			.fromCompletionStage(() -> this.limiter.acquireAsync(calls, ReactorDecisionThreads.INSTANCE));
 		return decided.flatMap((outcome) -> {
 			this.headers.record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
 			if (!outcome.allowed()) {
