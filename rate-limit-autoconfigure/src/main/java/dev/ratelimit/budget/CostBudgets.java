@@ -2,7 +2,6 @@ package dev.ratelimit.budget;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
@@ -16,6 +15,7 @@ import dev.ratelimit.core.LimitListener.DecisionSource;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitKeyMissingException;
 import dev.ratelimit.core.StoreHealth;
+import dev.ratelimit.core.UniqueIds;
 
 /**
  * The programmatic API of budgets: reserve before the work, settle to the
@@ -133,7 +133,7 @@ public final class CostBudgets {
 		if (key == null) {
 			throw new RateLimitKeyMissingException(policy.name(), policy.key());
 		}
-		return new Attempt(policy, storageKey(policy, key), UUID.randomUUID().toString(), estimateMicros,
+		return new Attempt(policy, storageKey(policy, key), UniqueIds.next(), estimateMicros,
 				System.nanoTime());
 	}
 

@@ -3,7 +3,6 @@ package dev.ratelimit.concurrency;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,6 +25,7 @@ import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.StoreHealth;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.UniqueIds;
 
 /**
  * Caps calls in flight across every instance sharing a {@link PermitStore}
@@ -252,7 +252,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		 * One id for every attempt: a command the client re-sends (Lettuce replays
 		 * commands queued across a reconnect) is granted the same permit, not a second.
 		 */
-		final String id = UUID.randomUUID().toString();
+		final String id = UniqueIds.next();
 
 		private final boolean waits;
 
