@@ -285,7 +285,8 @@ public final class CostBudgets {
 
 	/**
 	 * Returns whether reserving or settling may block the calling thread (its
-	 * store waits on I/O): a caller on an event loop then calls off it.
+	 * store waits on I/O): a caller on an event loop then reserves with
+	 * {@link #reserveAsync}, and settles or releases off its thread.
 	 * @return whether a call may block
 	 */
 	public boolean mayBlock() {

@@ -38,8 +38,8 @@ public interface ConcurrencyLimiter {
 	/**
 	 * Returns whether taking a permit of a cap may block the calling thread:
 	 * when its store waits on I/O, or the cap waits for a permit (max-wait). A
-	 * caller on a thread that must never block (a reactive event loop) then
-	 * takes it off that thread.
+	 * caller on a thread that must never block (a reactive event loop) takes
+	 * it with {@link #acquireAsync} instead, and releases it off that thread.
 	 * @param policy the cap
 	 * @return whether taking a permit may block
 	 */

@@ -104,10 +104,13 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Returns whether deciding may block the calling thread: when the backend
-	 * waits on I/O, or a policy waits for its turn (wait mode).
+	 * Returns whether deciding synchronously ({@link #acquire}) may block the
+	 * calling thread: when the backend waits on I/O, or a policy waits for its
+	 * turn (wait mode); then so may giving back what a call took. A caller that
+	 * must never block decides with {@link #acquireAsync} instead, and gives
+	 * back off its thread when this says so.
 	 * @param policies the policies to decide
-	 * @return whether to decide off a thread that must never block
+	 * @return whether a synchronous decision or give-back may block
 	 */
 	public boolean mayBlock(List<? extends RateLimitPolicy> policies) {
 		if (this.backend.blocks()) {
