@@ -219,9 +219,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 				return held;
 			});
 		return decided.handle((done, failure) -> (failure == null) ? CompletableFuture.completedFuture(done)
-				// Refused before the work ran: no outcome to count.
-				: (held.taken == null || held.taken.provisional().isEmpty()) ? CompletableFuture.<Held>failedFuture(failure)
-						: undo.<Held>then(() -> OutcomeSettlement.giveBackAll(held.taken), failure))
+				: givenBack(held.taken, undo, failure))
 			.thenCompose((stage) -> stage)
 			.handleAsync((done, failure) -> {
 				try {
@@ -236,6 +234,13 @@ public final class LimitInterceptor implements MethodInterceptor {
 					throw new CompletionException(ex);
 				}
 			}, inRequest);
+	}
+
+	/** Refused before the work ran: no outcome to count, what the rate limits took is given back first. */
+	private static CompletionStage<Held> givenBack(@Nullable RateLimitOutcome taken, BudgetCharges.Undo undo,
+			Throwable refusal) {
+		return (taken == null || taken.provisional().isEmpty()) ? CompletableFuture.failedFuture(refusal)
+				: undo.then(() -> OutcomeSettlement.giveBackAll(taken), refusal);
 	}
 
 	/**

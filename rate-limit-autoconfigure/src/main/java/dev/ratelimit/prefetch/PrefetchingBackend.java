@@ -88,7 +88,10 @@ public final class PrefetchingBackend implements RateLimitBackend {
 		return AsyncCalls.call(this.delegate.blocks(), blocking, () -> tryConsumeAll(acquisitions));
 	}
 
-	/** Whether a call is decided with prefetched tokens: a prefetching policy, a cost of at least 1 and at most the prefetch. */
+	/**
+	 * Whether a call is decided with prefetched tokens: a prefetching policy, a
+	 * cost of at least 1 and at most the prefetch.
+	 */
 	private static boolean prefetches(Acquisition acquisition) {
 		long prefetch = acquisition.policy().prefetch();
 		return prefetch != 0 && acquisition.cost() <= prefetch && acquisition.cost() != 0;
