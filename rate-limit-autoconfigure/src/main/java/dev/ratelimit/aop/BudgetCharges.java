@@ -4,6 +4,10 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import org.jspecify.annotations.Nullable;
 
@@ -18,6 +22,7 @@ import dev.ratelimit.budget.BudgetMeter;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.OnError;
 import dev.ratelimit.budget.Reservation;
+import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.key.AppliedLimit;
@@ -75,21 +80,63 @@ final class BudgetCharges {
 					continue;
 				}
 				long estimate = amount(budget, budget.estimate(), context, "estimate");
-				Reservation reservation = this.budgets.reserve(call.limit(), call.key(), estimate);
-				reservations.add(reservation);
-				record(budget, reservation.decision());
+				reserved(budget, reservations, this.budgets.reserve(call.limit(), call.key(), estimate));
 			}
 		}
 		catch (RuntimeException ex) {
-			// All or nothing: a later budget's refusal returns what earlier ones reserved.
-			for (Reservation reservation : reservations) {
-				if (reservation != null) {
-					reservation.release();
-				}
-			}
+			releaseTaken(reservations);
 			throw ex;
 		}
 		return reservations;
+	}
+
+	/**
+	 * Reserves every budget's estimate like {@link #reserve}, one after another,
+	 * without making the calling thread wait (see {@link CostBudgets#reserveAsync}).
+	 * @param blocking runs a store call that can only block
+	 * @param inRequest runs each step after a reservation with the call's request bound
+	 * @param undo runs the releases of a refused call, before the refusal goes on
+	 * @return the reservations, in the budgets' order; {@code null} for a budget the call is exempt from
+	 */
+	CompletionStage<List<Reservation>> reserveAsync(List<BoundBudget> bound, EvaluationContext context,
+			Executor blocking, Executor inRequest, Undo undo) {
+		if (bound.isEmpty()) {
+			return CompletableFuture.completedFuture(List.of());
+		}
+		List<Reservation> reservations = new ArrayList<>(bound.size());
+		CompletionStage<Void> done = CompletableFuture.completedFuture(null);
+		for (BoundBudget budget : bound) {
+			done = done.thenComposeAsync((ignored) -> {
+				AppliedLimit.Resolved<BudgetPolicy> call = budget.applied().resolve(context);
+				if (call == null) {
+					reservations.add(null);
+					return CompletableFuture.completedFuture(null);
+				}
+				long estimate = amount(budget, budget.estimate(), context, "estimate");
+				return this.budgets.reserveAsync(call.limit(), call.key(), estimate, blocking)
+					.thenAcceptAsync((reservation) -> reserved(budget, reservations, reservation), inRequest);
+			}, inRequest);
+		}
+		return done.handle((ignored, failure) -> (failure == null)
+				? CompletableFuture.<List<Reservation>>completedFuture(reservations)
+				: reservations.stream().allMatch(Objects::isNull)
+						? CompletableFuture.<List<Reservation>>failedFuture(failure)
+						: undo.<List<Reservation>>then(() -> releaseTaken(reservations), failure))
+			.thenCompose((stage) -> stage);
+	}
+
+	private void reserved(BoundBudget budget, List<Reservation> reservations, Reservation reservation) {
+		reservations.add(reservation);
+		record(budget, reservation.decision());
+	}
+
+	/** All or nothing: a later budget's refusal returns what earlier ones reserved. */
+	private static void releaseTaken(List<Reservation> reservations) {
+		for (Reservation reservation : reservations) {
+			if (reservation != null) {
+				reservation.release();
+			}
+		}
 	}
 
 	/**
@@ -208,6 +255,24 @@ final class BudgetCharges {
 		if (decision != null) {
 			this.requests.recordBudget(budget.policy(), decision);
 		}
+	}
+
+	/**
+	 * Undoes what a refused call took (a give-back, a release), where that may
+	 * block, before the refusal goes on.
+	 */
+	@FunctionalInterface
+	interface Undo {
+
+		/**
+		 * Runs an undo step, then fails with the refusal.
+		 * @param step the step
+		 * @param refusal why the call is refused
+		 * @param <T> the type of the stage it stands in for
+		 * @return a stage failed with the refusal, once the step ran
+		 */
+		<T> CompletionStage<T> then(Runnable step, Throwable refusal);
+
 	}
 
 	/** @return whether reserving or settling a budget may block the calling thread */

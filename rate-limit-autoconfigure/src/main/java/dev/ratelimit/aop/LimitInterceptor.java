@@ -2,6 +2,10 @@ package dev.ratelimit.aop;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -19,6 +23,8 @@ import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.Permit;
+import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitException;
@@ -56,6 +62,14 @@ import dev.ratelimit.key.RequestBinding;
  * outcome and are thrown.
  * Each limit is registered with the web request first, so that responses name
  * only the limits the caller may see.
+ * <p>
+ * A call the {@link RequestBinding} defers (a method returning {@code Mono} or
+ * {@code Flux} in a WebFlux application) takes the same steps without making
+ * its thread wait: each decision is a stage (see
+ * {@link RateLimiter#acquireAsync}, {@link CostBudgets#reserveAsync},
+ * {@link ConcurrencyLimiter#acquireAsync}), a turn in wait mode is a timer, and
+ * the method is called on the thread the last decision completed on. What each
+ * step does before and after its decision is written once for both.
  */
 public final class LimitInterceptor implements MethodInterceptor {
 
@@ -121,13 +135,14 @@ public final class LimitInterceptor implements MethodInterceptor {
 			return invoke(invocation, limits, false);
 		}
 		boolean mayBlock = mayBlock(limits);
-		return this.requests.call(limits.method(), mayBlock, () -> invoke(invocation, limits, mayBlock));
+		return this.requests.call(limits.method(),
+				(threads, inRequest) -> invokeAsync(invocation, limits, mayBlock, threads, inRequest));
 	}
 
 	/**
 	 * Returns whether deciding a method's limits may block the calling thread,
 	 * for any of the three kinds: a store that waits on I/O, or a limit that
-	 * waits for its turn.
+	 * waits for its turn; then settling them may block too.
 	 */
 	private boolean mayBlock(MethodLimits limits) {
 		BoundCap cap = limits.cap();
@@ -157,8 +172,10 @@ public final class LimitInterceptor implements MethodInterceptor {
 		List<Reservation> reservations;
 		Permit permit;
 		try {
-			taken = decideRateLimits(limits, context);
-			reservations = reserveBudgets(limits, context);
+			taken = limits.rateLimits().isEmpty() ? NOTHING_DECIDED
+					: admitted(this.limiter.acquire(rateLimitCalls(limits, context)));
+			applyingBudgets(limits);
+			reservations = this.budgets.reserve(limits.budgets(), context);
 			permit = acquirePermit(limits, reservations, context);
 		}
 		catch (RuntimeException ex) {
@@ -166,15 +183,121 @@ public final class LimitInterceptor implements MethodInterceptor {
 				// Refused before the work ran: no outcome to count.
 				OutcomeSettlement.giveBackAll(taken);
 			}
-			FallbackMethod fallback = limits.fallback();
-			if (!(ex instanceof RateLimitException refusal) || fallback == null || !fallback.takes(refusal)) {
-				throw ex;
-			}
-			this.listener.fallbackCalled(limits.method(), refusal);
-			// Nothing is held any more: the fallback runs outside the limits.
-			return fallback.call(invocation.getThis(), invocation.getArguments(), refusal);
+			return refused(invocation, limits, ex);
 		}
-		RateLimitOutcome decided = taken;
+		return proceed(invocation, limits, context, taken, reservations, permit, mayBlock);
+	}
+
+	/**
+	 * {@link #invoke(MethodInvocation, MethodLimits, boolean)} without making the
+	 * calling thread wait: the same steps, each decision a stage, each step after
+	 * one run with the request bound ({@code inRequest}), and what a refused call
+	 * gives back or releases undone before the refusal goes on, on {@code threads}
+	 * when that may block.
+	 */
+	private CompletionStage<Object> invokeAsync(MethodInvocation invocation, MethodLimits limits, boolean mayBlock,
+			DecisionThreads threads, Executor inRequest) {
+		EvaluationContext context = this.expressions.context(this.requests.current(), limits.method(),
+				invocation.getArguments());
+		BudgetCharges.Undo undo = undo(mayBlock, threads, inRequest);
+		Held held = new Held();
+		CompletionStage<Held> decided = AsyncCalls.started(() -> limits.rateLimits().isEmpty()
+				? CompletableFuture.completedFuture(NOTHING_DECIDED)
+				: this.limiter.acquireAsync(rateLimitCalls(limits, context), threads)
+					.thenApplyAsync(this::admitted, inRequest))
+			.thenComposeAsync((taken) -> {
+				held.taken = taken;
+				applyingBudgets(limits);
+				return this.budgets.reserveAsync(limits.budgets(), context, threads, inRequest, undo);
+			}, inRequest)
+			.thenComposeAsync((reservations) -> {
+				held.reservations = reservations;
+				return acquirePermitAsync(limits, reservations, context, threads, inRequest, undo);
+			}, inRequest)
+			.thenApply((permit) -> {
+				held.permit = permit;
+				return held;
+			});
+		return decided.handle((done, failure) -> (failure == null) ? CompletableFuture.completedFuture(done)
+				: givenBack(held.taken, undo, failure))
+			.thenCompose((stage) -> stage)
+			.handleAsync((done, failure) -> {
+				try {
+					return (failure == null)
+							? proceed(invocation, limits, context, done.taken, done.reservations, done.permit, mayBlock)
+							: refused(invocation, limits, AsyncCalls.cause(failure));
+				}
+				catch (RuntimeException | Error ex) {
+					throw ex;
+				}
+				catch (Throwable ex) {
+					throw new CompletionException(ex);
+				}
+			}, inRequest);
+	}
+
+	/** Refused before the work ran: no outcome to count, what the rate limits took is given back first. */
+	private static CompletionStage<Held> givenBack(@Nullable RateLimitOutcome taken, BudgetCharges.Undo undo,
+			Throwable refusal) {
+		return (taken == null || taken.provisional().isEmpty()) ? CompletableFuture.failedFuture(refusal)
+				: undo.then(() -> OutcomeSettlement.giveBackAll(taken), refusal);
+	}
+
+	/**
+	 * Runs a refused call's undo step before its refusal goes on: inline when
+	 * the stores cannot block, else on {@code threads}; with the request bound,
+	 * since a release records the budget's state for the response.
+	 */
+	private static BudgetCharges.Undo undo(boolean mayBlock, DecisionThreads threads, Executor inRequest) {
+		return new BudgetCharges.Undo() {
+
+			@Override
+			public <T> CompletionStage<T> then(Runnable step, Throwable refusal) {
+				Runnable bound = () -> inRequest.execute(step);
+				CompletableFuture<T> refused = new CompletableFuture<>();
+				AsyncCalls.call(mayBlock, threads, () -> {
+					bound.run();
+					return null;
+				}).whenComplete((ignored, failure) -> refused.completeExceptionally(refusal));
+				return refused;
+			}
+
+		};
+	}
+
+	/** What a deferred call's decisions took, for the method's call and settling. */
+	private static final class Held {
+
+		RateLimitOutcome taken;
+
+		List<Reservation> reservations;
+
+		Permit permit;
+
+	}
+
+	/**
+	 * A call refused before its work ran, nothing held any more: its fallback
+	 * method's result, when it names one that takes the refusal; else the refusal.
+	 */
+	private @Nullable Object refused(MethodInvocation invocation, MethodLimits limits, RuntimeException ex)
+			throws Throwable {
+		FallbackMethod fallback = limits.fallback();
+		if (!(ex instanceof RateLimitException refusal) || fallback == null || !fallback.takes(refusal)) {
+			throw ex;
+		}
+		this.listener.fallbackCalled(limits.method(), refusal);
+		// Nothing is held any more: the fallback runs outside the limits.
+		return fallback.call(invocation.getThis(), invocation.getArguments(), refusal);
+	}
+
+	/**
+	 * Calls the method with its limits decided, and settles them when its work
+	 * ends, at once or later (see {@link Completions}).
+	 */
+	private @Nullable Object proceed(MethodInvocation invocation, MethodLimits limits, EvaluationContext context,
+			RateLimitOutcome decided, List<Reservation> reservations, @Nullable Permit permit, boolean mayBlock)
+			throws Throwable {
 		Object result;
 		WorkScope.workStarts();
 		WorkScope scope = reservations.isEmpty() ? null : WorkScope.open();
@@ -202,10 +325,8 @@ public final class LimitInterceptor implements MethodInterceptor {
 				this.requests.isHandler(limits.method()));
 	}
 
-	private RateLimitOutcome decideRateLimits(MethodLimits limits, EvaluationContext context) {
-		if (limits.rateLimits().isEmpty()) {
-			return NOTHING_DECIDED;
-		}
+	/** The rate limits' requests for this call, each registered with the web request first. */
+	private List<LimitRequest> rateLimitCalls(MethodLimits limits, EvaluationContext context) {
 		List<LimitRequest> calls = new ArrayList<>(limits.rateLimits().size());
 		for (BoundPolicy bound : limits.rateLimits()) {
 			RateLimitPolicy policy = bound.policy();
@@ -215,7 +336,11 @@ public final class LimitInterceptor implements MethodInterceptor {
 				calls.add(call);
 			}
 		}
-		RateLimitOutcome outcome = this.limiter.acquire(calls);
+		return calls;
+	}
+
+	/** Records the rate limits' outcome for the response, and refuses the call when they deny it. */
+	private RateLimitOutcome admitted(RateLimitOutcome outcome) {
 		this.requests.record(outcome);
 		if (!outcome.allowed()) {
 			throw new RateLimitExceededException(outcome);
@@ -223,24 +348,17 @@ public final class LimitInterceptor implements MethodInterceptor {
 		return outcome;
 	}
 
-	private List<Reservation> reserveBudgets(MethodLimits limits, EvaluationContext context) {
+	private void applyingBudgets(MethodLimits limits) {
 		for (BoundBudget budget : limits.budgets()) {
 			this.requests.applying(budget.policy().name(), budget.policy().visibility(),
 					budget.key().getExpressionString(), limits.method());
 		}
-		return this.budgets.reserve(limits.budgets(), context);
 	}
 
 	private @Nullable Permit acquirePermit(MethodLimits limits, List<Reservation> reservations,
 			EvaluationContext context) {
-		BoundCap cap = limits.cap();
-		if (cap == null) {
-			return null;
-		}
-		ConcurrencyPolicy policy = cap.policy();
 		try {
-			this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
-			AppliedLimit.Resolved<ConcurrencyPolicy> call = cap.applied().resolve(context);
+			AppliedLimit.Resolved<ConcurrencyPolicy> call = capCall(limits, context);
 			return (call != null) ? this.concurrency.acquire(call.limit(), call.key()) : null;
 		}
 		catch (RuntimeException ex) {
@@ -248,6 +366,43 @@ public final class LimitInterceptor implements MethodInterceptor {
 			this.budgets.release(limits.budgets(), reservations);
 			throw ex;
 		}
+	}
+
+	private CompletionStage<Permit> acquirePermitAsync(MethodLimits limits, List<Reservation> reservations,
+			EvaluationContext context, DecisionThreads threads, Executor inRequest, BudgetCharges.Undo undo) {
+		AppliedLimit.Resolved<ConcurrencyPolicy> call;
+		try {
+			call = capCall(limits, context);
+		}
+		catch (RuntimeException ex) {
+			return released(limits, reservations, undo, ex);
+		}
+		if (call == null) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return AsyncCalls.started(() -> this.concurrency.acquireAsync(call.limit(), call.key(), threads))
+			.handle((permit, failure) -> (failure == null) ? CompletableFuture.completedFuture(permit)
+					: this.<Permit>released(limits, reservations, undo, failure))
+			.thenCompose((stage) -> stage);
+	}
+
+	/** Refused by the cap before the work ran: nothing was spent, the reservations are released first. */
+	private <T> CompletionStage<T> released(MethodLimits limits, List<Reservation> reservations,
+			BudgetCharges.Undo undo, Throwable refusal) {
+		return reservations.isEmpty() ? CompletableFuture.failedFuture(refusal)
+				: undo.then(() -> this.budgets.release(limits.budgets(), reservations), refusal);
+	}
+
+	/** The cap's call, registered with the web request first; {@code null} without a cap or for an exempt call. */
+	private AppliedLimit.@Nullable Resolved<ConcurrencyPolicy> capCall(MethodLimits limits,
+			EvaluationContext context) {
+		BoundCap cap = limits.cap();
+		if (cap == null) {
+			return null;
+		}
+		ConcurrencyPolicy policy = cap.policy();
+		this.requests.applying(policy.name(), policy.visibility(), policy.key(), limits.method());
+		return cap.applied().resolve(context);
 	}
 
 	private void finish(MethodLimits limits, RateLimitOutcome decided, List<Reservation> reservations,

@@ -1,5 +1,10 @@
 package dev.ratelimit.budget;
 
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+
+import dev.ratelimit.core.AsyncCalls;
+
 /**
  * Where budget state lives: in this process or in Redis. Every store makes the
  * same {@link BudgetDecision}s for the same sequence of operations and times.
@@ -27,6 +32,24 @@ public interface BudgetStore {
 	 * @return the decision
 	 */
 	BudgetDecision reserve(BudgetPolicy policy, String key, String id, long estimateMicros);
+
+	/**
+	 * Reserves like {@link #reserve} without making the calling thread wait: for
+	 * a caller that must never block (a reactive event loop). This default
+	 * reserves inline when the store does not block (memory) and otherwise on
+	 * {@code blocking}; a remote store with an asynchronous client (Redis) sends
+	 * the same call without waiting for its reply.
+	 * @param policy the budget
+	 * @param key the storage key
+	 * @param id the reservation's id, unique
+	 * @param estimateMicros the amount to reserve
+	 * @param blocking runs a call that can only wait synchronously
+	 * @return the decision; a failure of the store fails the stage
+	 */
+	default CompletionStage<BudgetDecision> reserveAsync(BudgetPolicy policy, String key, String id,
+			long estimateMicros, Executor blocking) {
+		return AsyncCalls.call(blocks(), blocking, () -> reserve(policy, key, id, estimateMicros));
+	}
 
 	/**
 	 * Adds to a live reservation, atomically: admitted only if every limit has

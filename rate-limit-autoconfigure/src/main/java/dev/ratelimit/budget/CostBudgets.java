@@ -2,8 +2,10 @@ package dev.ratelimit.budget;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.util.UUID;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
+import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.LimitKeys;
@@ -13,6 +15,7 @@ import dev.ratelimit.core.LimitListener.DecisionSource;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitKeyMissingException;
 import dev.ratelimit.core.StoreHealth;
+import dev.ratelimit.core.UniqueIds;
 
 /**
  * The programmatic API of budgets: reserve before the work, settle to the
@@ -91,37 +94,82 @@ public final class CostBudgets {
 	 * @throws RateLimitBackendUnavailableException if the store fails and the budget fails closed
 	 */
 	public Reservation reserve(BudgetPolicy policy, String key, long estimateMicros) {
+		Attempt attempt = attempt(policy, key, estimateMicros);
+		BudgetDecision decision;
+		try {
+			decision = this.store.reserve(policy, attempt.storageKey(), attempt.id(), estimateMicros);
+		}
+		catch (RuntimeException ex) {
+			return failed(attempt, ex);
+		}
+		return answered(attempt, decision);
+	}
+
+	/**
+	 * Reserves an estimate like {@link #reserve}, without making the calling
+	 * thread wait: for a caller that must never block (a reactive event loop).
+	 * The store is asked without waiting for its reply (on Redis, Lettuce's
+	 * asynchronous API; in memory, inline), and its answer or failure is handled
+	 * as {@link #reserve} handles it.
+	 * @param policy the budget
+	 * @param key whose budget, or {@code null} when unresolved
+	 * @param estimateMicros the estimate in micro-units
+	 * @param blocking runs a store call that can only block
+	 * @return the reservation; the stage fails with the exceptions {@link #reserve} throws
+	 */
+	public CompletionStage<Reservation> reserveAsync(BudgetPolicy policy, String key, long estimateMicros,
+			Executor blocking) {
+		return AsyncCalls.started(() -> {
+			Attempt attempt = attempt(policy, key, estimateMicros);
+			return this.store.reserveAsync(policy, attempt.storageKey(), attempt.id(), estimateMicros, blocking)
+				.handle((decision, failure) -> (failure == null) ? answered(attempt, decision)
+						: failed(attempt, AsyncCalls.cause(failure)));
+		});
+	}
+
+	/** Checks a reservation before the store is asked: its estimate, its key. */
+	private Attempt attempt(BudgetPolicy policy, String key, long estimateMicros) {
 		checkEstimate(policy, estimateMicros);
 		if (key == null) {
 			throw new RateLimitKeyMissingException(policy.name(), policy.key());
 		}
-		String storageKey = storageKey(policy, key);
-		String id = UUID.randomUUID().toString();
-		BudgetStore used = this.store;
-		DecisionSource source = DecisionSource.STORE;
-		BudgetDecision decision;
-		long start = System.nanoTime();
-		try {
-			decision = this.store.reserve(policy, storageKey, id, estimateMicros);
-			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, true);
-			this.health.answered();
+		return new Attempt(policy, storageKey(policy, key), UniqueIds.next(), estimateMicros,
+				System.nanoTime());
+	}
+
+	/** What follows the store's answer, whichever way it was asked. */
+	private Reservation answered(Attempt attempt, BudgetDecision decision) {
+		this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - attempt.startNanos(), true);
+		this.health.answered();
+		return decided(attempt, decision, this.store, DecisionSource.STORE);
+	}
+
+	/** What follows the store's failure, whichever way it was asked: the budget's failure mode. */
+	private Reservation failed(Attempt attempt, RuntimeException ex) {
+		this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - attempt.startNanos(), false);
+		this.health.failed(ex);
+		BudgetPolicy policy = attempt.policy();
+		if (FailureModes.apply(policy, ex, this.localFallback != null,
+				this.listener) == FailureModes.Fallback.UNENFORCED) {
+			return unenforced(policy, attempt.storageKey(), attempt.id(), attempt.estimateMicros());
 		}
-		catch (RuntimeException ex) {
-			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
-			this.health.failed(ex);
-			if (FailureModes.apply(policy, ex, this.localFallback != null,
-					this.listener) == FailureModes.Fallback.UNENFORCED) {
-				return unenforced(policy, storageKey, id, estimateMicros);
-			}
-			used = this.localFallback;
-			source = DecisionSource.LOCAL_FALLBACK;
-			decision = used.reserve(policy, storageKey, id, estimateMicros);
-		}
+		BudgetDecision decision = this.localFallback.reserve(policy, attempt.storageKey(), attempt.id(),
+				attempt.estimateMicros());
+		return decided(attempt, decision, this.localFallback, DecisionSource.LOCAL_FALLBACK);
+	}
+
+	private Reservation decided(Attempt attempt, BudgetDecision decision, BudgetStore used, DecisionSource source) {
+		BudgetPolicy policy = attempt.policy();
 		this.listener.decided(policy, decision.allowed(), source);
 		if (!decision.allowed()) {
-			throw new BudgetExceededException(policy, decision, estimateMicros);
+			throw new BudgetExceededException(policy, decision, attempt.estimateMicros());
 		}
-		return new Reservation(this, policy, storageKey, id, estimateMicros, decision, used);
+		return new Reservation(this, policy, attempt.storageKey(), attempt.id(), attempt.estimateMicros(), decision,
+				used);
+	}
+
+	/** A reservation about to be asked of the store, and when it was. */
+	private record Attempt(BudgetPolicy policy, String storageKey, String id, long estimateMicros, long startNanos) {
 	}
 
 	/** A reservation held nowhere: the work runs and its cost is not recorded. */
@@ -237,7 +285,8 @@ public final class CostBudgets {
 
 	/**
 	 * Returns whether reserving or settling may block the calling thread (its
-	 * store waits on I/O): a caller on an event loop then calls off it.
+	 * store waits on I/O): a caller on an event loop then reserves with
+	 * {@link #reserveAsync}, and settles or releases off its thread.
 	 * @return whether a call may block
 	 */
 	public boolean mayBlock() {

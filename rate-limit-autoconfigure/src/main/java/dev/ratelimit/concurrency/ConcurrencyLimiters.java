@@ -1,12 +1,15 @@
 package dev.ratelimit.concurrency;
 
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.IntSupplier;
 
+import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitListener.DecisionSource;
 
@@ -52,19 +55,47 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 
 	@Override
 	public Permit acquire(ConcurrencyPolicy policy, String key) {
-		if (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED && this.distributed == null) {
+		ConcurrencyLimiter limiter = limiterOf(policy);
+		Permit permit;
+		try {
+			permit = limiter.acquire(policy, key);
+		}
+		catch (ConcurrencyLimitExceededException ex) {
+			throw refused(policy, ex);
+		}
+		return granted(policy, permit);
+	}
+
+	@Override
+	public CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, String key, DecisionThreads threads) {
+		return AsyncCalls.started(() -> limiterOf(policy).acquireAsync(policy, key, threads))
+			.handle((permit, failure) -> {
+				if (failure == null) {
+					return granted(policy, permit);
+				}
+				RuntimeException cause = AsyncCalls.cause(failure);
+				throw (cause instanceof ConcurrencyLimitExceededException refusal) ? refused(policy, refusal) : cause;
+			});
+	}
+
+	private ConcurrencyLimiter limiterOf(ConcurrencyPolicy policy) {
+		if (policy.scope() != ConcurrencyPolicy.Scope.DISTRIBUTED) {
+			return this.local;
+		}
+		if (this.distributed == null) {
 			throw new IllegalStateException("Concurrency policy '" + policy.name()
 					+ "' is distributed but no distributed limiter is configured (rate-limit.backend=redis)");
 		}
-		Permit permit;
-		try {
-			permit = (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED) ? this.distributed.acquire(policy, key)
-					: this.local.acquire(policy, key);
-		}
-		catch (ConcurrencyLimitExceededException ex) {
-			this.listener.decided(policy, false, DecisionSource.STORE);
-			throw ex;
-		}
+		return this.distributed;
+	}
+
+	private ConcurrencyLimitExceededException refused(ConcurrencyPolicy policy, ConcurrencyLimitExceededException ex) {
+		this.listener.decided(policy, false, DecisionSource.STORE);
+		return ex;
+	}
+
+	/** Counts a permit granted, whichever way it was taken, and uncounts it when released. */
+	private Permit granted(ConcurrencyPolicy policy, Permit permit) {
 		this.listener.decided(policy, true, DecisionSource.STORE);
 		AtomicInteger count = this.inFlight.computeIfAbsent(policy.name(), (name) -> {
 			AtomicInteger created = new AtomicInteger();

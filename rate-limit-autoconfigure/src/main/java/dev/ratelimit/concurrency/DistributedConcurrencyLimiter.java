@@ -3,7 +3,8 @@ package dev.ratelimit.concurrency;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.Set;
-import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,6 +14,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.LimitKeys;
@@ -22,6 +25,7 @@ import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.StoreHealth;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.UniqueIds;
 
 /**
  * Caps calls in flight across every instance sharing a {@link PermitStore}
@@ -38,6 +42,12 @@ import dev.ratelimit.core.TimeSource;
  * when a permit frees, whichever waiter asks first takes it. A caller still
  * refused when its wait ends gets a retry hint of the time until the earliest
  * lease ends, at most a second.
+ * <p>
+ * {@link #acquireAsync} takes a permit the same way for a caller that must
+ * never block (a reactive event loop): each attempt asks the store without
+ * waiting for its reply (see {@link PermitStore#tryAcquireAsync}), and the
+ * pauses between attempts are {@link DecisionThreads#delay}s, holding no
+ * thread.
  * <p>
  * <strong>Renewing.</strong> Every permit held through this limiter is
  * renewed by one shared scheduled task, every third of the shortest lease in
@@ -156,34 +166,22 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 
 	@Override
 	public Permit acquire(ConcurrencyPolicy policy, String key) {
-		String storageKey = storageKey(policy, key);
-		// One id for every attempt: a command the client re-sends (Lettuce replays
-		// commands queued across a reconnect) is granted the same permit, not a second.
-		String id = UUID.randomUUID().toString();
-		boolean waits = policy.maxWaitMicros() > 0;
-		long deadline = waits ? this.clock.currentTimeMicros() + policy.maxWaitMicros() : 0;
-		long backoff = INITIAL_BACKOFF_MICROS;
+		Waiting waiting = new Waiting(policy, key);
 		while (true) {
 			PermitStore.Attempt attempt;
 			long start = System.nanoTime();
 			try {
-				attempt = this.store.tryAcquire(policy, storageKey, id);
-				this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, true);
-				this.health.answered();
+				attempt = this.store.tryAcquire(policy, waiting.storageKey, waiting.id);
 			}
 			catch (RuntimeException ex) {
-				this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, false);
-				return unavailable(policy, key, ex);
+				LocalConcurrencyLimiter local = failed(policy, start, ex);
+				return (local != null) ? local.acquire(policy, key) : UNENFORCED;
 			}
+			answered(start);
 			if (attempt.granted()) {
-				return hold(policy, storageKey, id);
+				return hold(policy, waiting.storageKey, waiting.id);
 			}
-			long remaining = waits ? deadline - this.clock.currentTimeMicros() : 0;
-			if (remaining <= 0) {
-				throw new ConcurrencyLimitExceededException(policy, retryHint(attempt));
-			}
-			long jitter = ThreadLocalRandom.current().nextLong(1, backoff + 1);
-			long pause = Math.min(jitter, Math.min(remaining, Math.max(1, attempt.retryAfterMicros())));
+			long pause = waiting.pauseOrRefuse(attempt);
 			try {
 				this.sleeper.sleepMicros(pause);
 			}
@@ -192,8 +190,101 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 				Thread.currentThread().interrupt();
 				throw new ConcurrencyLimitExceededException(policy, retryHint(attempt));
 			}
-			backoff = Math.min(2 * backoff, MAX_BACKOFF_MICROS);
 		}
+	}
+
+	@Override
+	public CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, String key, DecisionThreads threads) {
+		return AsyncCalls.started(() -> attemptAsync(new Waiting(policy, key), threads));
+	}
+
+	/** One attempt of {@link #acquireAsync}, and after a pause on a timer the next, as {@link #acquire} loops. */
+	private CompletionStage<Permit> attemptAsync(Waiting waiting, DecisionThreads threads) {
+		ConcurrencyPolicy policy = waiting.policy;
+		long start = System.nanoTime();
+		return AsyncCalls.started(() -> this.store.tryAcquireAsync(policy, waiting.storageKey, waiting.id, threads))
+			.handle((attempt, failure) -> {
+				if (failure != null) {
+					LocalConcurrencyLimiter local = failed(policy, start, AsyncCalls.cause(failure));
+					return (local != null) ? local.acquireAsync(policy, waiting.key, threads)
+							: CompletableFuture.completedFuture(UNENFORCED);
+				}
+				answered(start);
+				if (attempt.granted()) {
+					return CompletableFuture.completedFuture(hold(policy, waiting.storageKey, waiting.id));
+				}
+				return threads.delay(waiting.pauseOrRefuse(attempt))
+					.thenCompose((ignored) -> attemptAsync(waiting, threads));
+			})
+			.thenCompose((permit) -> permit);
+	}
+
+	private void answered(long start) {
+		this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, true);
+		this.health.answered();
+	}
+
+	/**
+	 * Applies the policy's failure mode to a failed attempt.
+	 * @return the limiter to take the permit from instead, or {@code null} to
+	 * run the call without one
+	 */
+	private LocalConcurrencyLimiter failed(ConcurrencyPolicy policy, long start, RuntimeException ex) {
+		this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, false);
+		this.health.failed(ex);
+		return (FailureModes.apply(policy, ex, this.localFallback != null,
+				this.listener) == FailureModes.Fallback.LOCAL) ? this.localFallback : null;
+	}
+
+	/**
+	 * One caller's wait for a permit: its storage key, its id, its deadline and
+	 * the backoff of its next pause.
+	 */
+	private final class Waiting {
+
+		final ConcurrencyPolicy policy;
+
+		final String key;
+
+		final String storageKey;
+
+		/**
+		 * One id for every attempt: a command the client re-sends (Lettuce replays
+		 * commands queued across a reconnect) is granted the same permit, not a second.
+		 */
+		final String id = UniqueIds.next();
+
+		private final boolean waits;
+
+		private final long deadline;
+
+		private long backoff = INITIAL_BACKOFF_MICROS;
+
+		Waiting(ConcurrencyPolicy policy, String key) {
+			this.policy = policy;
+			this.key = key;
+			this.storageKey = storageKey(policy, key);
+			this.waits = policy.maxWaitMicros() > 0;
+			this.deadline = this.waits ? DistributedConcurrencyLimiter.this.clock.currentTimeMicros()
+					+ policy.maxWaitMicros() : 0;
+		}
+
+		/**
+		 * Returns how long to pause before the next attempt after a refusal:
+		 * full jitter up to the backoff, cut short by the time left and by the
+		 * earliest lease's end; the backoff doubles for the next.
+		 * @throws ConcurrencyLimitExceededException when no time is left
+		 */
+		long pauseOrRefuse(PermitStore.Attempt attempt) {
+			long remaining = this.waits ? this.deadline - DistributedConcurrencyLimiter.this.clock.currentTimeMicros() : 0;
+			if (remaining <= 0) {
+				throw new ConcurrencyLimitExceededException(this.policy, retryHint(attempt));
+			}
+			long jitter = ThreadLocalRandom.current().nextLong(1, this.backoff + 1);
+			this.backoff = Math.min(2 * this.backoff, MAX_BACKOFF_MICROS);
+			return Math.min(jitter, Math.min(remaining, Math.max(1, attempt.retryAfterMicros())));
+		}
+
 	}
 
 	/**
@@ -292,16 +383,6 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			// A periodic task that throws is never run again.
 			logger.log(Level.WARNING, "Permit renewal failed: " + ex);
 		}
-	}
-
-	private Permit unavailable(ConcurrencyPolicy policy, String key, RuntimeException ex) {
-		this.health.failed(ex);
-		if (FailureModes.apply(policy, ex, this.localFallback != null,
-				this.listener) == FailureModes.Fallback.LOCAL) {
-			return this.localFallback.acquire(policy, key);
-		}
-		// Unenforced: the call runs without a permit.
-		return UNENFORCED;
 	}
 
 	private static ScheduledExecutorService newRenewalExecutor() {

@@ -1,5 +1,10 @@
 package dev.ratelimit.concurrency;
 
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+
+import dev.ratelimit.core.AsyncCalls;
+
 /**
  * Where the leased permits of a {@link ConcurrencyPolicy.Scope#DISTRIBUTED}
  * cap live, shared by every instance: a semaphore per storage key whose
@@ -21,6 +26,22 @@ public interface PermitStore {
 	 * @return whether the permit was granted
 	 */
 	Attempt tryAcquire(ConcurrencyPolicy policy, String key, String id);
+
+	/**
+	 * Takes a permit like {@link #tryAcquire} without making the calling thread
+	 * wait: this default calls {@link #tryAcquire} on {@code blocking}, as a
+	 * store shared by instances waits on I/O; a store with an asynchronous
+	 * client (Redis) sends the same call without waiting for its reply.
+	 * @param policy the policy
+	 * @param key the storage key
+	 * @param id the permit's id, unique
+	 * @param blocking runs a call that can only wait synchronously
+	 * @return the attempt; a failure of the store fails the stage
+	 */
+	default CompletionStage<Attempt> tryAcquireAsync(ConcurrencyPolicy policy, String key, String id,
+			Executor blocking) {
+		return AsyncCalls.call(true, blocking, () -> tryAcquire(policy, key, id));
+	}
 
 	/**
 	 * Extends a held permit's lease to {@link ConcurrencyPolicy#permitTtlMicros()}

@@ -1,6 +1,8 @@
 package dev.ratelimit.core;
 
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 /**
  * Where limiter state lives and decisions are made: in this process or in a
@@ -21,6 +23,32 @@ public interface RateLimitBackend {
 	 * @return one decision per acquisition, in the same order
 	 */
 	List<Decision> tryConsumeAll(List<Acquisition> acquisitions);
+
+	/**
+	 * Decides like {@link #tryConsumeAll} without making the calling thread wait:
+	 * for a caller that must never block (a reactive event loop). This default
+	 * decides inline when the backend does not block (memory) and otherwise on
+	 * {@code blocking}; a remote backend with an asynchronous client (Redis)
+	 * sends the same call without waiting for its reply.
+	 * @param acquisitions the policies with their keys and costs; keys are distinct
+	 * @param blocking runs a call that can only wait synchronously
+	 * @return the decisions, one per acquisition, in the same order; a failure
+	 * of the store fails the stage
+	 */
+	default CompletionStage<List<Decision>> tryConsumeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		return AsyncCalls.call(blocks(), blocking, () -> tryConsumeAll(acquisitions));
+	}
+
+	/**
+	 * Decides like {@link #tryTakeAll} without making the calling thread wait,
+	 * as {@link #tryConsumeAllAsync} does.
+	 * @param acquisitions the policies with their keys and costs; keys are distinct
+	 * @param blocking runs a call that can only wait synchronously
+	 * @return one take per acquisition, in the same order
+	 */
+	default CompletionStage<List<Take>> tryTakeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		return AsyncCalls.call(blocks(), blocking, () -> tryTakeAll(acquisitions));
+	}
 
 	/**
 	 * Returns whether a decision may wait on I/O (a remote store): a caller on

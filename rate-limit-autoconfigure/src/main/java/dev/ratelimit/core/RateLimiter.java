@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 
 import dev.ratelimit.core.LimitListener.DecisionSource;
 
@@ -22,6 +25,12 @@ import dev.ratelimit.core.LimitListener.DecisionSource;
  * When any policy denies, none is charged, and the outcome still reports every
  * policy's state. When a shaping policy asks the call to wait for its turn,
  * {@link #acquire} waits; {@link #tryAcquire} returns the wait instead.
+ * <p>
+ * {@link #acquireAsync} and {@link #tryAcquireAsync} decide the same way for a
+ * caller that must never block (a reactive event loop): the same keys, costs,
+ * merging and failure modes, the backend asked without waiting for its reply
+ * (see {@link RateLimitBackend#tryConsumeAllAsync}), and a turn waited for on a
+ * timer rather than a sleeping thread.
  * <p>
  * When the backend fails, each policy's {@link FailureMode} applies: open
  * policies let the call through, closed ones reject it as unavailable, local
@@ -95,11 +104,14 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Returns whether deciding may block the calling thread: when the backend
-	 * waits on I/O, or a policy waits for its turn (wait mode, or the shaping
-	 * leaky bucket, whose every call but the first of a burst waits).
+	 * Returns whether deciding synchronously ({@link #acquire}) may block the
+	 * calling thread: when the backend waits on I/O, or a policy waits for its
+	 * turn (wait mode, or the shaping leaky bucket, whose every call but the
+	 * first of a burst waits); then so may giving back what a call took. A
+	 * caller that must never block decides with {@link #acquireAsync} instead,
+	 * and gives back off its thread when this says so.
 	 * @param policies the policies to decide
-	 * @return whether to decide off a thread that must never block
+	 * @return whether a synchronous decision or give-back may block
 	 */
 	public boolean mayBlock(List<? extends RateLimitPolicy> policies) {
 		if (this.backend.blocks()) {
@@ -148,7 +160,59 @@ public final class RateLimiter {
 		if (requests.size() == 1) {
 			return tryAcquireOne(requests.get(0));
 		}
-		// Several policies on one storage key (the same policy twice) become one, costs added.
+		Plan plan = plan(requests);
+		Decided decided = plan.enforced.isEmpty() ? null : decide(plan.enforced, plan.byOutcome);
+		return outcome(plan, decided, (plan.shadow == null) ? List.of() : decideShadow(plan.shadow));
+	}
+
+	/**
+	 * Applies every request's policy to one call like {@link #acquire}, without
+	 * making the calling thread wait: for a caller that must never block (a
+	 * reactive event loop). The backend is asked without waiting for its reply
+	 * (on Redis, Lettuce's asynchronous API; in memory, inline), and a turn a
+	 * shaping policy gives later is waited for through {@link DecisionThreads#delay}.
+	 * @param requests the policies with the call's key and cost
+	 * @param threads runs a backend call that can only block, and waits for a turn
+	 * @return the outcome, once decided and, in wait mode, once the turn has come;
+	 * the stage fails with the exceptions {@link #acquire} throws
+	 */
+	public CompletionStage<RateLimitOutcome> acquireAsync(List<LimitRequest> requests, DecisionThreads threads) {
+		return tryAcquireAsync(requests, threads).thenCompose((outcome) -> {
+			long delay = outcome.delayMicros();
+			return (delay > 0) ? threads.delay(delay).thenApply((ignored) -> outcome)
+					: CompletableFuture.completedFuture(outcome);
+		});
+	}
+
+	/**
+	 * Applies every request's policy to one call like {@link #tryAcquire},
+	 * without making the calling thread wait (see {@link #acquireAsync}).
+	 * @param requests the policies with the call's key and cost
+	 * @param blocking runs a backend call that can only block
+	 * @return the outcome; the stage fails with the exceptions {@link #tryAcquire} throws
+	 */
+	public CompletionStage<RateLimitOutcome> tryAcquireAsync(List<LimitRequest> requests, Executor blocking) {
+		Plan plan;
+		try {
+			plan = plan(requests);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		CompletionStage<Decided> enforced = plan.enforced.isEmpty() ? CompletableFuture.completedFuture(null)
+				: decideAsync(plan.enforced, plan.byOutcome, blocking);
+		// Shadow policies after the enforced ones, as tryAcquire decides them.
+		return enforced.thenCompose((decided) -> ((plan.shadow == null) ? CompletableFuture
+			.<List<PolicyDecision>>completedFuture(List.of()) : decideShadowAsync(plan.shadow, blocking))
+			.thenApply((shadow) -> outcome(plan, decided, shadow)));
+	}
+
+	/**
+	 * Turns the requests of one call into what the backend decides: their
+	 * acquisitions, those on one storage key (the same policy twice) merged into
+	 * one with their costs added, the shadow ones apart.
+	 */
+	private Plan plan(List<LimitRequest> requests) {
 		Map<String, Acquisition> enforced = new LinkedHashMap<>();
 		Map<String, Acquisition> shadow = null;
 		Set<String> byOutcome = null;
@@ -175,11 +239,15 @@ public final class RateLimiter {
 			into.merge(acquisition.key(), acquisition,
 					(a, b) -> new Acquisition(a.policy(), a.key(), checkCost(a.policy(), a.cost() + b.cost())));
 		}
-		Decided decided = enforced.isEmpty() ? null : decide(List.copyOf(enforced.values()), byOutcome);
+		return new Plan(List.copyOf(enforced.values()), (shadow != null) ? List.copyOf(shadow.values()) : null,
+				byOutcome);
+	}
+
+	/** The outcome of a call: its enforced policies' decisions, its shadow ones', what it took provisionally. */
+	private RateLimitOutcome outcome(Plan plan, Decided decided, List<PolicyDecision> shadowDecisions) {
 		List<PolicyDecision> decisions = (decided != null) ? decided.decisions : List.of();
-		List<PolicyDecision> shadowDecisions = (shadow == null) ? List.of() : decideShadow(shadow.values());
-		ProvisionalTakes provisional = (decided != null && byOutcome != null)
-				? provisional(decided, byOutcome, decisions) : ProvisionalTakes.NONE;
+		ProvisionalTakes provisional = (decided != null && plan.byOutcome != null)
+				? provisional(decided, plan.byOutcome, decisions) : ProvisionalTakes.NONE;
 		return new RateLimitOutcome(decisions, shadowDecisions, provisional);
 	}
 
@@ -293,13 +361,40 @@ public final class RateLimiter {
 			decided = consume(this.backend, acquisitions, byOutcome != null, false);
 		}
 		catch (RuntimeException ex) {
-			this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, false);
-			this.health.failed(ex);
-			return failOver(acquisitions, byOutcome, ex);
+			return failed(acquisitions, byOutcome, start, ex);
 		}
+		return answered(decided, start);
+	}
+
+	/**
+	 * Decides the enforced policies like {@link #decide}, the backend asked
+	 * without waiting; its answer or failure is handled by the same steps.
+	 */
+	private CompletionStage<Decided> decideAsync(List<Acquisition> acquisitions, Set<String> byOutcome,
+			Executor blocking) {
+		long start = System.nanoTime();
+		boolean take = byOutcome != null;
+		CompletionStage<Decided> consumed = AsyncCalls.started(() -> take
+				? this.backend.tryTakeAllAsync(acquisitions, blocking)
+					.thenApply((takes) -> Decided.ofTakes(acquisitions, takes, false))
+				: this.backend.tryConsumeAllAsync(acquisitions, blocking)
+					.thenApply((raw) -> new Decided(acquisitions, raw, null, false)));
+		return consumed.handle((decided, failure) -> (failure == null) ? answered(decided, start)
+				: failed(acquisitions, byOutcome, start, AsyncCalls.cause(failure)));
+	}
+
+	/** What follows the backend's answer, whichever way it was asked. */
+	private Decided answered(Decided decided, long start) {
 		this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, true);
 		this.health.answered();
 		return decided.report(this.listener, DecisionSource.STORE);
+	}
+
+	/** What follows the backend's failure, whichever way it was asked: the failure modes. */
+	private Decided failed(List<Acquisition> acquisitions, Set<String> byOutcome, long start, RuntimeException ex) {
+		this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, false);
+		this.health.failed(ex);
+		return failOver(acquisitions, byOutcome, ex);
 	}
 
 	/**
@@ -307,8 +402,7 @@ public final class RateLimiter {
 	 */
 	private static Decided consume(RateLimitBackend on, List<Acquisition> acquisitions, boolean take, boolean local) {
 		if (take) {
-			List<Take> takes = on.tryTakeAll(acquisitions);
-			return new Decided(acquisitions, takes.stream().map(Take::decision).toList(), takes, local);
+			return Decided.ofTakes(acquisitions, on.tryTakeAll(acquisitions), local);
 		}
 		return new Decided(acquisitions, on.tryConsumeAll(acquisitions), null, local);
 	}
@@ -349,16 +443,50 @@ public final class RateLimiter {
 		List<PolicyDecision> result = new ArrayList<>();
 		for (Acquisition acquisition : acquisitions) {
 			try {
-				Decision decision = this.backend.tryConsume(acquisition.policy(), acquisition.key(),
-						acquisition.cost());
-				result.add(new PolicyDecision(acquisition.policy(), decision));
-				this.listener.decided(acquisition.policy(), decision.allowed(), DecisionSource.SHADOW);
+				shadowDecided(result, acquisition, this.backend.tryConsume(acquisition.policy(), acquisition.key(),
+						acquisition.cost()));
 			}
 			catch (RuntimeException ex) {
 				this.health.failed(ex);
 			}
 		}
 		return result;
+	}
+
+	/** Decides shadow policies one by one like {@link #decideShadow}, the backend asked without waiting. */
+	private CompletionStage<List<PolicyDecision>> decideShadowAsync(List<Acquisition> acquisitions,
+			Executor blocking) {
+		List<PolicyDecision> result = new ArrayList<>();
+		CompletionStage<Void> done = CompletableFuture.completedFuture(null);
+		for (Acquisition acquisition : acquisitions) {
+			done = done.thenCompose((ignored) -> AsyncCalls
+				.started(() -> this.backend.tryConsumeAllAsync(List.of(acquisition), blocking))
+				.handle((decisions, failure) -> {
+					if (failure == null) {
+						shadowDecided(result, acquisition, decisions.get(0));
+					}
+					else {
+						this.health.failed(AsyncCalls.cause(failure));
+					}
+					return null;
+				}));
+		}
+		return done.thenApply((ignored) -> result);
+	}
+
+	private void shadowDecided(List<PolicyDecision> result, Acquisition acquisition, Decision decision) {
+		result.add(new PolicyDecision(acquisition.policy(), decision));
+		this.listener.decided(acquisition.policy(), decision.allowed(), DecisionSource.SHADOW);
+	}
+
+	/**
+	 * A call's acquisitions as the backend decides them.
+	 *
+	 * @param enforced the enforced policies' acquisitions, one per storage key
+	 * @param shadow the shadow policies', or {@code null} when there is none
+	 * @param byOutcome the storage keys counted by outcome, or {@code null} when none is
+	 */
+	private record Plan(List<Acquisition> enforced, List<Acquisition> shadow, Set<String> byOutcome) {
 	}
 
 	/**
@@ -384,6 +512,10 @@ public final class RateLimiter {
 			this.decisions = List.of();
 			this.takes = takes;
 			this.local = local;
+		}
+
+		static Decided ofTakes(List<Acquisition> acquisitions, List<Take> takes, boolean local) {
+			return new Decided(acquisitions, takes.stream().map(Take::decision).toList(), takes, local);
 		}
 
 		Decided report(LimitListener listener, DecisionSource source) {

@@ -1,9 +1,13 @@
 package dev.ratelimit.key;
 
 import java.lang.reflect.Method;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.Visibility;
 
@@ -88,18 +92,25 @@ public interface RequestBinding {
 	/**
 	 * Runs a limited call of an annotated method within the request it serves:
 	 * its decisions, the method itself and what it returns; called only when
-	 * {@link #defers} says so (this default runs it now). A reactive
+	 * {@link #defers} says so (this default runs it now, with the decisions'
+	 * blocking calls inline and waits on a timer, and waits for it). A reactive
 	 * binding defers a call whose method returns a reactive type into the
-	 * pipeline that subscribes to it, where the request is known, and runs it
-	 * off the event loop when deciding may block.
+	 * pipeline that subscribes to it, where the request is known, and decides
+	 * without blocking the thread that subscribes: the decisions' stages are
+	 * asynchronous, what can only block runs on a thread that may, a wait is a
+	 * timer, and each step after a stage runs with the request bound again.
 	 * @param method the annotated method, whose return type says how to run it
-	 * @param mayBlock whether deciding may block the calling thread
 	 * @param call decides, calls the method and returns its result
 	 * @return the method's result, or one that runs the call when subscribed to
 	 * @throws Throwable what the call throws, when it runs now
 	 */
-	default Object call(Method method, boolean mayBlock, LimitedCall call) throws Throwable {
-		return call.run();
+	default Object call(Method method, LimitedCall call) throws Throwable {
+		try {
+			return call.run(DecisionThreads.inline(), Runnable::run).toCompletableFuture().join();
+		}
+		catch (CompletionException ex) {
+			throw (ex.getCause() != null) ? ex.getCause() : ex;
+		}
 	}
 
 	/**
@@ -130,18 +141,22 @@ public interface RequestBinding {
 	}
 
 	/**
-	 * A limited call of an annotated method: its decisions, the method, and its
-	 * result.
+	 * A limited call of an annotated method, deferred (see {@link #call}): its
+	 * decisions, the method, and its result.
 	 */
 	@FunctionalInterface
 	interface LimitedCall {
 
 		/**
-		 * Decides, calls the method and returns its result.
-		 * @return the method's result
-		 * @throws Throwable a refusal, or what the method throws
+		 * Decides, calls the method and returns its result, without making the
+		 * calling thread wait; called with the request bound to the thread.
+		 * @param threads runs the decisions' calls that can only block, and their waits
+		 * @param inRequest runs a step after a decision's stage, at once on the
+		 * thread it is given to, with the call's request bound to that thread
+		 * @return the method's result, once decided; a refusal, or what the
+		 * method throws, fails the stage
 		 */
-		Object run() throws Throwable;
+		CompletionStage<Object> run(DecisionThreads threads, Executor inRequest);
 
 	}
 

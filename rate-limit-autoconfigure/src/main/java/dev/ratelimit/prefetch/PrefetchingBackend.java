@@ -2,6 +2,8 @@ package dev.ratelimit.prefetch;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -9,6 +11,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
@@ -35,6 +38,11 @@ import dev.ratelimit.core.TimeSource;
  * the callers that need them. Calls whose cost exceeds the prefetch, layered
  * calls (several policies, which must be decided together) and policies
  * without a prefetch go straight to the backend.
+ * <p>
+ * Asked without waiting ({@link #tryConsumeAllAsync}), the calls that go
+ * straight to the backend ask it without waiting; a prefetching policy's call
+ * is decided synchronously on the executor given, since concurrent callers of
+ * one key share a prefetch under a lock held for its round trip.
  */
 public final class PrefetchingBackend implements RateLimitBackend {
 
@@ -65,12 +73,38 @@ public final class PrefetchingBackend implements RateLimitBackend {
 			return this.delegate.tryConsumeAll(acquisitions);
 		}
 		Acquisition acquisition = acquisitions.get(0);
-		RateLimitPolicy policy = acquisition.policy();
-		if (policy.prefetch() == 0 || acquisition.cost() > policy.prefetch() || acquisition.cost() == 0) {
+		if (!prefetches(acquisition)) {
 			return this.delegate.tryConsumeAll(acquisitions);
 		}
 		Tokens tokens = this.held.get(acquisition.key(), (key) -> new Tokens());
 		return List.of(tokens.take(acquisition));
+	}
+
+	@Override
+	public CompletionStage<List<Decision>> tryConsumeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		if (acquisitions.size() != 1 || !prefetches(acquisitions.get(0))) {
+			return this.delegate.tryConsumeAllAsync(acquisitions, blocking);
+		}
+		return AsyncCalls.call(this.delegate.blocks(), blocking, () -> tryConsumeAll(acquisitions));
+	}
+
+	/**
+	 * Whether a call is decided with prefetched tokens: a prefetching policy, a
+	 * cost of at least 1 and at most the prefetch.
+	 */
+	private static boolean prefetches(Acquisition acquisition) {
+		long prefetch = acquisition.policy().prefetch();
+		return prefetch != 0 && acquisition.cost() <= prefetch && acquisition.cost() != 0;
+	}
+
+	@Override
+	public CompletionStage<List<Take>> tryTakeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		return this.delegate.tryTakeAllAsync(acquisitions, blocking);
+	}
+
+	@Override
+	public boolean blocks() {
+		return this.delegate.blocks();
 	}
 
 	/**

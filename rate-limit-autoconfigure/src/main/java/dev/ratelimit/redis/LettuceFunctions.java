@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -13,6 +15,7 @@ import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.AsyncExecutions;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
@@ -23,6 +26,9 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.RedisSystemException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceExceptionConverter;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import dev.ratelimit.core.AsyncCalls;
 
 /**
  * Redis functions through Lettuce, which Spring Data Redis does not offer:
@@ -33,6 +39,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceExceptionConvert
  * as {@code Long}, bulk strings as {@code String}) and failures are Spring's
  * {@link DataAccessException}s, so that a caller cannot tell the two paths
  * apart.
+ * <p>
+ * Scripts are also sent asynchronously here ({@link #callAsync},
+ * {@link #evalAsync}), for callers that must not wait for the reply: the same
+ * commands, the same busy timeout, the same replies and failures.
  */
 final class LettuceFunctions {
 
@@ -120,10 +130,9 @@ final class LettuceFunctions {
 	 */
 	static @Nullable Object call(LimiterLettuceConnectionFactory factory, LimiterScript<?> script, List<String> keys,
 			byte[][] args) {
-		ScriptOutputType output = List.class.isAssignableFrom(script.eval().getResultType())
-				? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
 		try {
-			RedisFuture<Object> reply = factory.sharedCommands().fcall(script.function(), output, bytes(keys), args);
+			RedisFuture<Object> reply = factory.sharedCommands().fcall(script.function(), output(script), bytes(keys),
+					args);
 			return strings(LettuceFutures.awaitOrCancel(reply, factory.busyTimeout().toNanos(),
 					TimeUnit.NANOSECONDS));
 		}
@@ -140,6 +149,102 @@ final class LettuceFunctions {
 			}
 			throw translate(ex);
 		}
+	}
+
+	/**
+	 * Calls a script's function like {@link #call}, without waiting for the reply.
+	 * @param factory the limiter's factory, whose library is loaded
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments, UTF-8
+	 * @return the reply, or {@link #MISSING} when the server does not have the
+	 * function; Redis failures fail the stage as {@link DataAccessException}s
+	 */
+	static CompletionStage<@Nullable Object> callAsync(LimiterLettuceConnectionFactory factory,
+			LimiterScript<?> script, List<String> keys, byte[][] args) {
+		RedisFuture<Object> reply = factory.sharedCommands().fcall(script.function(), output(script), bytes(keys), args);
+		return within(reply, factory.busyTimeout()).handle((value, failure) -> {
+			if (failure == null) {
+				return strings(value);
+			}
+			RuntimeException cause = AsyncCalls.cause(failure);
+			if (cause instanceof RedisCommandExecutionException ex && isMissingFunction(ex)) {
+				factory.functionsLost();
+				return MISSING;
+			}
+			throw translate(cause);
+		});
+	}
+
+	/**
+	 * Sends a script as {@code EVALSHA}, and as {@code EVAL} with its text when
+	 * the server's script cache lost it, without waiting for the reply: what
+	 * Spring Data Redis does synchronously for {@code StringRedisTemplate}.
+	 * @param factory the limiter's factory
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments, UTF-8
+	 * @return the reply; Redis failures fail the stage as {@link DataAccessException}s
+	 */
+	static CompletionStage<@Nullable Object> evalAsync(LimiterLettuceConnectionFactory factory,
+			LimiterScript<?> script, List<String> keys, byte[][] args) {
+		RedisClusterAsyncCommands<byte[], byte[]> commands = factory.sharedCommands();
+		RedisScript<?> eval = script.eval();
+		ScriptOutputType output = output(script);
+		byte[][] keyBytes = bytes(keys);
+		return within(commands.evalsha(eval.getSha1(), output, keyBytes, args), factory.busyTimeout())
+			.handle((value, failure) -> {
+				if (failure == null) {
+					return CompletableFuture.completedStage(strings(value));
+				}
+				RuntimeException cause = AsyncCalls.cause(failure);
+				if (!(cause instanceof RedisNoScriptException)) {
+					throw translate(cause);
+				}
+				// Not in the script cache (a restart, SCRIPT FLUSH): nothing ran, so the text is sent once.
+				return within(commands.eval(eval.getScriptAsString(), output, keyBytes, args), factory.busyTimeout())
+					.handle((text, textFailure) -> {
+						if (textFailure != null) {
+							throw translate(AsyncCalls.cause(textFailure));
+						}
+						return strings(text);
+					});
+			})
+			.thenCompose((stage) -> stage);
+	}
+
+	/**
+	 * A command's reply, failed with Lettuce's timeout after the limiter's busy
+	 * timeout as a synchronous call's wait is ({@code awaitOrCancel}), and the
+	 * command cancelled then; the command's own future is left as Lettuce
+	 * completes it.
+	 */
+	private static <T> CompletionStage<T> within(RedisFuture<T> reply, Duration timeout) {
+		CompletableFuture<T> bounded = new CompletableFuture<>();
+		reply.whenComplete((value, failure) -> {
+			if (failure == null) {
+				bounded.complete(value);
+			}
+			else {
+				bounded.completeExceptionally(failure);
+			}
+		});
+		return bounded.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((value, failure) -> {
+			if (failure == null) {
+				return value;
+			}
+			Throwable cause = (failure instanceof CompletionException wrapped) ? wrapped.getCause() : failure;
+			if (cause instanceof TimeoutException) {
+				reply.cancel(true);
+				throw new RedisCommandTimeoutException("Command timed out after " + timeout.toMillis() + " ms");
+			}
+			throw AsyncCalls.cause(failure);
+		});
+	}
+
+	private static ScriptOutputType output(LimiterScript<?> script) {
+		return List.class.isAssignableFrom(script.eval().getResultType()) ? ScriptOutputType.MULTI
+				: ScriptOutputType.INTEGER;
 	}
 
 	/**
@@ -176,7 +281,10 @@ final class LettuceFunctions {
 		}
 	}
 
-	private static RuntimeException translate(RuntimeException failure) {
+	static RuntimeException translate(RuntimeException failure) {
+		if (failure instanceof DataAccessException) {
+			return failure;
+		}
 		DataAccessException translated = EXCEPTIONS.convert(failure);
 		return (translated != null) ? translated : new RedisSystemException(failure.getMessage(), failure);
 	}

@@ -2,6 +2,8 @@ package dev.ratelimit.redis;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import org.jspecify.annotations.Nullable;
 
@@ -42,6 +44,10 @@ import dev.ratelimit.core.TimeSource;
  * late, and never moves a window back. Failures of Redis are thrown as
  * Spring's {@link org.springframework.dao.DataAccessException}s, unchanged, for
  * the caller to apply the budget's failure mode.
+ * <p>
+ * A reservation can also be made without waiting ({@link #reserveAsync}): the
+ * same script call through Lettuce's asynchronous API on the limiter's own
+ * connection (see {@link ScriptRunner#runAsync}).
  */
 public final class RedisBudgetStore implements BudgetStore {
 
@@ -105,6 +111,17 @@ public final class RedisBudgetStore implements BudgetStore {
 	}
 
 	@Override
+	public CompletionStage<BudgetDecision> reserveAsync(BudgetPolicy policy, String key, String id,
+			long estimateMicros, Executor blocking) {
+		if (!this.scripts.runsAsync()) {
+			return BudgetStore.super.reserveAsync(policy, key, id, estimateMicros, blocking);
+		}
+		int limits = policy.limits().size();
+		return this.scripts.runAsync(SCRIPT, redisKeys(key), arguments(policy, "reserve", id, estimateMicros))
+			.thenApply((reply) -> decision(reply, limits));
+	}
+
+	@Override
 	public BudgetDecision extend(BudgetPolicy policy, String key, String id, long moreMicros) {
 		return run(policy, key, "extend", id, moreMicros);
 	}
@@ -141,6 +158,12 @@ public final class RedisBudgetStore implements BudgetStore {
 	}
 
 	private BudgetDecision run(BudgetPolicy policy, String key, String operation, String id, long amountMicros) {
+		List<Object> reply = this.scripts.run(SCRIPT, redisKeys(key), arguments(policy, operation, id, amountMicros));
+		return decision(reply, policy.limits().size());
+	}
+
+	/** The script's arguments for an operation, whichever way it is sent. */
+	private List<String> arguments(BudgetPolicy policy, String operation, String id, long amountMicros) {
 		if (amountMicros < 0 || amountMicros > Amounts.MAX_MICROS) {
 			// Lua's doubles hold sums of such amounts exactly; larger ones would be rounded.
 			throw new IllegalArgumentException("Amount of budget '" + policy.name() + "' must be between 0 and "
@@ -172,8 +195,7 @@ public final class RedisBudgetStore implements BudgetStore {
 				args.add("0");
 			}
 		}
-		List<Object> reply = this.scripts.run(SCRIPT, redisKeys(key), args);
-		return decision(reply, limits.size());
+		return args;
 	}
 
 	private static BudgetDecision decision(@Nullable List<Object> reply, int limits) {

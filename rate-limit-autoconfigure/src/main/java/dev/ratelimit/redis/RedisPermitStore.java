@@ -1,6 +1,8 @@
 package dev.ratelimit.redis;
 
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import org.jspecify.annotations.Nullable;
 
@@ -25,6 +27,10 @@ import dev.ratelimit.core.TimeSource;
  * clocks of its holders say. Failures of Redis are thrown as Spring's
  * {@link org.springframework.dao.DataAccessException}s, unchanged, for the
  * limiter to apply the policy's failure mode.
+ * <p>
+ * A permit can also be taken without waiting ({@link #tryAcquireAsync}): the
+ * same script call through Lettuce's asynchronous API on the limiter's own
+ * connection (see {@link ScriptRunner#runAsync}).
  */
 public final class RedisPermitStore implements PermitStore {
 
@@ -72,7 +78,21 @@ public final class RedisPermitStore implements PermitStore {
 
 	@Override
 	public Attempt tryAcquire(ConcurrencyPolicy policy, String key, String id) {
-		List<Object> reply = run(key, "acquire", id, policy.permits(), policy.permitTtlMicros());
+		return attempt(run(key, "acquire", id, policy.permits(), policy.permitTtlMicros()));
+	}
+
+	@Override
+	public CompletionStage<Attempt> tryAcquireAsync(ConcurrencyPolicy policy, String key, String id,
+			Executor blocking) {
+		if (!this.scripts.runsAsync()) {
+			return PermitStore.super.tryAcquireAsync(policy, key, id, blocking);
+		}
+		return this.scripts
+			.runAsync(SCRIPT, List.of(key), arguments("acquire", id, policy.permits(), policy.permitTtlMicros()))
+			.thenApply((reply) -> attempt(checked(reply)));
+	}
+
+	private static Attempt attempt(List<Object> reply) {
 		return new Attempt(number(reply, 0) == 1L, (int) number(reply, 1), number(reply, 2));
 	}
 
@@ -92,9 +112,15 @@ public final class RedisPermitStore implements PermitStore {
 	}
 
 	private List<Object> run(String key, String operation, String id, int permits, long leaseMicros) {
+		return checked(this.scripts.run(SCRIPT, List.of(key), arguments(operation, id, permits, leaseMicros)));
+	}
+
+	private List<String> arguments(String operation, String id, int permits, long leaseMicros) {
 		String now = (this.explicitClock != null) ? Long.toString(this.explicitClock.currentTimeMicros()) : "";
-		List<Object> reply = this.scripts.run(SCRIPT, List.of(key),
-				List.of(operation, now, id, Integer.toString(permits), Long.toString(leaseMicros)));
+		return List.of(operation, now, id, Integer.toString(permits), Long.toString(leaseMicros));
+	}
+
+	private static List<Object> checked(@Nullable List<Object> reply) {
 		if (reply == null || reply.size() != REPLY_FIELDS) {
 			throw new IllegalStateException("Unexpected reply from the semaphore script: " + reply);
 		}

@@ -5,6 +5,8 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import org.jspecify.annotations.Nullable;
 
@@ -17,6 +19,7 @@ import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
@@ -57,6 +60,14 @@ import dev.ratelimit.core.TimeSource;
  * caller to apply the policies' failure modes; a failure in the middle of a
  * layered decision across slots first gives back what earlier groups took, as
  * far as Redis still answers.
+ * <p>
+ * <strong>Without waiting.</strong> {@link #tryConsumeAllAsync} and
+ * {@link #tryTakeAllAsync} send the same script call through Lettuce's
+ * asynchronous API on the limiter's own connection (see
+ * {@link ScriptRunner#runAsync}), so that a caller on an event loop never waits
+ * for Redis. A layered decision across cluster slots, whose groups and refunds
+ * follow one another, and a connection other than the limiter's own, still
+ * decide synchronously, on the executor given.
  */
 public final class RedisRateLimitBackend implements RateLimitBackend {
 
@@ -130,6 +141,30 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return take(acquisitions, false).decisions();
 	}
 
+	@Override
+	public CompletionStage<List<Decision>> tryConsumeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		return takeAsync(acquisitions, false, blocking).thenApply(Reply::decisions);
+	}
+
+	@Override
+	public CompletionStage<List<Take>> tryTakeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		return takeAsync(acquisitions, true, blocking).thenApply((reply) -> takes(acquisitions, reply));
+	}
+
+	/**
+	 * {@link #take} without waiting: one script call sent asynchronously, or,
+	 * across cluster slots or off the limiter's own connection, the synchronous
+	 * decision on {@code blocking}.
+	 */
+	private CompletionStage<Reply> takeAsync(List<Acquisition> acquisitions, boolean receipts, Executor blocking) {
+		if (!this.scripts.runsAsync() || slotGroups(acquisitions).size() != 1) {
+			return AsyncCalls.call(true, blocking, () -> take(acquisitions, receipts));
+		}
+		Call call = decideCall(acquisitions, now(), TAKE, receipts);
+		return this.scripts.runAsync(call.script(), keys(acquisitions), call.args())
+			.thenApply((reply) -> reply(acquisitions, reply));
+	}
+
 	/**
 	 * Decides like {@link #tryConsumeAll}; the receipts are the scripts' own, the
 	 * ones {@code refund.lua} reads: the window's index for the window counters,
@@ -137,7 +172,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 */
 	@Override
 	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
-		Reply reply = take(acquisitions, true);
+		return takes(acquisitions, take(acquisitions, true));
+	}
+
+	private static List<Take> takes(List<Acquisition> acquisitions, Reply reply) {
 		List<Take> takes = new ArrayList<>(acquisitions.size());
 		for (int i = 0; i < acquisitions.size(); i++) {
 			Decision decision = reply.decisions().get(i);
@@ -249,10 +287,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * receipts cost little, and what nothing took has none anyway).
 	 */
 	private Reply decide(List<Acquisition> acquisitions, byte[] now, byte[] mode, boolean receipts) {
+		Call call = decideCall(acquisitions, now, mode, receipts);
+		return run(call.script(), acquisitions, call.args());
+	}
+
+	/** The script call that decides, whichever way it is sent. */
+	private Call decideCall(List<Acquisition> acquisitions, byte[] now, byte[] mode, boolean receipts) {
 		if (acquisitions.size() == 1 && mode == TAKE) {
 			byte[] tokenBucket = this.policyArguments.of(acquisitions.get(0).policy()).tokenBucket();
 			if (tokenBucket != null) {
-				return decideTokenBucket(acquisitions, tokenBucket, now, receipts);
+				return tokenBucketCall(acquisitions, tokenBucket, now, receipts);
 			}
 		}
 		byte[][] args = new byte[2 + 6 * acquisitions.size()][];
@@ -262,7 +306,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		for (Acquisition acquisition : acquisitions) {
 			at = put(args, at, acquisition);
 		}
-		return run(decideScript(acquisitions), acquisitions, args);
+		return new Call(decideScript(acquisitions), args);
 	}
 
 	/**
@@ -271,7 +315,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * server's, and the flag that asks for the receipt only when it is wanted
 	 * (see {@code decide_token_bucket.lua}): every argument costs the server.
 	 */
-	private Reply decideTokenBucket(List<Acquisition> acquisitions, byte[] tokenBucket, byte[] now, boolean receipts) {
+	private static Call tokenBucketCall(List<Acquisition> acquisitions, byte[] tokenBucket, byte[] now,
+			boolean receipts) {
 		byte[] cost = PolicyArguments.digits(acquisitions.get(0).cost());
 		byte[][] args;
 		if (receipts) {
@@ -280,7 +325,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		else {
 			args = (now == SERVER_TIME) ? new byte[][] { tokenBucket, cost } : new byte[][] { tokenBucket, cost, now };
 		}
-		return run(LuaScripts.decideTokenBucket(), acquisitions, args);
+		return new Call(LuaScripts.decideTokenBucket(), args);
 	}
 
 	/** Puts algorithm, capacity, a, b, cost and max wait at {@code at}, as {@code decide.lua} reads them. */
@@ -289,17 +334,22 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	private Reply run(LimiterScript<List<Object>> script, List<Acquisition> acquisitions, byte[][] args) {
-		List<String> keys;
+		return reply(acquisitions, this.scripts.run(script, keys(acquisitions), args));
+	}
+
+	private static List<String> keys(List<Acquisition> acquisitions) {
 		if (acquisitions.size() == 1) {
-			keys = List.of(acquisitions.get(0).key());
+			return List.of(acquisitions.get(0).key());
 		}
-		else {
-			keys = new ArrayList<>(acquisitions.size());
-			for (Acquisition acquisition : acquisitions) {
-				keys.add(acquisition.key());
-			}
+		List<String> keys = new ArrayList<>(acquisitions.size());
+		for (Acquisition acquisition : acquisitions) {
+			keys.add(acquisition.key());
 		}
-		List<Object> reply = this.scripts.run(script, keys, args);
+		return keys;
+	}
+
+	/** Reads the decisions and receipts of a script's reply, whichever way it was sent. */
+	private static Reply reply(List<Acquisition> acquisitions, @Nullable List<Object> reply) {
 		if (reply == null || reply.size() != REPLY_FIELDS * acquisitions.size()) {
 			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
 		}
@@ -387,6 +437,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			}
 		}
 
+	}
+
+	/** A script and its arguments. */
+	private record Call(LimiterScript<List<Object>> script, byte[][] args) {
 	}
 
 	/** A slot group whose costs were taken, with what {@code refund.lua} needs to give them back. */

@@ -2,6 +2,8 @@ package dev.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
 
@@ -11,6 +13,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.util.ClassUtils;
+
+import dev.ratelimit.core.AsyncCalls;
 
 /**
  * Runs the limiter's scripts, the one way every Redis backend and store calls
@@ -33,6 +37,12 @@ import org.springframework.util.ClassUtils;
  * limiter's own Lettuce connection, whose replies no {@link SilenceWatch}
  * reads, a call that times out or cannot reach Redis is what tells that Redis
  * went silent.
+ * <p>
+ * On the limiter's own Lettuce connection a script can also be run without
+ * waiting for its reply ({@link #runAsync}), for callers that must never block:
+ * the same {@code FCALL}, the same {@code EVALSHA} (and {@code EVAL} when the
+ * script cache lost it) through Lettuce's asynchronous API, behind the same
+ * gate and within the same busy timeout.
  */
 final class ScriptRunner {
 
@@ -98,11 +108,72 @@ final class ScriptRunner {
 	 * @return the reply: a {@code Long}, or a list of {@code Long}s and {@code String}s
 	 */
 	<T> @Nullable T run(LimiterScript<T> script, List<String> keys, List<String> args) {
+		return run(script, keys, encode(args));
+	}
+
+	private static byte[][] encode(List<String> args) {
 		byte[][] encoded = new byte[args.size()][];
 		for (int i = 0; i < encoded.length; i++) {
 			encoded[i] = args.get(i).getBytes(StandardCharsets.UTF_8);
 		}
-		return run(script, keys, encoded);
+		return encoded;
+	}
+
+	/**
+	 * Returns whether {@link #runAsync} can send scripts without waiting: on the
+	 * limiter's own Lettuce connection only.
+	 * @return whether scripts run asynchronously
+	 */
+	boolean runsAsync() {
+		return this.own != null;
+	}
+
+	/**
+	 * Runs a script like {@link #run(LimiterScript, List, List)}, without waiting
+	 * for its reply.
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments
+	 * @param <T> the type of its reply
+	 * @return the reply; failures of Redis fail the stage as Spring's
+	 * {@link org.springframework.dao.DataAccessException}s
+	 * @throws IllegalStateException if {@link #runsAsync()} is {@code false}
+	 */
+	<T> CompletionStage<@Nullable T> runAsync(LimiterScript<T> script, List<String> keys, List<String> args) {
+		return runAsync(script, keys, encode(args));
+	}
+
+	/**
+	 * Runs a script with its arguments already encoded, without waiting for its
+	 * reply: what {@link #run(LimiterScript, List, byte[][])} sends, through
+	 * Lettuce's asynchronous API.
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments, UTF-8; not changed
+	 * @param <T> the type of its reply
+	 * @return the reply; failures of Redis fail the stage as Spring's
+	 * {@link org.springframework.dao.DataAccessException}s
+	 * @throws IllegalStateException if {@link #runsAsync()} is {@code false}
+	 */
+	@SuppressWarnings("unchecked")
+	<T> CompletionStage<@Nullable T> runAsync(LimiterScript<T> script, List<String> keys, byte[][] args) {
+		LimiterLettuceConnectionFactory own = this.own;
+		if (own == null) {
+			throw new IllegalStateException("Scripts run asynchronously on the limiter's own Lettuce connection only");
+		}
+		RedisSilence silence = this.silence;
+		if (silence != null && silence.isSilent()) {
+			return CompletableFuture.failedFuture(silence.refusal());
+		}
+		// Its SilenceWatch tells silence from a busy application, for these calls as for the synchronous ones.
+		return AsyncCalls.started(() -> {
+			if (!own.functionsLoaded()) {
+				return (CompletionStage<T>) LettuceFunctions.evalAsync(own, script, keys, args);
+			}
+			return LettuceFunctions.callAsync(own, script, keys, args)
+				.thenCompose((reply) -> (CompletionStage<T>) ((reply != LettuceFunctions.MISSING)
+						? CompletableFuture.completedStage(reply) : LettuceFunctions.evalAsync(own, script, keys, args)));
+		});
 	}
 
 	/**

@@ -1,6 +1,9 @@
 package dev.ratelimit.resilience;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -52,10 +55,34 @@ public final class DenyCachingBackend implements RateLimitBackend {
 		Acquisition acquisition = acquisitions.get(0);
 		long now = this.time.currentTimeMicros();
 		Denial denial = this.denials.getIfPresent(acquisition.key());
-		if (denial != null && now < denial.untilMicros && acquisition.cost() >= denial.cost) {
+		if (answers(denial, acquisition, now)) {
 			return List.of(denial.at(now));
 		}
-		List<Decision> decisions = this.delegate.tryConsumeAll(acquisitions);
+		return remember(acquisition, denial, now, this.delegate.tryConsumeAll(acquisitions));
+	}
+
+	/** Like {@link #tryConsumeAll}: a cached denial answers at once, any other call asks without waiting. */
+	@Override
+	public CompletionStage<List<Decision>> tryConsumeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		if (acquisitions.size() != 1) {
+			return this.delegate.tryConsumeAllAsync(acquisitions, blocking);
+		}
+		Acquisition acquisition = acquisitions.get(0);
+		long now = this.time.currentTimeMicros();
+		Denial denial = this.denials.getIfPresent(acquisition.key());
+		if (answers(denial, acquisition, now)) {
+			return CompletableFuture.completedFuture(List.of(denial.at(now)));
+		}
+		return this.delegate.tryConsumeAllAsync(acquisitions, blocking)
+			.thenApply((decisions) -> remember(acquisition, denial, now, decisions));
+	}
+
+	private static boolean answers(Denial denial, Acquisition acquisition, long now) {
+		return denial != null && now < denial.untilMicros && acquisition.cost() >= denial.cost;
+	}
+
+	/** Caches the backend's denial of a key, or forgets an outdated one. */
+	private List<Decision> remember(Acquisition acquisition, Denial denial, long now, List<Decision> decisions) {
 		Decision decision = decisions.get(0);
 		if (!decision.allowed() && decision.retryAfterMicros() > 0) {
 			this.denials.put(acquisition.key(), new Denial(acquisition.cost(), decision, now));
@@ -75,6 +102,16 @@ public final class DenyCachingBackend implements RateLimitBackend {
 	@Override
 	public List<Take> tryTakeAll(List<Acquisition> acquisitions) {
 		return this.delegate.tryTakeAll(acquisitions);
+	}
+
+	@Override
+	public CompletionStage<List<Take>> tryTakeAllAsync(List<Acquisition> acquisitions, Executor blocking) {
+		return this.delegate.tryTakeAllAsync(acquisitions, blocking);
+	}
+
+	@Override
+	public boolean blocks() {
+		return this.delegate.blocks();
 	}
 
 	/**

@@ -2,7 +2,8 @@ package dev.ratelimit.web;
 
 import java.lang.reflect.Method;
 import java.security.Principal;
-import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -30,12 +31,17 @@ import dev.ratelimit.key.RequestBinding;
  * from the context and bound to the thread for the call's decisions and the
  * method's own call, so that key expressions read the request, the limits
  * applied to the handler are disclosed by the same rule as on the servlet side,
- * and their decisions become header fields. A call whose decisions may block
- * (a remote store, a limit that waits) runs on Reactor's bounded elastic
- * scheduler, never on the event loop, and so does what it does once the
- * result ends (a permit's release, a budget's settle, a give-back), whatever
- * thread the end comes on; one on the memory backend runs inline. Each
- * subscription is a call of its own, decided again.
+ * and their decisions become header fields. The decisions never make the
+ * subscribing thread (an event loop) wait: on Redis they are Lettuce's
+ * asynchronous calls, in memory they are taken inline, a wait in wait mode is
+ * a {@link Mono#delay}, and only what can only block (a store without an
+ * asynchronous client, a local cap that waits for a permit) runs on Reactor's
+ * bounded elastic scheduler (see {@link ReactorDecisionThreads}). The method
+ * is then called on the thread its last decision completed on, the request
+ * bound again. What a call does once its result ends (a permit's release, a
+ * budget's settle, a give-back) runs on the bounded elastic scheduler when it
+ * may block, whatever thread the end comes on. Each subscription is a call of
+ * its own, decided again.
  * <p>
  * A method returning anything else is called at once, without the request.
  */
@@ -69,42 +75,47 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	}
 
 	@Override
-	public Object call(Method method, boolean mayBlock, LimitedCall call) {
+	public Object call(Method method, LimitedCall call) {
 		if (Flux.class.isAssignableFrom(method.getReturnType())) {
-			return Flux.deferContextual((context) -> decided(context, mayBlock, call).flatMapMany((result) -> (Flux<?>) result));
+			return Flux.deferContextual((context) -> decided(context, call).flatMapMany((result) -> (Flux<?>) result));
 		}
-		return Mono.deferContextual((context) -> decided(context, mayBlock, call).flatMap((result) -> (Mono<?>) result));
+		return Mono.deferContextual((context) -> decided(context, call).flatMap((result) -> (Mono<?>) result));
 	}
 
-	/** Runs the call with the subscriber's request bound: inline, or off the event loop when it may block. */
-	private static Mono<Object> decided(ContextView context, boolean mayBlock, LimitedCall call) {
+	/** Runs the call with the subscriber's request bound, each of its steps too. */
+	private static Mono<Object> decided(ContextView context, LimitedCall call) {
 		ServerWebExchange exchange = ServerWebExchangeContextFilter.getExchange(context).orElse(null);
 		if (exchange == null) {
-			return run(null, mayBlock, call);
+			return run(null, call);
 		}
-		return ReactiveKeyRequest.principal(exchange)
-			.flatMap((principal) -> run(new Bound(exchange, principal), mayBlock, call));
+		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> run(new Bound(exchange, principal), call));
 	}
 
-	private static Mono<Object> run(Bound request, boolean mayBlock, LimitedCall call) {
-		Callable<Object> bound = () -> {
+	private static Mono<Object> run(Bound request, LimitedCall call) {
+		Executor inRequest = (step) -> {
 			Bound outer = CURRENT.get();
 			CURRENT.set(request);
 			try {
-				return call.run();
-			}
-			catch (Exception | Error ex) {
-				throw ex;
-			}
-			catch (Throwable ex) {
-				throw new IllegalStateException(ex);
+				step.run();
 			}
 			finally {
 				restore(outer);
 			}
 		};
-		Mono<Object> decided = Mono.fromCallable(bound);
-		return mayBlock ? decided.subscribeOn(Schedulers.boundedElastic()) : decided;
+		return Mono.defer(() -> {
+			CompletionStage<Object> result;
+			Bound outer = CURRENT.get();
+			CURRENT.set(request);
+			try {
+				result = call.run(ReactorDecisionThreads.INSTANCE, inRequest);
+			}
+			finally {
+				restore(outer);
+			}
+			// Not cancelled with the subscription: once decided, the call goes on to its end, as a synchronous
+			// decision would, so that what it took is settled by the result it returns.
+			return Mono.fromFuture(result.toCompletableFuture(), true);
+		});
 	}
 
 	private static void restore(Bound outer) {

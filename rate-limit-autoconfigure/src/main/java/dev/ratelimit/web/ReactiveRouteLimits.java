@@ -36,10 +36,11 @@ import dev.ratelimit.key.OutcomeSettlement;
  * the route rules' {@link RateLimitWebFilter}, and a Spring Cloud Gateway route's
  * {@code RateLimit} filter.
  * <p>
- * The event loop never waits: a decision the in-memory backend takes without
- * waiting is taken inline, any other (a remote store, a policy in wait mode)
- * on Reactor's bounded elastic scheduler, and so are the give-backs of rules
- * counted by outcome.
+ * The event loop never waits: a decision is asynchronous (see
+ * {@link RateLimiter#acquireAsync}), taken inline in memory and through
+ * Lettuce's asynchronous API on Redis, a wait in wait mode is a timer, and the
+ * give-backs of rules counted by outcome on a store that may block run on
+ * Reactor's bounded elastic scheduler.
  */
 public final class ReactiveRouteLimits {
 
@@ -115,7 +116,7 @@ public final class ReactiveRouteLimits {
 			return this.rejections.send(exchange, ex);
 		}
 		boolean blocking = this.limiter.mayBlock(policiesOf(calls));
-		return acquire(calls, blocking).flatMap((outcome) -> {
+		return acquire(calls).flatMap((outcome) -> {
 			this.headers.record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
 			if (!outcome.allowed()) {
 				return this.rejections.send(exchange, new RateLimitExceededException(outcome));
@@ -149,7 +150,7 @@ public final class ReactiveRouteLimits {
 			}
 		}
 		Map<String, String> fields = new LinkedHashMap<>();
-		return acquire(calls, this.limiter.mayBlock(policiesOf(calls))).map((outcome) -> {
+		return acquire(calls).map((outcome) -> {
 			this.headers.record(disclosures, fields::put, outcome);
 			if (outcome.allowed()) {
 				return new Verdict(true, fields);
@@ -176,12 +177,12 @@ public final class ReactiveRouteLimits {
 	}
 
 	/**
-	 * Takes the decision, the one call to the limiter: inline when it cannot
-	 * block, else on the bounded elastic scheduler.
+	 * Takes the decision, the one call to the limiter, without waiting: inline
+	 * in memory, through Lettuce's asynchronous API on Redis; a wait for its
+	 * turn (wait mode, shaping) is a Reactor timer.
 	 */
-	private Mono<RateLimitOutcome> acquire(List<LimitRequest> calls, boolean blocking) {
-		return blocking ? Mono.fromCallable(() -> this.limiter.acquire(calls)).subscribeOn(Schedulers.boundedElastic())
-				: Mono.fromCallable(() -> this.limiter.acquire(calls));
+	private Mono<RateLimitOutcome> acquire(List<LimitRequest> calls) {
+		return Mono.fromCompletionStage(() -> this.limiter.acquireAsync(calls, ReactorDecisionThreads.INSTANCE));
 	}
 
 	/**

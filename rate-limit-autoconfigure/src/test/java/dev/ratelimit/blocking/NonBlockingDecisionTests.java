@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
-import reactor.blockhound.BlockHound;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -35,15 +34,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 abstract class NonBlockingDecisionTests {
 
 	static {
-		// Lettuce's synchronous wait for a reply parks only when the reply is not there yet: a fast Redis would
-		// let a blocking call go unseen. Every such wait counts as blocking, whether it would park or not.
-		BlockHound.install((builder) -> builder
-			.markAsBlocking("io.lettuce.core.LettuceFutures", "awaitOrCancel",
-					"(Lio/lettuce/core/RedisFuture;JLjava/util/concurrent/TimeUnit;)Ljava/lang/Object;")
-			.markAsBlocking("io.lettuce.core.internal.Futures", "awaitOrCancel",
-					"(Lio/lettuce/core/RedisFuture;JLjava/util/concurrent/TimeUnit;)Ljava/lang/Object;")
-			.markAsBlocking("io.lettuce.core.internal.Futures", "await",
-					"(JLjava/util/concurrent/TimeUnit;Ljava/util/concurrent/Future;)Z"));
+		BlockHoundInstalled.ensure();
 	}
 
 	@LocalServerPort

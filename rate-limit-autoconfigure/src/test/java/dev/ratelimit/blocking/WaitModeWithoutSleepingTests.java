@@ -1,0 +1,131 @@
+package dev.ratelimit.blocking;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import dev.ratelimit.Concurrency;
+import dev.ratelimit.RateLimited;
+import dev.ratelimit.core.Sleeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Wait mode in a WebFlux application: a call over the limit waits for its
+ * turn on a Reactor timer ({@code Mono.delay}), holding no thread. The
+ * limiter's {@link Sleeper} fails if anything sleeps, and BlockHound fails a
+ * sleep on any event loop or Reactor timer thread; the handler then runs on
+ * the timer's thread, not one of the bounded elastic pool. A local cap in wait
+ * mode, whose bulkhead can only wait by blocking, still waits on that pool.
+ */
+@SpringBootTest(classes = WaitModeWithoutSleepingTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "spring.main.web-application-type=reactive", "rate-limit.policies.paced.capacity=1",
+				"rate-limit.policies.paced.refill=1/3s", "rate-limit.policies.paced.key=global",
+				"rate-limit.policies.paced.max-wait=10s", "rate-limit.routes[0].pattern=/paced/**",
+				"rate-limit.routes[0].policies=paced", "rate-limit.concurrency.local-wait.permits=1",
+				"rate-limit.concurrency.local-wait.max-wait=1s" })
+class WaitModeWithoutSleepingTests {
+
+	static {
+		BlockHoundInstalled.ensure();
+	}
+
+	/** The thread each handler ran on, by path. */
+	static final Map<String, String> threads = new ConcurrentHashMap<>();
+
+	@LocalServerPort
+	int port;
+
+	@Test
+	void aRouteRuleInWaitModeWaitsOnATimer() {
+		assertThat(status("/paced/hello")).isEqualTo(200);
+		// No token left: this call waits its turn (up to 3 s) and is let through.
+		assertThat(status("/paced/hello")).isEqualTo(200);
+		assertThat(threads.get("paced")).startsWith("parallel-");
+	}
+
+	@Test
+	void anAnnotatedMethodInWaitModeWaitsOnATimer() {
+		assertThat(status("/method")).isEqualTo(200);
+		assertThat(status("/method")).isEqualTo(200);
+		assertThat(threads.get("method")).startsWith("parallel-");
+	}
+
+	@Test
+	void aLocalCapInWaitModeWaitsOnTheBoundedElasticScheduler() {
+		assertThat(status("/local-cap")).isEqualTo(200);
+		assertThat(threads.get("local-cap")).startsWith("boundedElastic-");
+	}
+
+	int status(String path) {
+		WebClient client = WebClient.builder().baseUrl("http://localhost:" + this.port).build();
+		return client.get()
+			.uri(path)
+			.exchangeToMono((response) -> response.releaseBody().thenReturn(response.statusCode().value()))
+			.block(Duration.ofSeconds(30));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	// Spring Security is on the test classpath; this application has none.
+	@EnableAutoConfiguration(excludeName = {
+			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
+			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
+			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	static class App {
+
+		@Bean
+		Controller controller() {
+			return new Controller();
+		}
+
+		/** The limiter's way of waiting on a thread: nothing on the reactive path may use it. */
+		@Bean
+		Sleeper noSleeping() {
+			return (micros) -> {
+				throw new AssertionError("A thread slept " + micros + " µs for its turn");
+			};
+		}
+
+	}
+
+	@RestController
+	static class Controller {
+
+		@GetMapping("/paced/hello")
+		Mono<String> paced() {
+			return ran("paced");
+		}
+
+		@RateLimited(policy = "method", capacity = "1", refill = "1/3s", maxWait = "10s")
+		@GetMapping("/method")
+		Mono<String> method() {
+			return ran("method");
+		}
+
+		@Concurrency("local-wait")
+		@GetMapping("/local-cap")
+		Mono<String> localCap() {
+			return ran("local-cap");
+		}
+
+		private static Mono<String> ran(String path) {
+			threads.put(path, Thread.currentThread().getName());
+			return Mono.just(path);
+		}
+
+	}
+
+}
