@@ -9,7 +9,6 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -18,6 +17,7 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -103,11 +103,7 @@ abstract class NonBlockingDecisionTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	// Spring Security is on the test classpath; this application has none.
-	@EnableAutoConfiguration(excludeName = {
-			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	@EnableAutoConfigurationWithoutSecurity
 	static class App {
 
 		@Bean

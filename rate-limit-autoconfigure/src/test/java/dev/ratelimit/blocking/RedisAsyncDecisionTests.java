@@ -21,7 +21,6 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -46,6 +45,7 @@ import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -306,11 +306,7 @@ class RedisAsyncDecisionTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	// Spring Security is on the test classpath; this application has none.
-	@EnableAutoConfiguration(excludeName = {
-			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	@EnableAutoConfigurationWithoutSecurity
 	static class App {
 
 		@Bean

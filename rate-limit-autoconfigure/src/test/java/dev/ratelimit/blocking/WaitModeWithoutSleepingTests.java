@@ -2,12 +2,14 @@ package dev.ratelimit.blocking;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -20,8 +22,10 @@ import org.springframework.web.reactive.function.client.WebClient;
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.core.Sleeper;
+import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Wait mode in a WebFlux application: a call over the limit waits for its
@@ -29,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * limiter's {@link Sleeper} fails if anything sleeps, and BlockHound fails a
  * sleep on any event loop or Reactor timer thread; the handler then runs on
  * the timer's thread, not one of the bounded elastic pool. A local cap in wait
- * mode, whose bulkhead can only wait by blocking, still waits on that pool.
+ * mode, whose bulkhead can only wait by blocking, still waits on that pool:
+ * BlockHound would fail a wait on an event loop.
  */
 @SpringBootTest(classes = WaitModeWithoutSleepingTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "rate-limit.policies.paced.capacity=1",
@@ -65,25 +70,46 @@ class WaitModeWithoutSleepingTests {
 	}
 
 	@Test
-	void aLocalCapInWaitModeWaitsOnTheBoundedElasticScheduler() {
-		assertThat(status("/local-cap")).isEqualTo(200);
-		assertThat(threads.get("local-cap")).startsWith("boundedElastic-");
+	void aLocalCapInWaitModeWaitsOffTheEventLoop() {
+		// The first call holds the one permit until its answer is given; the second waits for it (up to 1 s) in
+		// the bulkhead, which can only wait by parking: on an event loop BlockHound would make that a 500.
+		Sinks.One<String> held = Sinks.one();
+		Controller.answers.add(held.asMono());
+		Mono<Integer> first = statusLater("/local-cap").cache();
+		first.subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> Controller.answers.isEmpty());
+		Mono<Integer> second = statusLater("/local-cap").cache();
+		second.subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(WaitModeWithoutSleepingTests::aThreadWaitsInTheBulkhead);
+		held.tryEmitValue("released");
+		assertThat(first.block(Duration.ofSeconds(10))).isEqualTo(200);
+		assertThat(second.block(Duration.ofSeconds(10))).isEqualTo(200);
+	}
+
+	private static boolean aThreadWaitsInTheBulkhead() {
+		for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
+			for (StackTraceElement frame : stack) {
+				if (frame.getClassName().startsWith("io.github.resilience4j.bulkhead")) {
+					return stack[0].getClassName().startsWith("jdk.internal.misc.Unsafe");
+				}
+			}
+		}
+		return false;
 	}
 
 	int status(String path) {
+		return statusLater(path).block(Duration.ofSeconds(30));
+	}
+
+	Mono<Integer> statusLater(String path) {
 		WebClient client = WebClient.builder().baseUrl("http://localhost:" + this.port).build();
 		return client.get()
 			.uri(path)
-			.exchangeToMono((response) -> response.releaseBody().thenReturn(response.statusCode().value()))
-			.block(Duration.ofSeconds(30));
+			.exchangeToMono((response) -> response.releaseBody().thenReturn(response.statusCode().value()));
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	// Spring Security is on the test classpath; this application has none.
-	@EnableAutoConfiguration(excludeName = {
-			"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
-			"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
+	@EnableAutoConfigurationWithoutSecurity
 	static class App {
 
 		@Bean
@@ -115,10 +141,14 @@ class WaitModeWithoutSleepingTests {
 			return ran("method");
 		}
 
+		/** What the next calls of the local cap answer with, in order; a call with none queued answers at once. */
+		static final Queue<Mono<String>> answers = new ConcurrentLinkedQueue<>();
+
 		@Concurrency("local-wait")
 		@GetMapping("/local-cap")
 		Mono<String> localCap() {
-			return ran("local-cap");
+			Mono<String> answer = answers.poll();
+			return (answer != null) ? answer : ran("local-cap");
 		}
 
 		private static Mono<String> ran(String path) {
