@@ -13,12 +13,12 @@ import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
-import dev.ratelimit.web.BudgetHeaders;
 import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.RateLimitWebFilter;
 import dev.ratelimit.web.ReactiveRejections;
 import dev.ratelimit.web.ReactiveRequestBinding;
 import dev.ratelimit.web.Refusals;
+import dev.ratelimit.web.WebContract;
 
 /**
  * WebFlux integration: the answer to refusals (a {@link ReactiveRejections}
@@ -41,9 +41,8 @@ class RateLimitReactiveWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers,
-			BudgetHeaders budgetHeaders) {
-		return new ReactiveRequestBinding(ipResolver, headers, budgetHeaders);
+	RequestBinding rateLimitRequestBinding(WebContract contract) {
+		return new ReactiveRequestBinding(contract);
 	}
 
 	/** Puts each request's exchange in the Reactor context, where the limited methods' calls read it. */

@@ -17,7 +17,6 @@ import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
-import dev.ratelimit.web.BudgetHeaders;
 import dev.ratelimit.web.ProblemResponses;
 import dev.ratelimit.web.RateLimitExceptionResolver;
 import dev.ratelimit.web.RateLimitFilter;
@@ -26,6 +25,7 @@ import dev.ratelimit.web.RejectionHandler;
 import dev.ratelimit.web.Rejections;
 import dev.ratelimit.web.RouteRuleVerifier;
 import dev.ratelimit.web.ServletRequestBinding;
+import dev.ratelimit.web.WebContract;
 
 /**
  * Servlet integration: the route filter (when {@code rate-limit.routes} has
@@ -53,9 +53,8 @@ class RateLimitWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RequestBinding rateLimitRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers,
-			BudgetHeaders budgetHeaders) {
-		return new ServletRequestBinding(ipResolver, headers, budgetHeaders);
+	RequestBinding rateLimitRequestBinding(WebContract contract) {
+		return new ServletRequestBinding(contract);
 	}
 
 	@Bean

@@ -5,9 +5,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.web.BudgetHeaders;
 import dev.ratelimit.web.HeaderMode;
 import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.WebContract;
 
 /**
  * The parts of the HTTP contract both web stacks write the same way: the
@@ -23,6 +25,13 @@ class RateLimitWebContractConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitHeaders rateLimitHeaders(RateLimitProperties properties) {
 		return new RateLimitHeaders(properties.getHeaders().getMode(), properties.getHeaders().isIncludeShadow());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	WebContract rateLimitWebContract(ClientIpResolver ipResolver, RateLimitHeaders headers,
+			BudgetHeaders budgetHeaders) {
+		return new WebContract(ipResolver, headers, budgetHeaders);
 	}
 
 	@Bean

@@ -16,7 +16,6 @@ import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
-import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.KeyRequest;
@@ -50,22 +49,14 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	/** The request of the call running on this thread, bound only while it decides and calls the method. */
 	private static final ThreadLocal<Bound> CURRENT = new ThreadLocal<>();
 
-	private final ClientIpResolver ipResolver;
-
-	private final RateLimitHeaders headers;
-
-	private final BudgetHeaders budgetHeaders;
+	private final WebContract contract;
 
 	/**
 	 * Creates a binding.
-	 * @param ipResolver resolves client addresses
-	 * @param headers writes the rate-limit header fields
-	 * @param budgetHeaders writes the budget header field
+	 * @param contract the web contract it writes and reads the caller by
 	 */
-	public ReactiveRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers, BudgetHeaders budgetHeaders) {
-		this.ipResolver = ipResolver;
-		this.headers = headers;
-		this.budgetHeaders = budgetHeaders;
+	public ReactiveRequestBinding(WebContract contract) {
+		this.contract = contract;
 	}
 
 	@Override
@@ -159,7 +150,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	@Override
 	public KeyRequest current() {
 		Bound bound = CURRENT.get();
-		return (bound != null) ? new ReactiveKeyRequest(bound.exchange().getRequest(), this.ipResolver, bound.principal())
+		return (bound != null) ? new ReactiveKeyRequest(bound.exchange().getRequest(), this.contract.ipResolver(), bound.principal())
 				: null;
 	}
 
@@ -169,7 +160,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 		if (exchange != null && !exchange.getResponse().isCommitted()) {
 			Disclosures disclosures = Disclosures.of(exchange.getAttributes());
 			if (disclosures != null) {
-				this.headers.record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
+				this.contract.headers().record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
 			}
 		}
 	}
@@ -192,7 +183,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	public void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
 		ServerWebExchange exchange = exchange();
 		if (exchange != null && !exchange.getResponse().isCommitted()) {
-			this.budgetHeaders.record(Disclosures.attached(exchange.getAttributes()),
+			this.contract.budgetHeaders().record(Disclosures.attached(exchange.getAttributes()),
 					exchange.getResponse().getHeaders()::set, policy, decision);
 		}
 	}

@@ -9,7 +9,6 @@ import org.springframework.web.servlet.HandlerMapping;
 
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
-import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.KeyRequest;
@@ -21,28 +20,20 @@ import dev.ratelimit.key.RequestBinding;
  */
 public final class ServletRequestBinding implements RequestBinding {
 
-	private final ClientIpResolver ipResolver;
-
-	private final RateLimitHeaders headers;
-
-	private final BudgetHeaders budgetHeaders;
+	private final WebContract contract;
 
 	/**
 	 * Creates a binding.
-	 * @param ipResolver resolves client addresses
-	 * @param headers writes the rate-limit header fields
-	 * @param budgetHeaders writes the budget header field
+	 * @param contract the web contract it writes and reads the caller by
 	 */
-	public ServletRequestBinding(ClientIpResolver ipResolver, RateLimitHeaders headers, BudgetHeaders budgetHeaders) {
-		this.ipResolver = ipResolver;
-		this.headers = headers;
-		this.budgetHeaders = budgetHeaders;
+	public ServletRequestBinding(WebContract contract) {
+		this.contract = contract;
 	}
 
 	@Override
 	public KeyRequest current() {
 		ServletRequestAttributes attributes = attributes();
-		return (attributes != null) ? new ServletKeyRequest(attributes.getRequest(), this.ipResolver) : null;
+		return (attributes != null) ? new ServletKeyRequest(attributes.getRequest(), this.contract.ipResolver()) : null;
 	}
 
 	@Override
@@ -52,7 +43,7 @@ public final class ServletRequestBinding implements RequestBinding {
 			Disclosures disclosures = Disclosures.of(attributes.getRequest());
 			if (disclosures != null) {
 				// The decisions are recorded all the same; the fields only while the response can take them.
-				this.headers.record(disclosures, ServletHeaders.whileUncommitted(attributes.getResponse()), outcome);
+				this.contract.headers().record(disclosures, ServletHeaders.whileUncommitted(attributes.getResponse()), outcome);
 			}
 		}
 	}
@@ -90,7 +81,7 @@ public final class ServletRequestBinding implements RequestBinding {
 		if (attributes != null && attributes.getResponse() != null) {
 			Disclosures disclosures = Disclosures.of(attributes.getRequest());
 			if (disclosures != null) {
-				this.budgetHeaders.record(disclosures, ServletHeaders.whileUncommitted(attributes.getResponse()), policy,
+				this.contract.budgetHeaders().record(disclosures, ServletHeaders.whileUncommitted(attributes.getResponse()), policy,
 						decision);
 			}
 		}
