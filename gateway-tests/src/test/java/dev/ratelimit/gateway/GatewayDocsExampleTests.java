@@ -8,6 +8,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringBootConfiguration;
@@ -15,6 +16,8 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.ApplicationContextInitializer;
@@ -32,11 +35,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The gateway example of docs/gateways.md, run as it is written: the YAML
  * block is read from the page (its backend's address replaced by the test
  * backend's) and a gateway started with it, with the key resolver the page
- * shows. What the page says each route does, it does.
+ * shows. What the page says each route does, it does, and the start-up report
+ * names the routes that apply each policy.
  */
 @SpringBootTest(classes = GatewayDocsExampleTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = "spring.main.web-application-type=reactive")
 @ContextConfiguration(initializers = GatewayDocsExampleTests.DocumentedConfiguration.class)
+@ExtendWith(OutputCaptureExtension.class)
 class GatewayDocsExampleTests {
 
 	/** The page, beside this module (Maven runs tests in the module's directory). */
@@ -99,6 +104,16 @@ class GatewayDocsExampleTests {
 		assertThat(refused.header("Retry-After")).isEqualTo("6");
 		assertThat(refused.body()).isEmpty();
 		assertThat(HttpAnswer.get(this.port, "/reports/daily", "X-User", "dan").status()).isEqualTo(200);
+	}
+
+	@Test
+	void theStartUpReportNamesTheRoutesThatApplyEachPolicy(CapturedOutput output) {
+		assertThat(output.getAll()).containsPattern("Rate limit policy 'per-client' \\(.*\\) applies to gateway route "
+				+ "'orders' \\(RateLimit\\)")
+			.containsPattern("Rate limit policy 'logins' \\(.*\\) applies to gateway route 'login' \\(RateLimit\\)")
+			.containsPattern("Rate limit policy 'per-user' \\(.*\\) applies to gateway route 'reports' "
+					+ "\\(RequestRateLimiter\\)")
+			.doesNotContain("applies nowhere");
 	}
 
 	/** Puts the page's YAML first among the application's properties. */
