@@ -52,6 +52,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  */
 @SpringBootTest(classes = RedisGatewayNonBlockingTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "rate-limit.backend=redis",
+				// Connected before the first request however busy the machine: the decisions are Redis's.
+				"rate-limit.redis.connect-timeout=30s",
 				"rate-limit.policies.per-user.capacity=2", "rate-limit.policies.per-user.refill=1/1h",
 				"rate-limit.policies.per-user.key=header('X-User')", "rate-limit.policies.per-try.capacity=1",
 				"rate-limit.policies.per-try.refill=1/1h", "rate-limit.policies.per-try.key=header('X-User')" })

@@ -11,7 +11,8 @@ import reactor.netty.http.server.HttpServer;
 /**
  * The service behind the gateway: a real HTTP server (Reactor Netty) on a free
  * local port, shared by the tests of a JVM. Any path answers 200 with the path
- * as its body; {@code /status/<code>/…} answers that status. It counts the
+ * as its body; {@code /status/<code>/…} answers that status, and {@code /login}
+ * 401 unless the header {@code X-Password} is {@code secret}. It counts the
  * requests that reach it, by path, so that a test can see that a refused
  * request was never proxied.
  */
@@ -30,7 +31,8 @@ public final class Backend {
 		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
 			String path = request.path().startsWith("/") ? request.path() : "/" + request.path();
 			this.hits.computeIfAbsent(path, (key) -> new AtomicInteger()).incrementAndGet();
-			int status = path.startsWith("/status/") ? Integer.parseInt(path.split("/")[2]) : 200;
+			int status = path.startsWith("/status/") ? Integer.parseInt(path.split("/")[2])
+					: (path.equals("/login") && !"secret".equals(request.requestHeaders().get("X-Password"))) ? 401 : 200;
 			return response.status(status).header(REACHED, "reached").sendString(Mono.just("backend " + path));
 		}).bindNow();
 	}

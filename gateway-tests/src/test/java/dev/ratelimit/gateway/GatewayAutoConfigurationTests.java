@@ -8,6 +8,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewayFilterFactory;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
@@ -36,6 +37,15 @@ class GatewayAutoConfigurationTests {
 			assertThat(context.getBean("rateLimitGatewayLimiter")).isInstanceOf(RateLimitGatewayLimiter.class);
 			// The gateway's RequestRateLimiter exists only with a RateLimiter bean, such as ours, registered before it.
 			assertThat(context.containsBean("requestRateLimiterGatewayFilterFactory")).isTrue();
+		}
+	}
+
+	@Test
+	void theStartersLimiterIsRequestRateLimitersDefaultWhenItIsTheOnlyOne() {
+		// Without the gateway's RedisRateLimiter (which reactive Redis on this classpath brings, see the BlockHound test).
+		try (ConfigurableApplicationContext context = gateway("spring.cloud.gateway.server.webflux.redis.enabled=false")) {
+			assertThat(context.getBean(RequestRateLimiterGatewayFilterFactory.class).getDefaultRateLimiter())
+				.isSameAs(context.getBean("rateLimitGatewayLimiter"));
 		}
 	}
 

@@ -32,7 +32,8 @@ public record HttpAnswer(int status, java.net.http.HttpHeaders headers, String b
 	 */
 	public static HttpAnswer get(int port, String path, String... headers) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-			.timeout(Duration.ofSeconds(10));
+			// Generous: a gateway's first requests warm it up (seconds on a busy machine); a hang still fails.
+			.timeout(Duration.ofSeconds(30));
 		for (int i = 0; i < headers.length; i += 2) {
 			request.header(headers[i], headers[i + 1]);
 		}

@@ -102,9 +102,14 @@ class RateLimitAnnotationConfiguration {
 
 	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations,
-			LimitRegistry limits, RateLimitProperties properties, RateLimitBackend backend) {
+			LimitRegistry limits, RateLimitProperties properties, RateLimitBackend backend,
+			ObjectProvider<PolicyPlaces> places) {
+		Map<String, List<String>> routeUsages = routeUsages(properties);
+		places.orderedStream()
+			.forEach((more) -> more.rateLimitPlaces()
+				.forEach((policy, where) -> routeUsages.computeIfAbsent(policy, (p) -> new ArrayList<>()).addAll(where)));
 		// The same test as the limiter's: only a backend outside this process can fail to answer.
-		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages(properties),
+		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages,
 				clientUsages(properties), backend(properties), !(backend instanceof InMemoryRateLimitBackend));
 	}
 

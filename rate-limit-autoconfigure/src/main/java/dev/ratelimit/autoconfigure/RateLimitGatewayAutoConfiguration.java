@@ -75,6 +75,12 @@ public class RateLimitGatewayAutoConfiguration {
 		return new GatewayRoutesVerifier(properties, configurationService, filters, limiter, requestRateLimiters);
 	}
 
+	/** The configured routes that apply each policy, for the start-up report. */
+	@Bean
+	PolicyPlaces rateLimitGatewayPolicyPlaces(GatewayRoutesVerifier rateLimitGatewayRoutesVerifier) {
+		return rateLimitGatewayRoutesVerifier::places;
+	}
+
 	/** Binds a gateway route's policy names as a route rule's are bound: one rule for both. */
 	private static RoutePolicies routePolicies(LimitRegistry limits, KeyExpressions expressions) {
 		return (prefix, names, countOn) -> RouteRulesBinder.policies(prefix, names, countOn, limits.rateLimits(),

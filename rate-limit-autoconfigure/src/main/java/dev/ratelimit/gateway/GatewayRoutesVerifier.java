@@ -1,6 +1,8 @@
 package dev.ratelimit.gateway;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -13,6 +15,8 @@ import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
 import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 
+import dev.ratelimit.key.BoundPolicy;
+
 /**
  * Checks the routes of the gateway's configuration while the application
  * starts, as route rules are checked: a {@code RateLimit} filter, or a
@@ -21,6 +25,7 @@ import org.springframework.cloud.gateway.support.ConfigurationService;
  * fails the start with the argument's property name. The gateway itself
  * builds its routes later, and only logs a route that fails; a route from
  * elsewhere (a discovery client, the Java DSL) fails then, with the same message.
+ * It also tells the start-up report which routes apply each policy.
  */
 public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 
@@ -57,18 +62,42 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 
 	@Override
 	public void afterSingletonsInstantiated() {
+		// Binding every route's policies is the check: the first invalid one throws, naming its argument.
+		walk((route, filter, policies) -> {
+		});
+	}
+
+	/**
+	 * Returns the configured routes that apply each policy, for the start-up
+	 * report: {@code gateway route 'orders' (RateLimit)}.
+	 * @return the routes as text, by policy name
+	 */
+	public Map<String, List<String>> places() {
+		Map<String, List<String>> places = new LinkedHashMap<>();
+		walk((route, filter, policies) -> {
+			for (BoundPolicy bound : policies) {
+				places.computeIfAbsent(bound.policy().name(), (name) -> new ArrayList<>())
+					.add("gateway route '" + route + "' (" + filter + ")");
+			}
+		});
+		return places;
+	}
+
+	/** Binds the policies of every configured filter that applies some, failing on the first invalid one. */
+	private void walk(Visitor visitor) {
 		GatewayProperties gateway = this.properties.getIfAvailable();
 		if (gateway == null) {
 			return;
 		}
 		List<RouteDefinition> routes = gateway.getRoutes();
 		for (int i = 0; i < routes.size(); i++) {
-			verify(GatewayProperties.PREFIX + ".routes[" + i + "].filters", routes.get(i).getFilters());
+			walk(GatewayProperties.PREFIX + ".routes[" + i + "].filters", routes.get(i).getId(),
+					routes.get(i).getFilters(), visitor);
 		}
-		verify(GatewayProperties.PREFIX + ".default-filters", gateway.getDefaultFilters());
+		walk(GatewayProperties.PREFIX + ".default-filters", "*", gateway.getDefaultFilters(), visitor);
 	}
 
-	private void verify(String prefix, List<FilterDefinition> definitions) {
+	private void walk(String prefix, String route, List<FilterDefinition> definitions, Visitor visitor) {
 		for (int j = 0; j < definitions.size(); j++) {
 			FilterDefinition definition = definitions.get(j);
 			String args = prefix + "[" + j + "].args.";
@@ -77,7 +106,7 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 					.name(definition.getName())
 					.properties(definition.getArgs())
 					.bind();
-				this.filters.policies(config, args);
+				visitor.visit(route, definition.getName(), this.filters.policies(config, args));
 			}
 			else if (REQUEST_RATE_LIMITER.equals(definition.getName()) && decidesHere(definition)) {
 				Map<String, Object> normalized = new HashMap<>(definition.getArgs());
@@ -85,9 +114,17 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 					.name(RateLimitGatewayLimiter.CONFIGURATION_PROPERTY_NAME)
 					.normalizedProperties(normalized)
 					.bind();
-				this.limiter.policies(config, args);
+				visitor.visit(route, definition.getName(), this.limiter.policies(config, args));
 			}
 		}
+	}
+
+	/** Sees the policies of one filter. */
+	@FunctionalInterface
+	private interface Visitor {
+
+		void visit(String route, String filter, List<BoundPolicy> policies);
+
 	}
 
 	/** Whether a RequestRateLimiter filter decides with this starter's limiter: named, or the default. */

@@ -44,6 +44,9 @@ import dev.ratelimit.key.OutcomeSettlement;
  */
 public final class ReactiveRouteLimits {
 
+	/** How {@link #decide(List, String)} names the key it is given, for the visibility rule: the caller's. */
+	private static final String GIVEN_KEY = "given";
+
 	private final RateLimiter limiter;
 
 	private final KeyExpressions expressions;
@@ -132,7 +135,8 @@ public final class ReactiveRouteLimits {
 	 * Decides policies for a key given by someone else, without the request
 	 * (Spring Cloud Gateway's {@code RequestRateLimiter}, whose key resolver
 	 * gives the key): the same decision, and the header fields a response would
-	 * carry, {@code Retry-After} included when refused.
+	 * carry, {@code Retry-After} included when refused. The key is taken for the
+	 * caller's: a policy of visibility {@code auto} is told about.
 	 * @param policies the policies, each once, in order
 	 * @param key the caller's key
 	 * @return the verdict
@@ -142,7 +146,10 @@ public final class ReactiveRouteLimits {
 		EvaluationContext context = this.expressions.context(null, null, null);
 		List<LimitRequest> calls = new ArrayList<>(policies.size());
 		for (BoundPolicy bound : policies) {
-			disclose(disclosures, bound.policy());
+			// Keyed by what the key resolver gives, the caller's own key, whatever the policy's key says.
+			if (bound.policy().visibility().disclosed(GIVEN_KEY, true)) {
+				disclosures.add(bound.policy().name());
+			}
 			AppliedLimit<RateLimitPolicy> applied = bound.applied();
 			// No request to read: only an exemption by condition applies, and the variant is the key's.
 			if (!applied.exempt(context)) {

@@ -1,0 +1,20 @@
+package dev.ratelimit.autoconfigure;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Places outside the starter's own configuration that apply rate-limit
+ * policies (a gateway's routes), for the start-up report: without them, a
+ * policy used only there would be reported as applying nowhere.
+ */
+@FunctionalInterface
+interface PolicyPlaces {
+
+	/**
+	 * Returns the places, as text, by policy name.
+	 * @return the places
+	 */
+	Map<String, List<String>> rateLimitPlaces();
+
+}
