@@ -122,7 +122,7 @@ abstract class GatewayAlgorithmsTests {
 	ManualTimeSource clock;
 
 	@Autowired
-	RecordingSleeper sleeper;
+	RecordingDecisionThreads waits;
 
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
@@ -157,7 +157,7 @@ abstract class GatewayAlgorithmsTests {
 	void startAtAWindowsBeginning() {
 		long now = this.clock.currentTimeMicros();
 		this.clock.advanceMicros(Math.floorMod(-now, PERIOD));
-		this.sleeper.clear();
+		this.waits.clear();
 	}
 
 	static Stream<Arguments> cases() {
@@ -185,7 +185,7 @@ abstract class GatewayAlgorithmsTests {
 		}
 		if (c == Case.LEAKY_BUCKET_SHAPING) {
 			// The second call waited for its turn, exactly one period after the first's.
-			assertThat(this.sleeper.waits()).containsExactly(PERIOD);
+			assertThat(this.waits.waits()).containsExactly(PERIOD);
 		}
 		int reached = Backend.shared().hits(path);
 		// Retry-After is the wait in whole seconds, rounded up: the time the test moves the clock by, to the µs.
@@ -231,9 +231,10 @@ abstract class GatewayAlgorithmsTests {
 			return new ManualTimeSource(START);
 		}
 
+		/** Waits for a turn recorded, and over at once, on a reactive path that waits on a timer. */
 		@Bean
-		RecordingSleeper rateLimitSleeper() {
-			return new RecordingSleeper();
+		RecordingDecisionThreads rateLimitDecisionThreads() {
+			return new RecordingDecisionThreads();
 		}
 
 		/** The key of RequestRateLimiter routes: the caller's X-User header. */

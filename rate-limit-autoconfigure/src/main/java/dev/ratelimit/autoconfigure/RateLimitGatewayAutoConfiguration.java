@@ -15,15 +15,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Fallback;
 
 import dev.ratelimit.LimitRegistry;
-import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.gateway.GatewayRoutesVerifier;
 import dev.ratelimit.gateway.RateLimitGatewayFilterFactory;
 import dev.ratelimit.gateway.RateLimitGatewayLimiter;
 import dev.ratelimit.gateway.RoutePolicies;
 import dev.ratelimit.key.KeyExpressions;
-import dev.ratelimit.web.RateLimitHeaders;
-import dev.ratelimit.web.ReactiveRejections;
 import dev.ratelimit.web.ReactiveRouteLimits;
 
 /**
@@ -45,11 +42,9 @@ public class RateLimitGatewayAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
-			LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
-			RateLimitHeaders headers, ReactiveRejections rejections) {
-		return new RateLimitGatewayFilterFactory(routePolicies(limits, expressions),
-				new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections));
+	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(LimitRegistry limits, KeyExpressions expressions,
+			ReactiveRouteLimits routeLimits) {
+		return new RateLimitGatewayFilterFactory(routePolicies(limits, expressions), routeLimits);
 	}
 
 	/**
@@ -62,10 +57,8 @@ public class RateLimitGatewayAutoConfiguration {
 	@Fallback
 	@ConditionalOnMissingBean
 	RateLimitGatewayLimiter rateLimitGatewayLimiter(ConfigurationService configurationService, LimitRegistry limits,
-			KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver, RateLimitHeaders headers,
-			ReactiveRejections rejections) {
-		return new RateLimitGatewayLimiter(configurationService, routePolicies(limits, expressions),
-				new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections));
+			KeyExpressions expressions, ReactiveRouteLimits routeLimits) {
+		return new RateLimitGatewayLimiter(configurationService, routePolicies(limits, expressions), routeLimits);
 	}
 
 	@Bean

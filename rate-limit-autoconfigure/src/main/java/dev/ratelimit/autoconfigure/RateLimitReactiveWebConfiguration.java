@@ -10,6 +10,7 @@ import org.springframework.web.reactive.DispatcherHandler;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
@@ -17,6 +18,8 @@ import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.RateLimitWebFilter;
 import dev.ratelimit.web.ReactiveRejections;
 import dev.ratelimit.web.ReactiveRequestBinding;
+import dev.ratelimit.web.ReactiveRouteLimits;
+import dev.ratelimit.web.ReactorDecisionThreads;
 import dev.ratelimit.web.Refusals;
 import dev.ratelimit.web.WebContract;
 
@@ -41,8 +44,24 @@ class RateLimitReactiveWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RequestBinding rateLimitRequestBinding(WebContract contract) {
-		return new ReactiveRequestBinding(contract);
+	RequestBinding rateLimitRequestBinding(WebContract contract, DecisionThreads threads) {
+		return new ReactiveRequestBinding(contract, threads);
+	}
+
+	/** Where reactive decisions run what cannot run inline, and wait: Reactor's schedulers and timer. */
+	@Bean
+	@ConditionalOnMissingBean
+	DecisionThreads rateLimitDecisionThreads() {
+		return ReactorDecisionThreads.INSTANCE;
+	}
+
+	/** What a route's policies do to a request: for the route rules, and for a gateway's routes. */
+	@Bean
+	@ConditionalOnMissingBean
+	ReactiveRouteLimits rateLimitReactiveRouteLimits(RateLimiter limiter, KeyExpressions expressions,
+			ClientIpResolver ipResolver, RateLimitHeaders headers, ReactiveRejections rejections,
+			DecisionThreads threads) {
+		return new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections, threads);
 	}
 
 	/** Puts each request's exchange in the Reactor context, where the limited methods' calls read it. */
@@ -62,10 +81,9 @@ class RateLimitReactiveWebConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		RateLimitWebFilter rateLimitWebFilter(RateLimitProperties properties, LimitRegistry limits,
-				KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver, RateLimitHeaders headers,
-				ReactiveRejections rejections) {
-			return new RateLimitWebFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions), limiter,
-					expressions, ipResolver, headers, rejections, properties.getFilter().getOrder());
+				KeyExpressions expressions, ReactiveRouteLimits routeLimits) {
+			return new RateLimitWebFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions),
+					routeLimits, properties.getFilter().getOrder());
 		}
 
 	}

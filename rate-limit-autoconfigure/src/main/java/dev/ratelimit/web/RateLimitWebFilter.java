@@ -10,10 +10,7 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
-import dev.ratelimit.core.ClientIpResolver;
-import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
-import dev.ratelimit.key.KeyExpressions;
 
 /**
  * Enforces the route rules of {@code rate-limit.routes} in a WebFlux
@@ -40,17 +37,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	/**
 	 * Creates the filter.
 	 * @param routes the route rules, in configuration order
-	 * @param limiter decides
-	 * @param expressions evaluates keys
-	 * @param ipResolver resolves client addresses
-	 * @param headers writes the header fields
-	 * @param rejections answers refusals
+	 * @param limits applies a rule's policies to a request
 	 * @param order the filter's order ({@code rate-limit.filter.order})
 	 */
-	public RateLimitWebFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
-			ClientIpResolver ipResolver, RateLimitHeaders headers, ReactiveRejections rejections, int order) {
+	public RateLimitWebFilter(List<RouteRule> routes, ReactiveRouteLimits limits, int order) {
 		this.rules = new RouteRules(routes);
-		this.limits = new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections);
+		this.limits = limits;
 		this.order = order;
 	}
 

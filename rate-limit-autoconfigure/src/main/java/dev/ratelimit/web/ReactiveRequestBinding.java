@@ -16,6 +16,7 @@ import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.KeyRequest;
@@ -51,12 +52,16 @@ public final class ReactiveRequestBinding implements RequestBinding {
 
 	private final WebContract contract;
 
+	private final DecisionThreads threads;
+
 	/**
 	 * Creates a binding.
 	 * @param contract the web contract it writes and reads the caller by
+	 * @param threads where a decision does what it cannot do inline: a store call that can only block, a wait
 	 */
-	public ReactiveRequestBinding(WebContract contract) {
+	public ReactiveRequestBinding(WebContract contract, DecisionThreads threads) {
 		this.contract = contract;
+		this.threads = threads;
 	}
 
 	@Override
@@ -74,7 +79,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	}
 
 	/** Runs the call with the subscriber's request bound, each of its steps too. */
-	private static Mono<Object> decided(ContextView context, LimitedCall call) {
+	private Mono<Object> decided(ContextView context, LimitedCall call) {
 		ServerWebExchange exchange = ServerWebExchangeContextFilter.getExchange(context).orElse(null);
 		if (exchange == null) {
 			return run(null, call);
@@ -82,7 +87,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> run(new Bound(exchange, principal), call));
 	}
 
-	private static Mono<Object> run(Bound request, LimitedCall call) {
+	private Mono<Object> run(Bound request, LimitedCall call) {
 		Executor inRequest = (step) -> {
 			Bound outer = CURRENT.get();
 			CURRENT.set(request);
@@ -98,7 +103,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 			Bound outer = CURRENT.get();
 			CURRENT.set(request);
 			try {
-				result = call.run(ReactorDecisionThreads.INSTANCE, inRequest);
+				result = call.run(this.threads, inRequest);
 			}
 			finally {
 				restore(outer);

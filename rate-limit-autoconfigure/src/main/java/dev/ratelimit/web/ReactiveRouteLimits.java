@@ -16,6 +16,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;
@@ -57,6 +58,8 @@ public final class ReactiveRouteLimits {
 
 	private final ReactiveRejections rejections;
 
+	private final DecisionThreads threads;
+
 	/**
 	 * Creates the route limits.
 	 * @param limiter decides
@@ -64,14 +67,16 @@ public final class ReactiveRouteLimits {
 	 * @param ipResolver resolves client addresses
 	 * @param headers writes the header fields
 	 * @param rejections answers refusals
+	 * @param threads where a decision does what it cannot do inline: a store call that can only block, a wait
 	 */
 	public ReactiveRouteLimits(RateLimiter limiter, KeyExpressions expressions, ClientIpResolver ipResolver,
-			RateLimitHeaders headers, ReactiveRejections rejections) {
+			RateLimitHeaders headers, ReactiveRejections rejections, DecisionThreads threads) {
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
 		this.headers = headers;
 		this.rejections = rejections;
+		this.threads = threads;
 	}
 
 	/**
@@ -189,7 +194,7 @@ public final class ReactiveRouteLimits {
 	 * turn (wait mode, shaping) is a Reactor timer.
 	 */
 	private Mono<RateLimitOutcome> acquire(List<LimitRequest> calls) {
-		return Mono.fromCompletionStage(() -> this.limiter.acquireAsync(calls, ReactorDecisionThreads.INSTANCE));
+		return Mono.fromCompletionStage(() -> this.limiter.acquireAsync(calls, this.threads));
 	}
 
 	/**

@@ -12,12 +12,13 @@ import dev.ratelimit.core.DecisionThreads;
  * {@link DecisionThreads} of a WebFlux application: a store call that can only
  * block runs on Reactor's bounded elastic scheduler, and a wait in wait mode is
  * a {@link Mono#delay} on Reactor's parallel scheduler, whose timer holds no
- * thread while it waits.
+ * thread while it waits. The default of the bean {@code rateLimitDecisionThreads};
+ * a test may replace it, to record waits rather than let time pass.
  */
-final class ReactorDecisionThreads implements DecisionThreads {
+public final class ReactorDecisionThreads implements DecisionThreads {
 
-	/** The one instance: it holds nothing but Reactor's shared schedulers. */
-	static final DecisionThreads INSTANCE = new ReactorDecisionThreads();
+	/** The one instance needed: it holds nothing but Reactor's shared schedulers. */
+	public static final DecisionThreads INSTANCE = new ReactorDecisionThreads();
 
 	private ReactorDecisionThreads() {
 	}
