@@ -65,11 +65,11 @@ class RedisIncrFloorConfiguration {
 			InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
 			String client = (remote != null) ? remote.getAddress().getHostAddress() : "unknown";
 			byte[] key = (KEY_PREFIX + client + '}').getBytes(StandardCharsets.UTF_8);
-			// The answer goes on on a Reactor thread, not on Lettuce's event loop: a response completed there
-			// lets Reactor Netty 1.3.6 read the connection's next keep-alive request before the previous one
-			// has ended, and it then stops reading that connection (reactor-netty#4347): under the benchmark's
-			// load one request of thousands hung. A client gone before Redis answered leaves the INCR sent:
-			// it is the round trip measured.
+			// The request goes on on Reactor's parallel scheduler, not on Lettuce's event loop where the INCR
+			// completes: that one thread reads every reply of the connection, and would otherwise also run every
+			// request's handler and write its response. (Going on there, with Reactor Netty 1.3.6, is also how the
+			// keep-alive hang of reactor-netty#4347 first showed here.) A client gone before Redis answered
+			// leaves the INCR sent: it is the round trip measured.
 			return Mono.fromFuture(() -> commands().incr(key).toCompletableFuture(), true)
 				.publishOn(Schedulers.parallel())
 				.then(Mono.defer(() -> chain.filter(exchange)));
