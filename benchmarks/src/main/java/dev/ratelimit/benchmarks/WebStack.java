@@ -12,7 +12,7 @@ import java.util.List;
  * says only where the jar is, what the server needs told and how the results
  * are named.
  */
-enum WebStack {
+public enum WebStack {
 
 	/** Spring MVC on Tomcat: the {@code sample-app} module. */
 	SERVLET("servlet", "sample-app", "HTTP", "",
