@@ -48,8 +48,12 @@ import java.util.function.ToDoubleFunction;
  * floor ran exactly one {@code INCR} per request ({@code INFO commandstats}).
  * Any non-2xx response fails the run too.
  * <p>
+ * {@code --stack reactive} measures the WebFlux sample ({@code sample-reactive-app}, Reactor Netty)
+ * the same way instead of the servlet one ({@link WebStack}): the same endpoint, route rule,
+ * metric and floor, from the same harness.
+ * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.HttpBenchmark
- * [--modes cpu,saturated,redis] [--seconds 3] [--warmup 15] [--rounds 10] [--jvms 2] [--rate 3000] [--connections 16]
+ * [--stack servlet|reactive] [--modes cpu,saturated,redis] [--seconds 3] [--warmup 15] [--rounds 10] [--jvms 2] [--rate 3000] [--connections 16]
  * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--ablations label=args|...] [--jfr dir]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}. Other code calls {@link #run(Settings)}.
  */
@@ -104,16 +108,19 @@ public final class HttpBenchmark {
 	 * @param clientIps distinct client addresses: 1 is the loopback peer alone (one hot key for
 	 * {@code per-ip}); more are sent in {@code X-Forwarded-For}, with 127.0.0.1 a trusted proxy
 	 * @param pin {@code auto}, {@code none} or {@code SERVER/CLIENT} CPU lists (see {@link CpuPinning#of})
-	 * @param appJar the sample app's executable jar, or {@code null} to look in {@code sample-app/target}
+	 * @param appJar the sample app's executable jar, or {@code null} to look in the stack's module's
+	 * {@code target} ({@code sample-app/target} or {@code sample-reactive-app/target})
 	 * @param beforeJar another build of the sample app whose limiter is measured too, or {@code null}
 	 * @param ablations more limiter variants of every mode, by label: extra arguments of the app
 	 * @param jvms server JVMs per variant, started in mirrored order (A B B A): see {@link Servers#start}
 	 * @param jfrDirectory where each server JVM writes a JFR recording (profile settings), or {@code null}
 	 * @param jvmOptions the sample app JVM's options, the same for every variant
+	 * @param stack which sample is measured: the servlet one or the reactive one
 	 */
 	public record Settings(List<String> modes, int seconds, int warmup, int rounds, int rate, int connections,
 			List<Integer> redisConnections, int clientIps, String pin, String appJar, String beforeJar,
-			Map<String, List<String>> ablations, int jvms, String jfrDirectory, List<String> jvmOptions) {
+			Map<String, List<String>> ablations, int jvms, String jfrDirectory, List<String> jvmOptions,
+			WebStack stack) {
 
 		/**
 		 * Fixed heap (so no case pays for growing it) and G1 named explicitly, because the JVM
@@ -131,7 +138,7 @@ public final class HttpBenchmark {
 		 */
 		public static Settings defaults() {
 			return new Settings(List.of("cpu", "saturated", "redis"), 3, 15, 10, 3000, 16, List.of(16, 64), 1, "auto",
-					null, null, Map.of(), 2, null, DEFAULT_JVM);
+					null, null, Map.of(), 2, null, DEFAULT_JVM, WebStack.SERVLET);
 		}
 
 		/**
@@ -163,7 +170,8 @@ public final class HttpBenchmark {
 					given.string("app-jar", null), given.string("before-jar", null),
 					parseAblations(given.string("ablations", null)), given.integer("jvms", d.jvms()),
 					given.string("jfr", null),
-					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions());
+					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions(),
+					WebStack.of(given.string("stack", d.stack().option())));
 		}
 
 	}
@@ -279,7 +287,7 @@ public final class HttpBenchmark {
 		System.out.println();
 		System.out.print(table(rows, options));
 		System.out.println();
-		for (GoalCheck goal : goals(rows)) {
+		for (GoalCheck goal : goals(rows, options.stack())) {
 			System.out.printf(Locale.ROOT, "Goal: %s %s: %s (%s)%n", goal.name(), goal.target(),
 					goal.met() ? "met" : "NOT met", goal.measured());
 		}
@@ -293,12 +301,12 @@ public final class HttpBenchmark {
 	 * the decisions counted do not match the requests
 	 */
 	public static List<Row> run(Settings options) throws InterruptedException {
-		Path jar = SampleAppProcess.locateJar(options.appJar());
+		Path jar = SampleAppProcess.locateJar(options.appJar(), options.stack().module());
 		CpuPinning pinning = CpuPinning.of(options.pin());
 		System.out.printf(Locale.ROOT,
-				"%s on %s; modes %s; %ds warm-up, %d rounds of %ds; %d connections (redis: %s); %d/s in cpu mode; "
+				"%s on %s (%s stack); modes %s; %ds warm-up, %d rounds of %ds; %d connections (redis: %s); %d/s in cpu mode; "
 						+ "%d client IPs; server JVM %s; %s%n",
-				PATH, jar, options.modes(), options.warmup(), options.rounds(), options.seconds(),
+				PATH, jar, options.stack().option(), options.modes(), options.warmup(), options.rounds(), options.seconds(),
 				options.connections(), options.redisConnections(), options.rate(), options.clientIps(),
 				options.jvmOptions(), pinning.describe());
 		long self = ProcessHandle.current().pid();
@@ -327,7 +335,7 @@ public final class HttpBenchmark {
 		variants.add(new Variant("memory", ON, jar, memoryArguments(true, options)));
 		variants.add(new Variant("memory", OFF, jar, memoryArguments(false, options)));
 		if (options.beforeJar() != null) {
-			variants.add(new Variant("memory", BEFORE, SampleAppProcess.locateJar(options.beforeJar()),
+			variants.add(new Variant("memory", BEFORE, SampleAppProcess.locateJar(options.beforeJar(), options.stack().module()),
 					memoryArguments(true, options)));
 		}
 		options.ablations().forEach((label, extra) -> {
@@ -358,6 +366,8 @@ public final class HttpBenchmark {
 		// benchmark machine can see now and then) would let the failure mode decide requests without
 		// asking it, flattering the limiter.
 		common.add("--rate-limit.redis.timeout=5s");
+		// A call waits the busy timeout in all, of which Redis may stay silent the timeout: at least as long.
+		common.add("--rate-limit.redis.busy-timeout=5s");
 		List<String> on = new ArrayList<>(common);
 		on.add("--rate-limit.enabled=true");
 		List<String> floor = new ArrayList<>(common);
@@ -394,11 +404,9 @@ public final class HttpBenchmark {
 
 	private static List<String> commonArguments(Settings options) {
 		List<String> arguments = new ArrayList<>(List.of("--rate-limit.policies.per-ip.capacity=" + CAPACITY,
-				"--rate-limit.policies.per-ip.refill=" + CAPACITY + "/1s",
-				// Tomcat closes a keep-alive connection after 100 requests by default; reconnecting
-				// would add TCP set-up to every case and, at tens of thousands of requests per
-				// second, fill the ephemeral port range with TIME_WAIT sockets.
-				"--server.tomcat.max-keep-alive-requests=-1"));
+				"--rate-limit.policies.per-ip.refill=" + CAPACITY + "/1s"));
+		// Connections kept open for the whole run (see WebStack).
+		arguments.addAll(options.stack().serverArguments());
 		if (options.clientIps() > 1) {
 			// The load generator is the proxy: believe the client address it sends.
 			arguments.add("--rate-limit.client-ip.trusted-proxies=127.0.0.1");
@@ -732,12 +740,24 @@ public final class HttpBenchmark {
 	 * @return the goals whose figures the run has
 	 */
 	public static List<GoalCheck> goals(List<Row> rows) {
+		return goals(rows, WebStack.SERVLET);
+	}
+
+	/**
+	 * Checks the goals against the rows of a run of one stack; the goals of the
+	 * reactive stack are named {@code HTTP (WebFlux)}.
+	 * @param rows what {@link #run(Settings)} returned
+	 * @param stack the stack those rows measured
+	 * @return the goals whose figures the run has
+	 */
+	public static List<GoalCheck> goals(List<Row> rows, WebStack stack) {
+		String http = stack.goalPrefix();
 		List<GoalCheck> goals = new ArrayList<>();
 		Row on = find(rows, "cpu", ON, -1);
 		Row off = find(rows, "cpu", OFF, -1);
 		if (on != null && off != null && !Double.isNaN(on.cpuAddedMicros())) {
 			double extra = on.cpuAddedMicros();
-			goals.add(new GoalCheck("HTTP: server CPU the limiter adds per request (memory backend, fixed rate)",
+			goals.add(new GoalCheck(http + ": server CPU the limiter adds per request (memory backend, fixed rate)",
 					String.format(Locale.ROOT, "≤ %.0f µs", GOAL_CPU_MICROS),
 					String.format(Locale.ROOT, "%+.1f µs (median of rounds; %.1f against %.1f µs per request at %,.0f/s)", extra,
 							on.cpuMicrosPerRequest(), off.cpuMicrosPerRequest(), on.requestsPerSecond()),
@@ -746,7 +766,7 @@ public final class HttpBenchmark {
 		Row saturated = find(rows, "saturated", ON, -1);
 		if (saturated != null && !Double.isNaN(saturated.ratio())) {
 			goals.add(new GoalCheck(
-					"HTTP: saturated throughput with the limiter against without (memory backend, pinned)",
+					http + ": saturated throughput with the limiter against without (memory backend, pinned)",
 					String.format(Locale.ROOT, "≥ %.1f×", GOAL_RATIO),
 					String.format(Locale.ROOT, "%.2f×", saturated.ratio()), saturated.ratio() >= GOAL_RATIO));
 		}
@@ -759,7 +779,7 @@ public final class HttpBenchmark {
 			}
 		}
 		if (!redis.isEmpty()) {
-			goals.add(new GoalCheck("HTTP on Redis: throughput against one INCR per request",
+			goals.add(new GoalCheck(http + " on Redis: throughput against one INCR per request",
 					String.format(Locale.ROOT, "≥ %.2f×", GOAL_REDIS_RATIO), String.join("; ", redis), redisMet));
 		}
 		return goals;
@@ -784,8 +804,8 @@ public final class HttpBenchmark {
 		List<Row> cpu = rows.stream().filter((r) -> r.mode().equals("cpu")).toList();
 		if (!cpu.isEmpty()) {
 			out.append(String.format(Locale.ROOT,
-					"**Server CPU per request at %,d requests/s** (memory backend, open loop, %d connections)%n%n",
-					options.rate(), options.connections()));
+					"**Server CPU per request at %,d requests/s** (%smemory backend, open loop, %d connections)%n%n",
+					options.rate(), options.stack().tablePrefix(), options.connections()));
 			out.append("| Variant | Requests/s | Server CPU µs/request | Added by the limiter | Bytes allocated/request "
 					+ "| Added by the limiter | p50 µs | p99 µs |\n");
 			out.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -798,13 +818,13 @@ public final class HttpBenchmark {
 						r.p50Micros(), r.p99Micros()));
 			}
 			out.append('\n');
-			threadTable(out, cpu, "the same rounds");
+			threadTable(out, cpu, options.stack().tablePrefix() + "the same rounds");
 		}
 		List<Row> saturated = rows.stream().filter((r) -> r.mode().equals("saturated")).toList();
 		if (!saturated.isEmpty()) {
 			out.append(String.format(Locale.ROOT,
-					"**Saturated throughput** (memory backend, closed loop, %d connections)%n%n",
-					options.connections()));
+					"**Saturated throughput** (%smemory backend, closed loop, %d connections)%n%n",
+					options.stack().tablePrefix(), options.connections()));
 			out.append("| Variant | Requests/s | Ratio with/without | p50 µs | p99 µs | p99.9 µs "
 					+ "| Server CPU µs/request | Added by the limiter | Server CPU busy |\n");
 			out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -819,7 +839,7 @@ public final class HttpBenchmark {
 		}
 		List<Row> redis = rows.stream().filter((r) -> r.mode().equals("redis")).toList();
 		if (!redis.isEmpty()) {
-			out.append("**Redis backend against one INCR per request** (closed loop)\n\n");
+			out.append("**Redis backend against one INCR per request** (" + options.stack().tablePrefix() + "closed loop)\n\n");
 			out.append("| Connections | Variant | Requests/s | Ratio against the floor | p50 µs | p99 µs "
 					+ "| Added p50 µs | Added p99 µs | Server CPU µs/request |\n");
 			out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -835,15 +855,16 @@ public final class HttpBenchmark {
 			out.append('\n');
 			redis.stream().mapToInt(Row::connections).distinct().forEach((connections) -> threadTable(out,
 					redis.stream().filter((r) -> r.connections() == connections).toList(),
-					"Redis backend, " + connections + " connections, median round"));
+					options.stack().tablePrefix() + "Redis backend, " + connections + " connections, median round"));
 		}
 		out.append(String.format(Locale.ROOT,
-				"Every variant in %d server JVM(s) of its own (%s), started in mirrored order, all warmed up (at "
+				"%s sample (%s). Every variant in %d server JVM(s) of its own (%s), started in mirrored order, all warmed up (at "
 						+ "least %d s each, then until the JIT settles), then %d rounds of %d s measuring "
 						+ "each JVM in turn; a variant's round is the mean of its JVMs', each row is its variant's median "
 						+ "round, and what the limiter adds (and the "
 						+ "ratio) is the median over rounds of the difference (the ratio) within a round. %s. %d client IP(s). Every request "
 						+ "decided with the limiter and none without (counted); non-2xx: 0.%n",
+				(options.stack() == WebStack.SERVLET) ? "The servlet" : "The reactive", options.stack().module(),
 				options.jvms(), String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(),
 				options.seconds(), CpuPinning.of(options.pin()).describe(), options.clientIps()));
 		return out.toString();
@@ -868,6 +889,10 @@ public final class HttpBenchmark {
 		rows.stream().filter((r) -> !r.threadAdded().isEmpty()).forEach((r) -> out.append("---:|"));
 		out.append('\n');
 		for (String group : ServerProbe.THREAD_GROUPS) {
+			if (rows.stream().allMatch((r) -> r.threadMicros().get(group) == 0)) {
+				// No thread of this group in this stack's servers (Tomcat's poller under Netty, say).
+				continue;
+			}
 			out.append("| ").append(group).append(" |");
 			rows.forEach((r) -> out.append(String.format(Locale.ROOT, " %.1f |", r.threadMicros().get(group))));
 			rows.stream()

@@ -18,17 +18,18 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Runs every benchmark, in-memory (JMH), Redis, Redis server time, HTTP, start-up,
+ * Runs every benchmark, in-memory (JMH), Redis, Redis server time, HTTP (the
+ * servlet sample, and the reactive one as the part {@code reactive}), start-up,
  * accuracy and overload, and writes
  * their tables and the goals they meet or miss into {@code docs/performance.md}
  * between the markers {@value #BEGIN} and {@value #END}. The text around the
  * markers, the reading of the numbers, is written by hand.
  * <p>
  * Run from the repository root, after
- * {@code mvn -q -pl benchmarks,sample-app -am package -DskipTests}:
+ * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
  * (about 45 minutes on 2 cores; a part that fails is reported as a goal missed and
- * the others still run). Options: {@code --parts memory,redis,lua,http,startup,accuracy,overload},
+ * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,startup,accuracy,overload},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
  * prints only).
@@ -50,7 +51,7 @@ public final class RunAllBenchmarks {
 	public static void main(String[] args) throws Exception {
 		Options options = Options.parse(args);
 		boolean quick = Boolean.parseBoolean(options.string("quick", "false"));
-		List<String> parts = options.list("parts", "memory,redis,lua,http,startup,accuracy,overload");
+		List<String> parts = options.list("parts", "memory,redis,lua,http,reactive,startup,accuracy,overload");
 		String docs = options.string("docs", "docs/performance.md");
 		long began = System.nanoTime();
 		Goals goals = new Goals();
@@ -96,6 +97,12 @@ public final class RunAllBenchmarks {
 			results.append("### HTTP\n\n").append(HttpBenchmark.table(rows, http)).append('\n');
 			goals.http(rows);
 		});
+		part(parts, "reactive", goals, results, () -> {
+			HttpBenchmark.Settings http = HttpBenchmark.Settings.from(Options.parse(reactiveArguments(quick)));
+			List<HttpBenchmark.Row> rows = HttpBenchmark.run(http);
+			results.append("### HTTP, reactive (WebFlux)\n\n").append(HttpBenchmark.table(rows, http)).append('\n');
+			goals.http(rows, WebStack.REACTIVE);
+		});
 		part(parts, "startup", goals, results, () -> {
 			StartupBenchmark.Settings startup = StartupBenchmark.Settings
 				.from(Options.parse(quick ? new String[] { "--runs", "2", "--warmup-runs", "1" } : new String[0]));
@@ -135,6 +142,22 @@ public final class RunAllBenchmarks {
 			write(Path.of(docs), section);
 			System.out.println("Wrote the results into " + docs);
 		}
+	}
+
+	/**
+	 * The options of the {@code reactive} part: the WebFlux sample's throughput
+	 * with the limiter against without (memory) and against one INCR per request
+	 * (Redis), pinned, as {@code HttpBenchmark} takes them, so that the part and
+	 * {@code HttpBenchmark --stack reactive --modes saturated,redis} measure the
+	 * same thing. The {@code cpu} mode (server CPU at a fixed rate) is the
+	 * servlet stack's goal and stays out of it.
+	 */
+	static String[] reactiveArguments(boolean quick) {
+		List<String> arguments = new ArrayList<>(List.of("--stack", "reactive", "--modes", "saturated,redis"));
+		if (quick) {
+			arguments.addAll(List.of("--seconds", "3", "--warmup", "2", "--rounds", "1"));
+		}
+		return arguments.toArray(String[]::new);
 	}
 
 	/** One part of the run: its body measures, appends its tables and checks its goals. */

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -21,10 +22,11 @@ import java.util.stream.Stream;
  */
 final class SampleAppProcess implements AutoCloseable {
 
-	/** Where {@code spring-boot-maven-plugin} writes the jar, relative to the project root. */
-	private static final String TARGET = "sample-app/target";
+	/** The servlet sample's module: {@code spring-boot-maven-plugin} writes its jar into its {@code target}. */
+	private static final String MODULE = "sample-app";
 
-	private static final long STARTUP_TIMEOUT_SECONDS = 120;
+	/** Long enough for a JVM pinned to one CPU that other processes share. */
+	private static final long STARTUP_TIMEOUT_SECONDS = 240;
 
 	private static final long DEFAULT_POLL_MILLIS = 200;
 
@@ -146,13 +148,25 @@ final class SampleAppProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Finds the sample app's executable jar: {@code configured} if given, else
+	 * Finds the servlet sample app's executable jar: {@code configured} if given, else
 	 * {@code sample-app/target/sample-app-*.jar} under the working directory or
 	 * above the directory holding this benchmark's jar ({@code benchmarks/target}).
 	 * @param configured a path given by the user, or {@code null}
 	 * @return the jar
 	 */
 	static Path locateJar(String configured) {
+		return locateJar(configured, MODULE);
+	}
+
+	/**
+	 * Finds a sample app's executable jar: {@code configured} if given, else
+	 * {@code <module>/target/<module>-*.jar} under the working directory or
+	 * above the directory holding this benchmark's jar ({@code benchmarks/target}).
+	 * @param configured a path given by the user, or {@code null}
+	 * @param module the sample's Maven module, such as {@code sample-app} or {@code sample-reactive-app}
+	 * @return the jar
+	 */
+	static Path locateJar(String configured, String module) {
 		if (configured != null && !configured.isBlank()) {
 			Path jar = Path.of(configured);
 			if (!Files.isRegularFile(jar)) {
@@ -160,6 +174,7 @@ final class SampleAppProcess implements AutoCloseable {
 			}
 			return jar;
 		}
+		String targetDirectory = module + "/target";
 		List<Path> roots = new ArrayList<>();
 		roots.add(Path.of("").toAbsolutePath());
 		try {
@@ -177,14 +192,14 @@ final class SampleAppProcess implements AutoCloseable {
 			// no code source: the working directory only
 		}
 		for (Path root : roots) {
-			Path target = root.resolve(TARGET);
+			Path target = root.resolve(targetDirectory);
 			if (!Files.isDirectory(target)) {
 				continue;
 			}
 			// The repackaged jar, not the plain one Boot keeps as *.jar.original.
 			try (Stream<Path> files = Files.list(target)) {
 				List<Path> jars = files
-					.filter((p) -> p.getFileName().toString().matches("sample-app-.*\\.jar"))
+					.filter((p) -> p.getFileName().toString().matches(Pattern.quote(module) + "-.*\\.jar"))
 					.sorted()
 					.toList();
 				if (!jars.isEmpty()) {
@@ -195,8 +210,8 @@ final class SampleAppProcess implements AutoCloseable {
 				throw new UncheckedIOException(ex);
 			}
 		}
-		throw new IllegalStateException("No sample app jar in " + TARGET + " under " + roots
-				+ "; build it with: mvn -q -pl benchmarks,sample-app -am package -DskipTests (or pass --app-jar)");
+		throw new IllegalStateException("No sample app jar in " + targetDirectory + " under " + roots
+				+ "; build it with: mvn -q -pl benchmarks," + module + " -am package -DskipTests (or pass --app-jar)");
 	}
 
 	private HttpConnection.Response awaitReady(String path, long pollMillis) {

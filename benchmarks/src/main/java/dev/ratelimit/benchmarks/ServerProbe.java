@@ -38,7 +38,11 @@ import com.sun.tools.attach.VirtualMachine;
  * {@code /proc/<pid>/task/<tid>/schedstat}, Tomcat's by their Java names and
  * {@code ThreadMXBean#getThreadCpuTime} (their Linux names are cut to 15
  * characters, which leaves a worker and the poller of a 5-digit port alike),
- * and the rest of the process as {@code other}. A profiler samples only
+ * and the rest of the process as {@code other}. Under WebFlux the request
+ * threads are Reactor Netty's event loops ({@code reactor-http-*}), which also
+ * read and write the sockets, so there is no separate I/O group; work moved to
+ * Reactor's schedulers ({@code boundedElastic-*}, {@code parallel-*}) is a
+ * group of its own. A profiler samples only
  * request threads running Java code; this account says whether a variant's
  * extra CPU is on those threads at all.
  */
@@ -50,8 +54,8 @@ final class ServerProbe implements AutoCloseable {
 	private static final Pattern COUNT = Pattern.compile("\"statistic\"\\s*:\\s*\"COUNT\"\\s*,\\s*\"value\"\\s*:\\s*([0-9.eE+-]+)");
 
 	/** The thread groups of {@link Sample#threadNanos}, in the order of the tables. */
-	static final List<String> THREAD_GROUPS = List.of("request threads", "Tomcat I/O", "Lettuce I/O", "GC", "JIT",
-			"VM thread", "other");
+	static final List<String> THREAD_GROUPS = List.of("request threads", "Tomcat I/O", "Reactor schedulers",
+			"Lettuce I/O", "GC", "JIT", "VM thread", "other");
 
 	private final long pid;
 
@@ -157,10 +161,7 @@ final class ServerProbe implements AutoCloseable {
 		long[] cpu = bean.getThreadCpuTime(ids);
 		for (int i = 0; i < ids.length; i++) {
 			String name = threadName(bean, ids[i]);
-			String group = (name == null || cpu[i] < 0) ? null
-					: name.contains("-exec-") ? "request threads"
-							: (name.endsWith("-Poller") || name.endsWith("-Acceptor")) ? "Tomcat I/O"
-									: name.startsWith("lettuce-") ? "Lettuce I/O" : null;
+			String group = (name == null || cpu[i] < 0) ? null : javaThreadGroup(name);
 			if (group != null) {
 				groups.merge(group, cpu[i], Long::sum);
 			}
@@ -168,6 +169,20 @@ final class ServerProbe implements AutoCloseable {
 		long grouped = groups.values().stream().mapToLong(Long::longValue).sum();
 		groups.put("other", total - grouped);
 		return groups;
+	}
+
+	/** The group of a thread known by its Java name, or {@code null} for the groups read from Linux. */
+	private static String javaThreadGroup(String name) {
+		if (name.contains("-exec-") || name.startsWith("reactor-http-")) {
+			return "request threads";
+		}
+		if (name.endsWith("-Poller") || name.endsWith("-Acceptor")) {
+			return "Tomcat I/O";
+		}
+		if (name.startsWith("boundedElastic-") || name.startsWith("parallel-")) {
+			return "Reactor schedulers";
+		}
+		return name.startsWith("lettuce-") ? "Lettuce I/O" : null;
 	}
 
 	private String threadName(ThreadMXBean bean, long id) {
