@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -21,8 +22,8 @@ import java.util.stream.Stream;
  */
 final class SampleAppProcess implements AutoCloseable {
 
-	/** Where {@code spring-boot-maven-plugin} writes the jar, relative to the project root. */
-	private static final String TARGET = "sample-app/target";
+	/** The sample app's module: {@code spring-boot-maven-plugin} writes its jar in {@code <module>/target}. */
+	private static final String MODULE = "sample-app";
 
 	private static final long STARTUP_TIMEOUT_SECONDS = 120;
 
@@ -153,13 +154,26 @@ final class SampleAppProcess implements AutoCloseable {
 	 * @return the jar
 	 */
 	static Path locateJar(String configured) {
+		return locateJar(configured, MODULE);
+	}
+
+	/**
+	 * Finds a runnable module's executable jar: {@code configured} if given, else
+	 * {@code <module>/target/<module>-*.jar} under the working directory or above
+	 * the directory holding this benchmark's jar ({@code benchmarks/target}).
+	 * @param configured a path given by the user, or {@code null}
+	 * @param module the module's directory and artifact id, such as {@code sample-gateway}
+	 * @return the jar
+	 */
+	static Path locateJar(String configured, String module) {
 		if (configured != null && !configured.isBlank()) {
 			Path jar = Path.of(configured);
 			if (!Files.isRegularFile(jar)) {
-				throw new IllegalStateException("No sample app jar at " + jar);
+				throw new IllegalStateException("No " + module + " jar at " + jar);
 			}
 			return jar;
 		}
+		String target = module + "/target";
 		List<Path> roots = new ArrayList<>();
 		roots.add(Path.of("").toAbsolutePath());
 		try {
@@ -177,14 +191,14 @@ final class SampleAppProcess implements AutoCloseable {
 			// no code source: the working directory only
 		}
 		for (Path root : roots) {
-			Path target = root.resolve(TARGET);
-			if (!Files.isDirectory(target)) {
+			Path directory = root.resolve(target);
+			if (!Files.isDirectory(directory)) {
 				continue;
 			}
 			// The repackaged jar, not the plain one Boot keeps as *.jar.original.
-			try (Stream<Path> files = Files.list(target)) {
+			try (Stream<Path> files = Files.list(directory)) {
 				List<Path> jars = files
-					.filter((p) -> p.getFileName().toString().matches("sample-app-.*\\.jar"))
+					.filter((p) -> p.getFileName().toString().matches(Pattern.quote(module) + "-.*\\.jar"))
 					.sorted()
 					.toList();
 				if (!jars.isEmpty()) {
@@ -195,8 +209,8 @@ final class SampleAppProcess implements AutoCloseable {
 				throw new UncheckedIOException(ex);
 			}
 		}
-		throw new IllegalStateException("No sample app jar in " + TARGET + " under " + roots
-				+ "; build it with: mvn -q -pl benchmarks,sample-app -am package -DskipTests (or pass --app-jar)");
+		throw new IllegalStateException("No " + module + " jar in " + target + " under " + roots
+				+ "; build it with: mvn -q -pl benchmarks," + module + " -am package -DskipTests (or pass its path)");
 	}
 
 	private HttpConnection.Response awaitReady(String path, long pollMillis) {
