@@ -580,7 +580,7 @@ public final class GatewayBenchmark {
 						+ "client address). Every route in %d gateway JVM(s) of its own (%s), all warmed up (at least "
 						+ "%d s each, then until the JIT settles), then %d rounds of %d s measuring each JVM in turn; "
 						+ "each row is its route's median round, each ratio the median over rounds of the ratio within "
-						+ "a round. %s. Every answer 2xx; the starter decided every request of its routes and none of "
+						+ "a round. Pinning: %s. Every answer 2xx; the starter decided every request of its routes and none of "
 						+ "the others (counted); on Redis, a script per request where a limiter decides, none "
 						+ "elsewhere (`INFO commandstats`). Command: `%s`.%n",
 				options.jvms(), String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(),

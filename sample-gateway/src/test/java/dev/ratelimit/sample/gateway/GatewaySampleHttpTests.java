@@ -1,12 +1,6 @@
 package dev.ratelimit.sample.gateway;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -35,11 +29,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class GatewaySampleHttpTests {
 
 	private static final Backend BACKEND = new Backend();
-
-	private static final HttpClient CLIENT = HttpClient.newBuilder()
-		.version(HttpClient.Version.HTTP_1_1)
-		.connectTimeout(Duration.ofSeconds(5))
-		.build();
 
 	@LocalServerPort
 	int port;
@@ -99,23 +88,11 @@ class GatewaySampleHttpTests {
 	}
 
 	private HttpResponse<String> get(String path) {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
-			.timeout(Duration.ofSeconds(10))
-			.build();
-		try {
-			return CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		return Http.get(this.port, path);
 	}
 
 	private static String header(HttpResponse<?> response, String name) {
-		return response.headers().firstValue(name).orElse(null);
+		return Http.header(response, name);
 	}
 
 	/** The limiter's clock, standing still. */
