@@ -97,6 +97,10 @@ final class Goals {
 		}
 	}
 
+	void gateway(List<HttpBenchmark.GoalCheck> checks) {
+		checks.forEach((check) -> this.goals.add(new Goal(check.name(), check.target(), check.measured(), check.met())));
+	}
+
 	/**
 	 * Two threads on one hot key, from the long run: at or below Bucket4j's time,
 	 * and told apart from it by the error bars (or, when both are within each

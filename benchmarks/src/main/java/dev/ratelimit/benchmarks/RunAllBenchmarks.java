@@ -29,7 +29,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
  * (about 45 minutes on 2 cores; a part that fails is reported as a goal missed and
- * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,startup,accuracy,overload},
+ * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,gateway,startup,accuracy,overload},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
  * prints only).
@@ -51,7 +51,7 @@ public final class RunAllBenchmarks {
 	public static void main(String[] args) throws Exception {
 		Options options = Options.parse(args);
 		boolean quick = Boolean.parseBoolean(options.string("quick", "false"));
-		List<String> parts = options.list("parts", "memory,redis,lua,http,reactive,startup,accuracy,overload");
+		List<String> parts = options.list("parts", "memory,redis,lua,http,reactive,gateway,startup,accuracy,overload");
 		String docs = options.string("docs", "docs/performance.md");
 		long began = System.nanoTime();
 		Goals goals = new Goals();
@@ -103,6 +103,7 @@ public final class RunAllBenchmarks {
 			results.append("### HTTP, reactive (WebFlux)\n\n").append(HttpBenchmark.table(rows, http)).append('\n');
 			goals.http(rows, WebStack.REACTIVE);
 		});
+		part(parts, "gateway", goals, results, () -> results.append(GatewayBenchmark.part(quick, goals)));
 		part(parts, "startup", goals, results, () -> {
 			StartupBenchmark.Settings startup = StartupBenchmark.Settings
 				.from(Options.parse(quick ? new String[] { "--runs", "2", "--warmup-runs", "1" } : new String[0]));
