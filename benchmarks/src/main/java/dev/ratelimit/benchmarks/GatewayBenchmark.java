@@ -232,7 +232,7 @@ public final class GatewayBenchmark {
 	 */
 	static String part(boolean quick, Goals goals) throws InterruptedException {
 		Settings options = Settings.from(Options.parse(quick
-				? new String[] { "--seconds", "2", "--warmup", "2", "--rounds", "1" } : new String[0]));
+				? new String[] { "--seconds", "2", "--warmup", "2", "--rounds", "1", "--jvms", "1" } : new String[0]));
 		List<Row> rows = run(options);
 		goals.gateway(goals(rows));
 		return "### Gateway\n\n" + table(rows, options) + '\n';
