@@ -132,7 +132,7 @@ public final class GatewayBenchmark {
 			String pin, String gatewayJar, List<String> jvmOptions) {
 
 		/**
-		 * The defaults: about 25 minutes on two busy cores. Two JVMs per route in mirrored
+		 * The defaults: about 20 minutes on two busy cores. Two JVMs per route in mirrored
 		 * order, because where a JVM is in the start order changes its cost per request
 		 * (see {@link HttpBenchmark}).
 		 * @return the defaults
