@@ -132,7 +132,7 @@ public final class GatewayBenchmark {
 			String pin, String gatewayJar, List<String> jvmOptions) {
 
 		/**
-		 * The defaults: about 25 minutes on two busy cores. Two JVMs per route in mirrored
+		 * The defaults: about 20 minutes on two busy cores. Two JVMs per route in mirrored
 		 * order, because where a JVM is in the start order changes its cost per request
 		 * (see {@link HttpBenchmark}).
 		 * @return the defaults
@@ -232,7 +232,7 @@ public final class GatewayBenchmark {
 	 */
 	static String part(boolean quick, Goals goals) throws InterruptedException {
 		Settings options = Settings.from(Options.parse(quick
-				? new String[] { "--seconds", "2", "--warmup", "2", "--rounds", "1" } : new String[0]));
+				? new String[] { "--seconds", "2", "--warmup", "2", "--rounds", "1", "--jvms", "1" } : new String[0]));
 		List<Row> rows = run(options);
 		goals.gateway(goals(rows));
 		return "### Gateway\n\n" + table(rows, options) + '\n';
