@@ -103,12 +103,28 @@ final class ReactiveKeyRequest implements KeyRequest {
 	}
 
 	/**
+	 * Returns an exchange's principal when it is known without subscribing:
+	 * {@link #ANONYMOUS} when nothing in the pipeline provides one (an
+	 * application without security, whose exchange answers
+	 * {@code Mono.empty()}).
+	 * @param exchange the exchange
+	 * @return {@link #ANONYMOUS}, or {@code null} when it must be resolved
+	 */
+	static Principal principalIfKnown(ServerWebExchange exchange) {
+		return (exchange.getPrincipal() == Mono.<Principal>empty()) ? ANONYMOUS : null;
+	}
+
+	/**
 	 * Resolves an exchange's principal, as WebFlux (and Spring Security) keep
 	 * it in the reactive pipeline.
 	 * @param exchange the exchange
 	 * @return the principal, or {@link #ANONYMOUS} for an anonymous request (never empty)
 	 */
 	static Mono<Principal> principal(ServerWebExchange exchange) {
+		Principal known = principalIfKnown(exchange);
+		if (known != null) {
+			return Mono.just(known);
+		}
 		return exchange.getPrincipal()
 			.filter((principal) -> !(SECURITY && SecurityPrincipals.isAnonymous(principal)))
 			.defaultIfEmpty(ANONYMOUS);

@@ -107,6 +107,11 @@ public final class ReactiveRouteLimits {
 		if (policies.isEmpty()) {
 			return next.proceed(exchange);
 		}
+		Principal known = ReactiveKeyRequest.principalIfKnown(exchange);
+		if (known != null) {
+			// No principal to wait for (no security in the pipeline): decided without building a pipeline for it.
+			return apply(exchange, next, policies, known);
+		}
 		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> apply(exchange, next, policies, principal));
 	}
 
@@ -124,16 +129,33 @@ public final class ReactiveRouteLimits {
 			return this.rejections.send(exchange, ex);
 		}
 		boolean blocking = this.limiter.mayBlock(policiesOf(calls));
-		return acquire(calls).flatMap((outcome) -> {
-			this.headers.record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
-			if (!outcome.allowed()) {
-				return this.rejections.send(exchange, new RateLimitExceededException(outcome));
+		if (!blocking) {
+			// In memory, with nothing to wait for: decided inline, as a servlet request is, with no stage to wrap.
+			RateLimitOutcome outcome;
+			try {
+				outcome = this.limiter.acquire(calls);
 			}
-			if (outcome.provisional().isEmpty()) {
-				return next.proceed(exchange);
+			catch (RateLimitException refusal) {
+				return this.rejections.send(exchange, refusal);
 			}
-			return continueCountingByOutcome(exchange, next, policies, outcome, context, blocking);
-		}).onErrorResume(RateLimitException.class, (refusal) -> this.rejections.send(exchange, refusal));
+			return decided(exchange, next, policies, context, disclosures, outcome, false);
+		}
+		return acquire(calls)
+			.flatMap((outcome) -> decided(exchange, next, policies, context, disclosures, outcome, true))
+			.onErrorResume(RateLimitException.class, (refusal) -> this.rejections.send(exchange, refusal));
+	}
+
+	/** Goes on with a decided request: its header fields, then the refusal, or the rest of the chain. */
+	private Mono<Void> decided(ServerWebExchange exchange, Continuation next, List<BoundPolicy> policies,
+			EvaluationContext context, Disclosures disclosures, RateLimitOutcome outcome, boolean blocking) {
+		this.headers.record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
+		if (!outcome.allowed()) {
+			return this.rejections.send(exchange, new RateLimitExceededException(outcome));
+		}
+		if (outcome.provisional().isEmpty()) {
+			return next.proceed(exchange);
+		}
+		return continueCountingByOutcome(exchange, next, policies, outcome, context, blocking);
 	}
 
 	/**
