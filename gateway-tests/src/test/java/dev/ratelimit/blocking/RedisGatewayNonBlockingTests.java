@@ -7,14 +7,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
-import reactor.blockhound.BlockHound;
-import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -37,7 +32,6 @@ import dev.ratelimit.gateway.RateLimitGatewayLimiter;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * A Spring Cloud Gateway on the Redis backend as production wires it (the
@@ -60,14 +54,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 class RedisGatewayNonBlockingTests {
 
 	static {
-		// As the starter module's BlockHound tests: every synchronous wait for a Redis reply counts as blocking.
-		BlockHound.install((builder) -> builder
-			.markAsBlocking("io.lettuce.core.LettuceFutures", "awaitOrCancel",
-					"(Lio/lettuce/core/RedisFuture;JLjava/util/concurrent/TimeUnit;)Ljava/lang/Object;")
-			.markAsBlocking("io.lettuce.core.internal.Futures", "awaitOrCancel",
-					"(Lio/lettuce/core/RedisFuture;JLjava/util/concurrent/TimeUnit;)Ljava/lang/Object;")
-			.markAsBlocking("io.lettuce.core.internal.Futures", "await",
-					"(JLjava/util/concurrent/TimeUnit;Ljava/util/concurrent/Future;)Z"));
+		BlockHoundInstalled.ensure();
 	}
 
 	static final RedisServerFixture redis = RedisServerFixture.shared();
@@ -121,17 +108,7 @@ class RedisGatewayNonBlockingTests {
 	@Test
 	void blockHoundIsWatchingTheEventLoops() {
 		// What a blocking decision on a non-blocking thread meets: the tests below would see it as a 500.
-		Scheduler nonBlocking = Schedulers.newParallel("blockhound-check", 1);
-		try {
-			assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> Mono.fromCallable(() -> {
-				LockSupport.parkNanos(1_000);
-				return 1;
-			}).subscribeOn(nonBlocking).block(Duration.ofSeconds(5)))
-				.withRootCauseInstanceOf(BlockingOperationError.class);
-		}
-		finally {
-			nonBlocking.dispose();
-		}
+		BlockHoundInstalled.assertWatching();
 	}
 
 	@Test

@@ -1,13 +1,9 @@
 package dev.ratelimit.blocking;
 
 import java.time.Duration;
-import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
-import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
@@ -20,7 +16,6 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * A WebFlux application's route rules and annotated methods decided with
@@ -43,19 +38,7 @@ abstract class NonBlockingDecisionTests {
 	@Test
 	void blockHoundIsWatchingTheEventLoops() {
 		// What a blocking decision on a non-blocking thread meets: the tests below would see it as a 500.
-		// A scheduler of its own: the error leaves its worker unusable, and the shared parallel one runs timers.
-		Scheduler nonBlocking = Schedulers.newParallel("blockhound-check", 1);
-		try {
-			assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> Mono.fromCallable(() -> {
-				// A park, as a lock or a synchronous Redis call would make: the blocking call BlockHound must see.
-				LockSupport.parkNanos(1_000);
-				return 1;
-			}).subscribeOn(nonBlocking).block(Duration.ofSeconds(5)))
-				.withRootCauseInstanceOf(BlockingOperationError.class);
-		}
-		finally {
-			nonBlocking.dispose();
-		}
+		BlockHoundInstalled.assertWatching();
 	}
 
 	@Test
