@@ -56,8 +56,9 @@ import static org.awaitility.Awaitility.await;
  * Decisions on Redis in a WebFlux application, for each kind of limit, go
  * through Lettuce's asynchronous API: no thread of Reactor's bounded elastic
  * pool is used for them. The proof is the thread the handler runs on: the one
- * its last decision completed on, Lettuce's event loop (or the server's, when
- * the reply was in before the decision's next step was attached), where a
+ * its last decision completed on, Lettuce's event loop (or the server's, or
+ * the Reactor timer's after a wait, when the reply was in before the
+ * decision's next step was attached), where a
  * decision taken on the bounded elastic scheduler would have left it there.
  * BlockHound watches Lettuce's event loops as it watches the server's, and the
  * synchronous path taken on such a thread fails at once.
@@ -248,9 +249,13 @@ class RedisAsyncDecisionTests {
 		assertThat(this.permitCalls.count.get()).isEqualTo(callsBefore + 1);
 	}
 
-	/** A thread of an event loop, Lettuce's or the server's: not one of a pool for blocking work. */
+	/**
+	 * A thread that must never block, Lettuce's or the server's event loop, or
+	 * the Reactor timer's after a wait: not one of a pool for blocking work.
+	 */
 	private static void noPooledThread(String thread) {
-		assertThat(thread).doesNotStartWith("boundedElastic").matches("(lettuce-|webflux-http-|reactor-http-).*");
+		assertThat(thread).doesNotStartWith("boundedElastic")
+			.matches("(lettuce-|webflux-http-|reactor-http-|parallel-).*");
 	}
 
 	private void assertBlocks(Runnable synchronous) {
