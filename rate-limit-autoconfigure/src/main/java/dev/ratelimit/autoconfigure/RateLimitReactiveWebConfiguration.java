@@ -3,7 +3,9 @@ package dev.ratelimit.autoconfigure;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
@@ -64,13 +66,6 @@ class RateLimitReactiveWebConfiguration {
 		return new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections, threads);
 	}
 
-	/** Puts each request's exchange in the Reactor context, where the limited methods' calls read it. */
-	@Bean
-	@ConditionalOnMissingBean
-	ServerWebExchangeContextFilter rateLimitExchangeContextFilter() {
-		return new ServerWebExchangeContextFilter();
-	}
-
 	/**
 	 * The route filter, with route rules only.
 	 */
@@ -84,6 +79,37 @@ class RateLimitReactiveWebConfiguration {
 				KeyExpressions expressions, ReactiveRouteLimits routeLimits) {
 			return new RateLimitWebFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions),
 					routeLimits, properties.getFilter().getOrder());
+		}
+
+	}
+
+	/**
+	 * Puts each request's exchange in the Reactor context, where the limited
+	 * methods' calls read it, when no route filter does (it does so itself,
+	 * sparing every request a filter).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@Conditional(NoRouteRules.class)
+	@ConditionalOnMissingBean(ServerWebExchangeContextFilter.class)
+	static class ExchangeContext {
+
+		@Bean
+		ServerWebExchangeContextFilter rateLimitExchangeContextFilter() {
+			return new ServerWebExchangeContextFilter();
+		}
+
+	}
+
+	/** Matches when there are no route rules, and so no route filter. */
+	static class NoRouteRules extends NoneNestedConditions {
+
+		NoRouteRules() {
+			super(ConfigurationPhase.PARSE_CONFIGURATION);
+		}
+
+		@ConditionalOnConfigured("rate-limit.routes")
+		static class RouteRules {
+
 		}
 
 	}

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -153,6 +152,10 @@ final class LettuceFunctions {
 
 	/**
 	 * Calls a script's function like {@link #call}, without waiting for the reply.
+	 * The reply is bounded by the busy timeout as a synchronous call's wait is:
+	 * by Lettuce, whose command timeout on the limiter's connection is that
+	 * timeout (see {@link LimiterTimeoutSource}), on its own timer wheel, with no
+	 * second timer per call.
 	 * @param factory the limiter's factory, whose library is loaded
 	 * @param script the script
 	 * @param keys its keys
@@ -163,7 +166,7 @@ final class LettuceFunctions {
 	static CompletionStage<@Nullable Object> callAsync(LimiterLettuceConnectionFactory factory,
 			LimiterScript<?> script, List<String> keys, byte[][] args) {
 		RedisFuture<Object> reply = factory.sharedCommands().fcall(script.function(), output(script), bytes(keys), args);
-		return within(reply, factory.busyTimeout()).handle((value, failure) -> {
+		return reply.handle((value, failure) -> {
 			if (failure == null) {
 				return strings(value);
 			}
@@ -192,7 +195,7 @@ final class LettuceFunctions {
 		RedisScript<?> eval = script.eval();
 		ScriptOutputType output = output(script);
 		byte[][] keyBytes = bytes(keys);
-		return within(commands.evalsha(eval.getSha1(), output, keyBytes, args), factory.busyTimeout())
+		return commands.evalsha(eval.getSha1(), output, keyBytes, args)
 			.handle((value, failure) -> {
 				if (failure == null) {
 					return CompletableFuture.completedStage(strings(value));
@@ -202,7 +205,7 @@ final class LettuceFunctions {
 					throw translate(cause);
 				}
 				// Not in the script cache (a restart, SCRIPT FLUSH): nothing ran, so the text is sent once.
-				return within(commands.eval(eval.getScriptAsString(), output, keyBytes, args), factory.busyTimeout())
+				return commands.eval(eval.getScriptAsString(), output, keyBytes, args)
 					.handle((text, textFailure) -> {
 						if (textFailure != null) {
 							throw translate(AsyncCalls.cause(textFailure));
@@ -211,35 +214,6 @@ final class LettuceFunctions {
 					});
 			})
 			.thenCompose((stage) -> stage);
-	}
-
-	/**
-	 * A command's reply, failed with Lettuce's timeout after the limiter's busy
-	 * timeout as a synchronous call's wait is ({@code awaitOrCancel}), and the
-	 * command cancelled then; the command's own future is left as Lettuce
-	 * completes it.
-	 */
-	private static <T> CompletionStage<T> within(RedisFuture<T> reply, Duration timeout) {
-		CompletableFuture<T> bounded = new CompletableFuture<>();
-		reply.whenComplete((value, failure) -> {
-			if (failure == null) {
-				bounded.complete(value);
-			}
-			else {
-				bounded.completeExceptionally(failure);
-			}
-		});
-		return bounded.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((value, failure) -> {
-			if (failure == null) {
-				return value;
-			}
-			Throwable cause = (failure instanceof CompletionException wrapped) ? wrapped.getCause() : failure;
-			if (cause instanceof TimeoutException) {
-				reply.cancel(true);
-				throw new RedisCommandTimeoutException("Command timed out after " + timeout.toMillis() + " ms");
-			}
-			throw AsyncCalls.cause(failure);
-		});
 	}
 
 	private static ScriptOutputType output(LimiterScript<?> script) {

@@ -6,6 +6,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
 import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -25,6 +26,11 @@ import dev.ratelimit.key.BoundPolicy;
  * waiting is taken inline, any other (a remote store, a policy in wait mode)
  * on Reactor's bounded elastic scheduler, and so are the give-backs of rules
  * counted by outcome.
+ * <p>
+ * It also puts each request's exchange in the Reactor context of the rest of
+ * the chain, where the calls of limited methods read their request, as Spring's
+ * {@link ServerWebExchangeContextFilter} does (under the same key): with route
+ * rules that filter is not needed, and a request passes one filter fewer.
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
 
@@ -56,7 +62,14 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		return this.limits.apply(exchange, matchingPolicies(exchange.getRequest()), chain::filter);
+		return this.limits.apply(exchange, matchingPolicies(exchange.getRequest()),
+				(continued) -> proceed(continued, chain));
+	}
+
+	/** The rest of the chain, with the exchange in its context for the limited methods it calls. */
+	private static Mono<Void> proceed(ServerWebExchange exchange, WebFilterChain chain) {
+		return chain.filter(exchange)
+			.contextWrite((context) -> context.put(ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE, exchange));
 	}
 
 	/** The policies of every rule that matches, each once, in rule order. */

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
@@ -140,7 +142,7 @@ public final class ReactiveRouteLimits {
 			}
 			return decided(exchange, next, policies, context, disclosures, outcome, false);
 		}
-		return acquire(calls)
+		return acquire(exchange, calls)
 			.flatMap((outcome) -> decided(exchange, next, policies, context, disclosures, outcome, true))
 			.onErrorResume(RateLimitException.class, (refusal) -> this.rejections.send(exchange, refusal));
 	}
@@ -184,7 +186,8 @@ public final class ReactiveRouteLimits {
 			}
 		}
 		Map<String, String> fields = new LinkedHashMap<>();
-		return acquire(calls).map((outcome) -> {
+		// No request here: the gateway's filter goes on where the decision completed.
+		return acquire(null, calls).map((outcome) -> {
 			this.headers.record(disclosures, fields::put, outcome);
 			if (outcome.allowed()) {
 				return new Verdict(true, fields);
@@ -213,10 +216,15 @@ public final class ReactiveRouteLimits {
 	/**
 	 * Takes the decision, the one call to the limiter, without waiting: inline
 	 * in memory, through Lettuce's asynchronous API on Redis; a wait for its
-	 * turn (wait mode, shaping) is a Reactor timer.
+	 * turn (wait mode, shaping) is a Reactor timer. The request goes on on its
+	 * own event loop, not on the thread the decision completed on (see
+	 * {@link RequestLoops}).
 	 */
-	private Mono<RateLimitOutcome> acquire(List<LimitRequest> calls) {
-		return Mono.fromCompletionStage(() -> this.limiter.acquireAsync(calls, this.threads));
+	private Mono<RateLimitOutcome> acquire(@Nullable ServerWebExchange exchange, List<LimitRequest> calls) {
+		return Mono.fromCompletionStage(() -> {
+			CompletionStage<RateLimitOutcome> decision = this.limiter.acquireAsync(calls, this.threads);
+			return (exchange != null) ? RequestLoops.backOnLoop(exchange.getRequest(), decision) : decision;
+		});
 	}
 
 	/**

@@ -50,6 +50,27 @@ abstract class NonBlockingDecisionTests {
 	}
 
 	/**
+	 * A request a route rule allowed goes on on its connection's event loop,
+	 * whatever thread its decision completed on: not on Lettuce's, which reads
+	 * every reply of the limiter's connection and would otherwise run the
+	 * handlers and write the responses of every request decided on Redis.
+	 */
+	@Test
+	void aRequestAllowedByARouteRuleGoesOnOnItsOwnEventLoop() {
+		var answer = WebClient.builder()
+			.baseUrl("http://localhost:" + this.port)
+			.build()
+			.get()
+			.uri("/loop/thread")
+			.retrieve()
+			.toEntity(String.class)
+			.block(Duration.ofSeconds(10));
+		assertThat(answer.getHeaders().getFirst("RateLimit-Policy")).startsWith("\"loop\"");
+		// The server's event loops (webflux-http-epoll-N in Boot 4, reactor-http-… in plain Reactor Netty).
+		assertThat(answer.getBody()).matches(".*-http-(epoll|nio|kqueue|io_uring)-\\d+").doesNotContain("lettuce");
+	}
+
+	/**
 	 * An annotated method returning {@code Mono} is decided when subscribed to:
 	 * inline on the memory backend, off the event loop on Redis.
 	 */
@@ -102,6 +123,11 @@ abstract class NonBlockingDecisionTests {
 		@GetMapping("/api/hello")
 		Mono<String> hello() {
 			return Mono.just("hello");
+		}
+
+		@GetMapping("/loop/thread")
+		Mono<String> thread() {
+			return Mono.fromSupplier(() -> Thread.currentThread().getName());
 		}
 
 		@RateLimited(policy = "later", capacity = "1", refill = "1/1h", countWhen = "false")

@@ -15,7 +15,9 @@ import dev.ratelimit.support.RedisServerFixture;
 		properties = { "spring.main.web-application-type=reactive", "rate-limit.backend=redis",
 				"rate-limit.policies.per-ip.capacity=3", "rate-limit.policies.per-ip.refill=1/1h",
 				"rate-limit.policies.per-ip.key=ip", "rate-limit.routes[0].pattern=/api/**",
-				"rate-limit.routes[0].policies=per-ip" })
+				"rate-limit.routes[0].policies=per-ip",
+				"rate-limit.policies.loop.capacity=100", "rate-limit.policies.loop.refill=1/1h", "rate-limit.policies.loop.key=ip",
+				"rate-limit.routes[1].pattern=/loop/**", "rate-limit.routes[1].policies=loop" })
 class RedisNonBlockingDecisionTests extends NonBlockingDecisionTests {
 
 	static final RedisServerFixture redis = RedisServerFixture.shared();

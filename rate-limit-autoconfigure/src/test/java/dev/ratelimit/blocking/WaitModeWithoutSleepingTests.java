@@ -32,7 +32,8 @@ import static org.awaitility.Awaitility.await;
  * turn on a Reactor timer ({@code Mono.delay}), holding no thread. The
  * limiter's {@link Sleeper} fails if anything sleeps, and BlockHound fails a
  * sleep on any event loop or Reactor timer thread; the handler then runs on
- * the timer's thread, not one of the bounded elastic pool. A local cap in wait
+ * the request's event loop (a route rule) or the timer's thread (an annotated
+ * method), not one of the bounded elastic pool. A local cap in wait
  * mode, whose bulkhead can only wait by blocking, still waits on that pool:
  * BlockHound would fail a wait on an event loop.
  */
@@ -59,7 +60,8 @@ class WaitModeWithoutSleepingTests {
 		assertThat(status("/paced/hello")).isEqualTo(200);
 		// No token left: this call waits its turn (up to 3 s) and is let through.
 		assertThat(status("/paced/hello")).isEqualTo(200);
-		assertThat(threads.get("paced")).startsWith("parallel-");
+		// Once the timer fired, the request went back to its own event loop: not a bounded elastic thread.
+		assertThat(threads.get("paced")).matches(".*-http-(epoll|nio|kqueue|io_uring)-\\d+");
 	}
 
 	@Test
