@@ -57,6 +57,9 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	private volatile Runnable onDestroy = () -> {
 	};
 
+	/** The shared connection's asynchronous commands, once looked up; forgotten when the connection is reset. */
+	private volatile @Nullable RedisClusterAsyncCommands<byte[], byte[]> sharedCommands;
+
 	/** The connector's thread while it connects: its calls may wait the connect timeout. */
 	private volatile @Nullable Thread connecting;
 
@@ -92,10 +95,34 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	 */
 	RedisClusterAsyncCommands<byte[], byte[]> sharedCommands() {
 		requireConnected();
-		if (isClusterAware()) {
-			return Objects.requireNonNull(getSharedClusterConnection(), "shared cluster connection").async();
+		RedisClusterAsyncCommands<byte[], byte[]> found = this.sharedCommands;
+		if (found == null) {
+			// Looked up once: the factory hands out its shared connection under a lock, every decision would take it.
+			found = isClusterAware()
+					? Objects.requireNonNull(getSharedClusterConnection(), "shared cluster connection").async()
+					: Objects.requireNonNull(getSharedConnection(), "shared connection").async();
+			this.sharedCommands = found;
 		}
-		return Objects.requireNonNull(getSharedConnection(), "shared connection").async();
+		return found;
+	}
+
+	/**
+	 * Closes the shared connection, as the factory does, and forgets its
+	 * commands: the next call looks up the connection that replaces it.
+	 */
+	@Override
+	public void resetConnection() {
+		this.sharedCommands = null;
+		super.resetConnection();
+		this.sharedCommands = null;
+	}
+
+	/** Stops as the factory does, closing the shared connection; a restart looks up the new one. */
+	@Override
+	public void stop() {
+		this.sharedCommands = null;
+		super.stop();
+		this.sharedCommands = null;
 	}
 
 	/**

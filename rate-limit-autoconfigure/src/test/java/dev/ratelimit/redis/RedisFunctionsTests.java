@@ -68,6 +68,26 @@ class RedisFunctionsTests {
 		assertThat(calls("evalsha") + calls("eval")).isZero();
 	}
 
+	/**
+	 * The shared connection's commands are looked up once, not under the
+	 * factory's lock at every decision: a reset of that connection must not
+	 * leave decisions on the closed one.
+	 */
+	@Test
+	void decisionsAfterTheSharedConnectionIsResetUseTheNewOne() {
+		this.limiter = connect(application(null, null), true);
+		LimiterLettuceConnectionFactory factory = (LimiterLettuceConnectionFactory) this.limiter.connectionFactory();
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
+		assertThat(remaining(backend, 1)).containsExactly(2L);
+		var before = factory.sharedCommands();
+		factory.resetConnection();
+		var after = factory.sharedCommands();
+		assertThat(after).isNotSameAs(before);
+		assertThat(before.isOpen()).isFalse();
+		assertThat(after.isOpen()).isTrue();
+		assertThat(remaining(backend, 2)).containsExactly(1L, 0L);
+	}
+
 	@Test
 	void everyKindOfScriptIsAFunction() {
 		this.limiter = connect(application(null, null), true);
