@@ -23,9 +23,8 @@ import dev.ratelimit.key.BoundPolicy;
  * is {@link ReactiveRouteLimits}'s, shared with a gateway route's filter.
  * <p>
  * The event loop never waits: a decision the in-memory backend takes without
- * waiting is taken inline, any other (a remote store, a policy in wait mode)
- * on Reactor's bounded elastic scheduler, and so are the give-backs of rules
- * counted by outcome.
+ * waiting is taken inline, any other asynchronously, and the request then goes
+ * on on its own event loop (see {@link ReactiveRouteLimits}).
  * <p>
  * It also puts each request's exchange in the Reactor context of the rest of
  * the chain, where the calls of limited methods read their request, as Spring's

@@ -43,7 +43,9 @@ import dev.ratelimit.key.OutcomeSettlement;
  * {@link RateLimiter#acquireAsync}), taken inline in memory and through
  * Lettuce's asynchronous API on Redis, a wait in wait mode is a timer, and the
  * give-backs of rules counted by outcome on a store that may block run on
- * Reactor's bounded elastic scheduler.
+ * Reactor's bounded elastic scheduler. A request whose decision completed on
+ * another thread (Lettuce's, a timer's) goes on on its own event loop
+ * ({@link RequestLoops}).
  */
 public final class ReactiveRouteLimits {
 

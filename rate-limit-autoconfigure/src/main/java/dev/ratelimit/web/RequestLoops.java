@@ -7,6 +7,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiConsumer;
 
 import io.netty.channel.EventLoop;
+import org.jspecify.annotations.Nullable;
 import reactor.netty.Connection;
 
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -63,7 +64,7 @@ final class RequestLoops {
 	 * @param request the request
 	 * @return the executor, or {@code null} when the request has no event loop
 	 */
-	static Executor loopOf(ServerHttpRequest request) {
+	static @Nullable Executor loopOf(ServerHttpRequest request) {
 		if (!REACTOR_NETTY) {
 			return null;
 		}
@@ -73,7 +74,7 @@ final class RequestLoops {
 	/** Reactor Netty's side, loaded only when it is present. */
 	private static final class NettyLoops {
 
-		static Executor of(Object nativeRequest) {
+		static @Nullable Executor of(Object nativeRequest) {
 			if (!(nativeRequest instanceof Connection connection)) {
 				return null;
 			}
