@@ -3,6 +3,7 @@ package dev.ratelimit.blocking;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -21,8 +22,10 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
+import dev.ratelimit.web.ReactorDecisionThreads;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -33,7 +36,10 @@ import static org.awaitility.Awaitility.await;
  * limiter's {@link Sleeper} fails if anything sleeps, and BlockHound fails a
  * sleep on any event loop or Reactor timer thread; the handler then runs on
  * the request's event loop (a route rule) or the timer's thread (an annotated
- * method), not one of the bounded elastic pool. A local cap in wait
+ * method; the event loop when the wait ended before the call was chained to
+ * it), not one of the bounded elastic pool. The waits are recorded and
+ * ended at once by a timer of no length, so the test does not live through
+ * them. A local cap in wait
  * mode, whose bulkhead can only wait by blocking, still waits on that pool:
  * BlockHound would fail a wait on an event loop.
  */
@@ -49,6 +55,9 @@ class WaitModeWithoutSleepingTests {
 		BlockHoundInstalled.ensure();
 	}
 
+	/** The waits the decisions asked for, in microseconds. */
+	static final Queue<Long> waits = new ConcurrentLinkedQueue<>();
+
 	/** The thread each handler ran on, by path. */
 	static final Map<String, String> threads = new ConcurrentHashMap<>();
 
@@ -58,8 +67,10 @@ class WaitModeWithoutSleepingTests {
 	@Test
 	void aRouteRuleInWaitModeWaitsOnATimer() {
 		assertThat(status("/paced/hello")).isEqualTo(200);
-		// No token left: this call waits its turn (up to 3 s) and is let through.
+		// No token left: this call waits its turn (up to 3 s) on a timer and is let through.
+		waits.clear();
 		assertThat(status("/paced/hello")).isEqualTo(200);
+		assertThat(waits).singleElement().satisfies((micros) -> assertThat(micros).isBetween(2_000_000L, 3_000_000L));
 		// Once the timer fired, the request went back to its own event loop: not a bounded elastic thread.
 		assertThat(threads.get("paced")).matches(".*-http-(epoll|nio|kqueue|io_uring)-\\d+");
 	}
@@ -67,8 +78,12 @@ class WaitModeWithoutSleepingTests {
 	@Test
 	void anAnnotatedMethodInWaitModeWaitsOnATimer() {
 		assertThat(status("/method")).isEqualTo(200);
+		waits.clear();
 		assertThat(status("/method")).isEqualTo(200);
-		assertThat(threads.get("method")).startsWith("parallel-");
+		assertThat(waits).singleElement().satisfies((micros) -> assertThat(micros).isPositive());
+		// On the timer's thread, or on the event loop when the recorded wait ended before the call was chained to
+		// it: never a thread of the bounded elastic pool, which a sleep or a blocking wait would need.
+		assertThat(threads.get("method")).doesNotStartWith("boundedElastic");
 	}
 
 	@Test
@@ -117,6 +132,29 @@ class WaitModeWithoutSleepingTests {
 		@Bean
 		Controller controller() {
 			return new Controller();
+		}
+
+		/**
+		 * Where reactive decisions wait: each wait recorded, and ended by a
+		 * Reactor timer of no length (on the timer's thread, as a real wait
+		 * ends), so that the test does not live through it.
+		 */
+		@Bean
+		DecisionThreads recordedWaits() {
+			return new DecisionThreads() {
+
+				@Override
+				public void execute(Runnable task) {
+					ReactorDecisionThreads.INSTANCE.execute(task);
+				}
+
+				@Override
+				public CompletionStage<Void> delay(long micros) {
+					waits.add(micros);
+					return Mono.delay(Duration.ZERO).then().toFuture();
+				}
+
+			};
 		}
 
 		/** The limiter's way of waiting on a thread: nothing on the reactive path may use it. */
