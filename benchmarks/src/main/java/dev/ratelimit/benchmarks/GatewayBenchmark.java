@@ -513,7 +513,7 @@ public final class GatewayBenchmark {
 		if (redis == null) {
 			return "";
 		}
-		long scripts = redis.calls("evalsha") + redis.calls("eval") + redis.calls("fcall") + redis.calls("fcall_ro");
+		long scripts = redis.scripts();
 		boolean fits = variant.redis ? scripts >= requests : scripts == 0;
 		if (!fits) {
 			throw new IllegalStateException(String.format(Locale.ROOT,

@@ -722,7 +722,7 @@ public final class HttpBenchmark {
 		if (redis == null) {
 			return "";
 		}
-		long scripts = redis.calls("evalsha") + redis.calls("eval") + redis.calls("fcall") + redis.calls("fcall_ro");
+		long scripts = redis.scripts();
 		long incr = redis.calls("incr");
 		boolean fits = limiter ? scripts >= requests : (scripts == 0 && incr == requests);
 		if (!fits) {

@@ -90,8 +90,23 @@ final class RedisServerProcess implements AutoCloseable {
 	 * @return the number of calls, 0 if it never ran
 	 */
 	long calls(String command) {
+		return calls(call("INFO", "commandstats"), command);
+	}
+
+	/**
+	 * Returns how many scripts the server ran since the last
+	 * {@code CONFIG RESETSTAT}, however they were sent ({@code EVALSHA},
+	 * {@code EVAL}, {@code FCALL}, {@code FCALL_RO}), from one {@code INFO}.
+	 * @return the number of script calls
+	 */
+	long scripts() {
+		String stats = call("INFO", "commandstats");
+		return calls(stats, "evalsha") + calls(stats, "eval") + calls(stats, "fcall") + calls(stats, "fcall_ro");
+	}
+
+	private static long calls(String commandStats, String command) {
 		String prefix = "cmdstat_" + command + ":calls=";
-		for (String line : call("INFO", "commandstats").split("\r\n")) {
+		for (String line : commandStats.split("\r\n")) {
 			if (line.startsWith(prefix)) {
 				String calls = line.substring(prefix.length());
 				return Long.parseLong(calls.substring(0, calls.indexOf(',')));

@@ -118,11 +118,33 @@ public final class RateLimiter {
 			return true;
 		}
 		for (RateLimitPolicy policy : policies) {
-			if (policy.maxWaitMicros() > 0 || policy.algorithm() == Algorithm.LEAKY_BUCKET_SHAPING) {
+			if (waitsForTurn(policy)) {
 				return true;
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * {@link #mayBlock(List)} for the policies of calls, without collecting
+	 * them into a list first (a request's decision asks it every time).
+	 * @param requests the calls to decide
+	 * @return whether a synchronous decision or give-back may block
+	 */
+	public boolean mayBlockCalls(List<LimitRequest> requests) {
+		if (this.backend.blocks()) {
+			return true;
+		}
+		for (LimitRequest request : requests) {
+			if (waitsForTurn(request.policy())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean waitsForTurn(RateLimitPolicy policy) {
+		return policy.maxWaitMicros() > 0 || policy.algorithm() == Algorithm.LEAKY_BUCKET_SHAPING;
 	}
 
 	/**

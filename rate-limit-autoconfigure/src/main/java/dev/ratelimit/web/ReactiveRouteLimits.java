@@ -132,7 +132,7 @@ public final class ReactiveRouteLimits {
 			// A missing key a policy rejects, or an invalid cost: answered, never thrown at the server.
 			return this.rejections.send(exchange, ex);
 		}
-		boolean blocking = this.limiter.mayBlock(policiesOf(calls));
+		boolean blocking = this.limiter.mayBlockCalls(calls);
 		if (!blocking) {
 			// In memory, with nothing to wait for: decided inline, as a servlet request is, with no stage to wrap.
 			RateLimitOutcome outcome;
@@ -275,14 +275,6 @@ public final class ReactiveRouteLimits {
 		if (policy.visibility().disclosed(policy.key(), true)) {
 			disclosures.add(policy.name());
 		}
-	}
-
-	private static List<RateLimitPolicy> policiesOf(List<LimitRequest> calls) {
-		List<RateLimitPolicy> policies = new ArrayList<>(calls.size());
-		for (LimitRequest call : calls) {
-			policies.add(call.policy());
-		}
-		return policies;
 	}
 
 }
