@@ -61,7 +61,7 @@ final class PolicyUsages implements AopInfrastructureBean {
 	}
 
 	/**
-	 * Returns the route rules that apply a rate-limit policy.
+	 * Returns the route rules that apply a rate-limit policy or a concurrency cap.
 	 * @param policy the policy name
 	 * @return the rules listing it
 	 */
@@ -139,7 +139,7 @@ final class PolicyUsages implements AopInfrastructureBean {
 	 *
 	 * @param pattern the path pattern
 	 * @param methods upper-case HTTP methods; empty for every method
-	 * @param policies the names of the rate-limit policies it applies
+	 * @param policies the names of the rate-limit policies and concurrency caps it applies
 	 */
 	public record Route(String pattern, List<String> methods, List<String> policies) {
 	}

@@ -2,6 +2,7 @@ package dev.ratelimit.actuate;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Stream;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -26,6 +27,7 @@ import dev.ratelimit.autoconfigure.RateLimitProperties;
 import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.concurrency.AdaptiveConcurrencyLimiter;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.core.LimitKeys;
@@ -67,9 +69,10 @@ public class RateLimitActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		RateLimitEndpoint rateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 				ObjectProvider<CostBudgets> costBudgets, LocalConcurrencyLimiter localConcurrency,
-				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency, LimitOverrides overrides) {
-			return new RateLimitEndpoint(limits, usages,
-					backend, keys, costBudgets.getIfAvailable(), localConcurrency, distributedConcurrency.getIfAvailable(), overrides);
+				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency,
+				ObjectProvider<AdaptiveConcurrencyLimiter> adaptiveConcurrency, LimitOverrides overrides) {
+			return new RateLimitEndpoint(limits, usages, backend, keys, costBudgets.getIfAvailable(), localConcurrency,
+					distributedConcurrency.getIfAvailable(), adaptiveConcurrency.getIfAvailable(), overrides);
 		}
 
 		@Bean
@@ -91,7 +94,9 @@ public class RateLimitActuatorAutoConfiguration {
 				.stream()
 				.map((route) -> new PolicyUsages.Route(route.getPattern(),
 						route.getMethods().stream().map((method) -> method.strip().toUpperCase(Locale.ROOT)).toList(),
-						route.getPolicies().stream().map(String::strip).toList()))
+						Stream.concat(route.getPolicies().stream(), route.getConcurrency().stream())
+							.map(String::strip)
+							.toList()))
 				.toList();
 		}
 

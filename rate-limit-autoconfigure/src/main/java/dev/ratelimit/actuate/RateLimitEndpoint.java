@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 import org.jspecify.annotations.Nullable;
 
@@ -28,8 +29,11 @@ import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.AdaptiveConcurrencyLimiter;
+import dev.ratelimit.concurrency.AdaptiveLimit;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
+import dev.ratelimit.concurrency.Priority;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.LimitKeys;
@@ -105,6 +109,8 @@ public class RateLimitEndpoint {
 
 	private final @Nullable DistributedConcurrencyLimiter distributedConcurrency;
 
+	private final @Nullable AdaptiveConcurrencyLimiter adaptiveConcurrency;
+
 	private final LimitRegistry limits;
 
 	private final LimitOverrides overrides;
@@ -123,7 +129,8 @@ public class RateLimitEndpoint {
 	 */
 	RateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 			@Nullable CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
-			@Nullable DistributedConcurrencyLimiter distributedConcurrency, LimitOverrides overrides) {
+			@Nullable DistributedConcurrencyLimiter distributedConcurrency,
+			@Nullable AdaptiveConcurrencyLimiter adaptiveConcurrency, LimitOverrides overrides) {
 		this.limits = limits;
 		this.overrides = overrides;
 		this.rateLimits = limits.rateLimits();
@@ -135,6 +142,7 @@ public class RateLimitEndpoint {
 		this.costBudgets = costBudgets;
 		this.localConcurrency = localConcurrency;
 		this.distributedConcurrency = distributedConcurrency;
+		this.adaptiveConcurrency = adaptiveConcurrency;
 	}
 
 	/**
@@ -405,7 +413,29 @@ public class RateLimitEndpoint {
 			@Nullable DefinitionDescriptor definition) {
 		return new ConcurrencyDescriptor(cap.name(), inline, cap.permits(), label(cap.scope()), cap.key(),
 				duration(cap.maxWaitMicros()), duration(cap.permitTtlMicros()), label(cap.rejection()),
-				label(cap.failureMode()), label(cap.visibility()), methods(Kind.CONCURRENCY, cap.name()), definition);
+				label(cap.failureMode()), label(cap.visibility()), methods(Kind.CONCURRENCY, cap.name()),
+				routes(cap.name()), adaptive(cap), definition);
+	}
+
+	/** An adaptive cap's settings and, once it has decided a call, its limit and calls in flight now. */
+	private @Nullable AdaptiveDescriptor adaptive(ConcurrencyPolicy cap) {
+		AdaptiveLimit adaptive = cap.adaptive();
+		if (adaptive == null) {
+			return null;
+		}
+		Map<String, Integer> shares = new LinkedHashMap<>();
+		Map<String, Integer> inFlight = new LinkedHashMap<>();
+		for (Priority priority : Priority.values()) {
+			shares.put(priority.label(), cap.shedding().shares().getOrDefault(priority, 0));
+			inFlight.put(priority.label(),
+					(this.adaptiveConcurrency != null) ? this.adaptiveConcurrency.inFlight(cap.name(), priority) : 0);
+		}
+		OptionalInt now = (this.adaptiveConcurrency != null) ? this.adaptiveConcurrency.limit(cap.name())
+				: OptionalInt.empty();
+		return new AdaptiveDescriptor(adaptive.algorithm().name().toLowerCase(Locale.ROOT),
+				now.isPresent() ? now.getAsInt() : null, adaptive.initialLimit(), adaptive.minLimit(),
+				adaptive.maxLimit(), duration(adaptive.timeoutMicros()), cap.key(), shares,
+				cap.shedding().defaultPriority().label(), inFlight, cap.shadow());
 	}
 
 	private List<RouteDescriptor> routes(String policy) {
@@ -543,7 +573,28 @@ public class RateLimitEndpoint {
 	 */
 	public record ConcurrencyDescriptor(String name, boolean inline, int permits, String scope, String key,
 			String maxWait, String permitTtl, String rejection, String failureMode, String visibility,
-			List<MethodDescriptor> methods, @Nullable DefinitionDescriptor definition) {
+			List<MethodDescriptor> methods, List<RouteDescriptor> routes, @Nullable AdaptiveDescriptor adaptive,
+			@Nullable DefinitionDescriptor definition) {
+	}
+
+	/**
+	 * An adaptive cap: how it finds its limit, the limit now and whom it sheds.
+	 *
+	 * @param algorithm {@code gradient2}, {@code vegas} or {@code aimd}
+	 * @param limit the calls it allows in flight now; {@code null} before its first call in this instance
+	 * @param initialLimit the limit before any call was measured
+	 * @param minLimit the lowest the limit goes
+	 * @param maxLimit the highest the limit goes
+	 * @param timeout a call running longer counts as a drop ({@code 0s}: no such bound)
+	 * @param priority the expression naming each call's class
+	 * @param shares each class's guaranteed share, in percent
+	 * @param defaultPriority the class of a call whose priority names none
+	 * @param inFlight each class's calls in flight now
+	 * @param shadow whether it only reports what it would shed
+	 */
+	public record AdaptiveDescriptor(String algorithm, @Nullable Integer limit, int initialLimit, int minLimit,
+			int maxLimit, String timeout, String priority, Map<String, Integer> shares, String defaultPriority,
+			Map<String, Integer> inFlight, boolean shadow) {
 	}
 
 	/**

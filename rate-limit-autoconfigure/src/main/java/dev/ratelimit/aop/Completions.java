@@ -155,8 +155,20 @@ final class Completions {
 	 */
 	static final class WorkAbandonedException extends RuntimeException {
 
+		private final boolean timedOut;
+
 		WorkAbandonedException(String message) {
+			this(message, false);
+		}
+
+		WorkAbandonedException(String message, boolean timedOut) {
 			super(message, null, false, false);
+			this.timedOut = timedOut;
+		}
+
+		/** @return whether the work outlived its request's timeout, rather than losing its client */
+		boolean timedOut() {
+			return this.timedOut;
 		}
 
 	}
@@ -219,7 +231,7 @@ final class Completions {
 				// Callbacks add up: the application's own onCompletion and onError still run.
 				emitter.onCompletion(() -> once.finish(emitter, null, true));
 				emitter.onError((failure) -> once.finish(null, failure, true));
-				emitter.onTimeout(() -> once.finish(null, new WorkAbandonedException("The stream timed out"), true));
+				emitter.onTimeout(() -> once.finish(null, new WorkAbandonedException("The stream timed out", true), true));
 				return emitter;
 			}
 			if (result instanceof DeferredResult<?> deferred) {

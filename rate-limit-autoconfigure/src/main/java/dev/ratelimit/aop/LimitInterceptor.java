@@ -410,7 +410,7 @@ public final class LimitInterceptor implements MethodInterceptor {
 			@Nullable Throwable failure, boolean workRan) {
 		try {
 			if (permit != null) {
-				permit.release();
+				permit.release(ending(failure, workRan));
 			}
 		}
 		finally {
@@ -421,6 +421,23 @@ public final class LimitInterceptor implements MethodInterceptor {
 				settleRateLimits(limits, decided, context, value, failure, workRan);
 			}
 		}
+	}
+
+	/**
+	 * How a call ended, for an adaptive cap's estimate: a call that lost its
+	 * client, or that one of our own refusals ended before any work ran, says
+	 * nothing about the service; any other failure (a timeout among them) is a
+	 * drop.
+	 */
+	private static Permit.Ending ending(@Nullable Throwable failure, boolean workRan) {
+		if (failure == null) {
+			return Permit.Ending.SUCCEEDED;
+		}
+		if ((failure instanceof Completions.WorkAbandonedException abandoned && !abandoned.timedOut())
+				|| (failure instanceof RateLimitException && !workRan)) {
+			return Permit.Ending.ABANDONED;
+		}
+		return Permit.Ending.FAILED;
 	}
 
 	/**

@@ -1,8 +1,12 @@
 package dev.ratelimit.autoconfigure;
 
+import java.time.Duration;
 import java.util.List;
 
+import dev.ratelimit.concurrency.AdaptiveLimit;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.Shedding;
+import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.RateLimitConfigurationException;
@@ -18,6 +22,15 @@ final class ConcurrencyPropertiesBinder {
 	}
 
 	static void bind(ConcurrencyPolicy.Builder builder, RateLimitProperties.ConcurrencyCap source) {
+		if (source.getAdaptive().getAlgorithm() != null) {
+			bindAdaptive(builder, source);
+			return;
+		}
+		if (source.getPriority() != null || !source.getShares().isEmpty() || source.isShadow()) {
+			throw new PolicyValidationException((source.getPriority() != null) ? "priority"
+					: source.isShadow() ? "shadow" : "shares", "set",
+					"applies to adaptive caps only; set adaptive.algorithm, or remove it");
+		}
 		if (source.getPermits() == null) {
 			throw new PolicyValidationException("permits", null, "must be set to at least 1");
 		}
@@ -26,6 +39,45 @@ final class ConcurrencyPropertiesBinder {
 			.scope(source.getScope())
 			.permitTtl(source.getPermitTtl())
 			.rejection(source.getRejection());
+	}
+
+	/**
+	 * An adaptive cap: its limit from the algorithm's settings, its key the
+	 * priority expression; plans, overrides, a key of callers and permits are
+	 * refused rather than ignored.
+	 */
+	private static void bindAdaptive(ConcurrencyPolicy.Builder builder, RateLimitProperties.ConcurrencyCap source) {
+		RateLimitProperties.Adaptive adaptive = source.getAdaptive();
+		if (source.getPermits() != null) {
+			throw new PolicyValidationException("permits", source.getPermits(),
+					"an adaptive cap finds its own limit; set adaptive.max-limit instead");
+		}
+		if (!AbstractLimit.DEFAULT_KEY.equals(source.getKey().strip())) {
+			throw new PolicyValidationException("key", source.getKey(),
+					"an adaptive cap protects this instance as a whole; name each call's class with priority instead");
+		}
+		if (!source.getPlans().isEmpty() || !source.getOverrides().isEmpty() || source.getPlan() != null) {
+			throw new PolicyValidationException(source.getPlans().isEmpty() ? "overrides" : "plans", "set",
+					"an adaptive cap finds its own limit; it takes no plans or overrides");
+		}
+		builder.adaptive(new AdaptiveLimit(adaptive.getAlgorithm(), adaptive.getInitialLimit(),
+				adaptive.getMinLimit(), adaptive.getMaxLimit(), micros("adaptive.timeout", adaptive.getTimeout()),
+				adaptive.getSmoothing(), adaptive.getRttTolerance(), adaptive.getQueueSize(),
+				adaptive.getBackoffRatio()))
+			.shedding(new Shedding(source.getShares().isEmpty() ? Shedding.DEFAULT_SHARES : source.getShares(),
+					source.getDefaultPriority(), micros("retry-after", source.getRetryAfter()),
+					micros("retry-after-spread", source.getRetryAfterSpread())))
+			.shadow(source.isShadow())
+			.key((source.getPriority() != null) ? source.getPriority() : AbstractLimit.DEFAULT_KEY)
+			.maxWait(source.getMaxWait())
+			.scope(source.getScope());
+	}
+
+	private static long micros(String property, Duration duration) {
+		if (duration == null) {
+			throw new PolicyValidationException(property, null, "must be set");
+		}
+		return duration.toNanos() / 1_000L;
 	}
 
 	/**

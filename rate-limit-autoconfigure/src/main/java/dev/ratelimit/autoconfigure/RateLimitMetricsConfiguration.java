@@ -14,6 +14,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.metrics.MicrometerLimitListener;
+import dev.ratelimit.concurrency.AdaptiveConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.redis.RedisLimiterConnection;
@@ -46,7 +47,7 @@ class RateLimitMetricsConfiguration {
 	@Bean
 	SmartInitializingSingleton rateLimitGauges(ObjectProvider<MeterRegistry> registry,
 			ObjectProvider<RedisLimiterConnection> redis, ObjectProvider<ConcurrencyLimiters> limiters,
-			ObjectProvider<InMemoryKeyBounds> bounds) {
+			ObjectProvider<AdaptiveConcurrencyLimiter> adaptive, ObjectProvider<InMemoryKeyBounds> bounds) {
 		return () -> {
 			this.registryLookup.settle();
 			MeterRegistry meters = registry.getIfUnique();
@@ -74,6 +75,15 @@ class RateLimitMetricsConfiguration {
 					.tag("policy", policy)
 					// Gauges hold their object weakly; nothing else holds this supplier, so without
 					// this the collector would take it and the gauge would read NaN.
+					.strongReference(true)
+					.register(meters));
+			}
+			AdaptiveConcurrencyLimiter adaptiveCaps = adaptive.getIfAvailable();
+			if (adaptiveCaps != null) {
+				adaptiveCaps.onNewCap((policy, limit) -> Gauge
+					.builder("rate.limit.concurrency.limit", limit, IntSupplier::getAsInt)
+					.description("The limit an adaptive concurrency cap has found: calls allowed in flight now")
+					.tag("policy", policy)
 					.strongReference(true)
 					.register(meters));
 			}

@@ -16,7 +16,9 @@ import dev.ratelimit.budget.Amount;
 import dev.ratelimit.budget.BudgetWindow;
 import dev.ratelimit.budget.OnError;
 import dev.ratelimit.budget.OnOverrun;
+import dev.ratelimit.concurrency.AdaptiveLimit;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.Priority;
 import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
@@ -794,6 +796,14 @@ public class RateLimitProperties implements InitializingBean {
 		private List<String> policies = new ArrayList<>();
 
 		/**
+		 * Names of concurrency caps (rate-limit.concurrency) whose permit each
+		 * matching request holds until its response is complete: a fixed cap, or an
+		 * adaptive cap protecting the whole path (/**) from overload. Taken after the
+		 * policies.
+		 */
+		private List<String> concurrency = new ArrayList<>();
+
+		/**
 		 * Response statuses that count against the rule's policies (counting by
 		 * outcome), for example [401, 403] for failed logins. Each request takes its
 		 * units before it runs and gets them back once the response is complete if
@@ -812,6 +822,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public List<String> getMethods() {
 			return this.methods;
+		}
+
+		public List<String> getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(List<String> concurrency) {
+			this.concurrency = concurrency;
 		}
 
 		public void setMethods(List<String> methods) {
@@ -1379,6 +1397,56 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private ConcurrencyPolicy.Rejection rejection = ConcurrencyPolicy.Rejection.TOO_MANY_REQUESTS;
 
+		/**
+		 * Makes the cap adaptive: its limit follows the service's latency, in this
+		 * instance, and it sheds calls by priority instead of counting them per key.
+		 * Setting adaptive.algorithm turns it on; permits then are not set.
+		 */
+		private Adaptive adaptive = new Adaptive();
+
+		/**
+		 * Adaptive caps: key expression naming each call's priority class
+		 * (critical, normal, background or sheddable), for example
+		 * header('X-Priority') or a SpEL expression over the principal's plan.
+		 * Unset: every call is in the default priority.
+		 */
+		private String priority;
+
+		/**
+		 * Adaptive caps: each priority class's guaranteed share of the limit, in
+		 * percent (at most 100 in all). A class within its share is never shed;
+		 * beyond it a class may use what is free except the unused shares of the
+		 * classes above it, so the lowest class is shed first. Unset: critical 40,
+		 * normal 30, background 20, sheddable 0.
+		 */
+		private Map<Priority, Integer> shares = new LinkedHashMap<>();
+
+		/**
+		 * Adaptive caps: class of a call whose priority expression names no class
+		 * (nothing, or an unknown word). The lowest by default, so that a caller
+		 * cannot climb by sending a word nobody configured.
+		 */
+		private Priority defaultPriority = Priority.SHEDDABLE;
+
+		/**
+		 * Adaptive caps: shortest Retry-After told to a shed call, in whole seconds.
+		 */
+		private Duration retryAfter = Duration.ofSeconds(1);
+
+		/**
+		 * Adaptive caps: how much longer the Retry-After told to a shed call may be;
+		 * each shed call draws its wait evenly from retry-after to retry-after plus
+		 * this, so shed callers do not come back in step.
+		 */
+		private Duration retryAfterSpread = Duration.ofSeconds(4);
+
+		/**
+		 * Adaptive caps: shadow mode. The cap measures, adapts and counts the calls
+		 * it would shed (rate.limit.concurrency.shed with outcome shadow), but lets
+		 * them run.
+		 */
+		private boolean shadow;
+
 		public ConcurrencyCap() {
 			super(FailureMode.LOCAL);
 		}
@@ -1428,6 +1496,194 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setRejection(ConcurrencyPolicy.Rejection rejection) {
 			this.rejection = rejection;
+		}
+
+		public Adaptive getAdaptive() {
+			return this.adaptive;
+		}
+
+		public void setAdaptive(Adaptive adaptive) {
+			this.adaptive = adaptive;
+		}
+
+		public String getPriority() {
+			return this.priority;
+		}
+
+		public void setPriority(String priority) {
+			this.priority = priority;
+		}
+
+		public Map<Priority, Integer> getShares() {
+			return this.shares;
+		}
+
+		public void setShares(Map<Priority, Integer> shares) {
+			this.shares = shares;
+		}
+
+		public Priority getDefaultPriority() {
+			return this.defaultPriority;
+		}
+
+		public void setDefaultPriority(Priority defaultPriority) {
+			this.defaultPriority = defaultPriority;
+		}
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
+		public Duration getRetryAfterSpread() {
+			return this.retryAfterSpread;
+		}
+
+		public void setRetryAfterSpread(Duration retryAfterSpread) {
+			this.retryAfterSpread = retryAfterSpread;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(boolean shadow) {
+			this.shadow = shadow;
+		}
+
+	}
+
+	/**
+	 * How an adaptive concurrency cap finds its limit: an algorithm of Netflix
+	 * concurrency-limits and its settings.
+	 */
+	public static class Adaptive {
+
+		/**
+		 * Algorithm that moves the limit: gradient2 (follows latency against its
+		 * long-term average), vegas (follows the queue estimated from the lowest
+		 * latency) or aimd (grows while calls succeed, falls on failures and
+		 * timeouts).
+		 */
+		private AdaptiveLimit.Algorithm algorithm;
+
+		/**
+		 * Limit before any call has been measured.
+		 */
+		private int initialLimit = 20;
+
+		/**
+		 * Lowest the limit goes.
+		 */
+		private int minLimit = 1;
+
+		/**
+		 * Highest the limit goes.
+		 */
+		private int maxLimit = 200;
+
+		/**
+		 * A call that runs longer counts as a drop (like a failure), which lowers
+		 * the limit. Zero, the default, sets no such bound.
+		 */
+		private Duration timeout = Duration.ZERO;
+
+		/**
+		 * gradient2 and vegas: how far each estimate moves the limit, in (0, 1];
+		 * unset for the algorithm's own (gradient2 0.2, vegas 1.0).
+		 */
+		private Double smoothing;
+
+		/**
+		 * gradient2: how much slower than its long-term latency the service may
+		 * get before the limit falls, at least 1; unset for 1.5.
+		 */
+		private Double rttTolerance;
+
+		/**
+		 * gradient2: calls the limit keeps above its estimate so that it can grow;
+		 * unset for 4.
+		 */
+		private Integer queueSize;
+
+		/**
+		 * aimd: share of the limit kept after a drop, in [0.5, 1); unset for 0.9.
+		 */
+		private Double backoffRatio;
+
+		public AdaptiveLimit.Algorithm getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(AdaptiveLimit.Algorithm algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public int getInitialLimit() {
+			return this.initialLimit;
+		}
+
+		public void setInitialLimit(int initialLimit) {
+			this.initialLimit = initialLimit;
+		}
+
+		public int getMinLimit() {
+			return this.minLimit;
+		}
+
+		public void setMinLimit(int minLimit) {
+			this.minLimit = minLimit;
+		}
+
+		public int getMaxLimit() {
+			return this.maxLimit;
+		}
+
+		public void setMaxLimit(int maxLimit) {
+			this.maxLimit = maxLimit;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public Double getSmoothing() {
+			return this.smoothing;
+		}
+
+		public void setSmoothing(Double smoothing) {
+			this.smoothing = smoothing;
+		}
+
+		public Double getRttTolerance() {
+			return this.rttTolerance;
+		}
+
+		public void setRttTolerance(Double rttTolerance) {
+			this.rttTolerance = rttTolerance;
+		}
+
+		public Integer getQueueSize() {
+			return this.queueSize;
+		}
+
+		public void setQueueSize(Integer queueSize) {
+			this.queueSize = queueSize;
+		}
+
+		public Double getBackoffRatio() {
+			return this.backoffRatio;
+		}
+
+		public void setBackoffRatio(Double backoffRatio) {
+			this.backoffRatio = backoffRatio;
 		}
 
 	}

@@ -88,7 +88,8 @@ final class RateLimitPropertiesValidator {
 		List<RateLimitProperties.Route> routes = properties.getRoutes();
 		for (int i = 0; i < routes.size(); i++) {
 			int index = i;
-			check(() -> RouteRulesBinder.check(index, routes.get(index), properties.getPolicies().keySet()));
+			check(() -> RouteRulesBinder.check(index, routes.get(index), properties.getPolicies().keySet(),
+					properties.getConcurrency().keySet()));
 		}
 	}
 
@@ -145,6 +146,11 @@ final class RateLimitPropertiesValidator {
 		if (cap != null && !properties.getConcurrency().containsKey(cap)) {
 			invalid(prefix + "concurrency", cap,
 					"no concurrency cap of that name (configured: " + properties.getConcurrency().keySet() + ")");
+		}
+		else if (cap != null && properties.getConcurrency().get(cap).getAdaptive().getAlgorithm() != null) {
+			// Its estimate needs each call's ending, which a provider's response does not give the cap yet.
+			invalid(prefix + "concurrency", cap, "is an adaptive cap, which protects calls into this service "
+					+ "(a route rule or an annotated method); give the client a cap of fixed permits");
 		}
 		positive(prefix + "max-attempts", client.getMaxAttempts());
 		positive(prefix + "backoff", client.getBackoff());

@@ -10,6 +10,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.DecisionThreads;
@@ -62,8 +63,8 @@ class RateLimitReactiveWebConfiguration {
 	@ConditionalOnMissingBean
 	ReactiveRouteLimits rateLimitReactiveRouteLimits(RateLimiter limiter, KeyExpressions expressions,
 			ClientIpResolver ipResolver, RateLimitHeaders headers, ReactiveRejections rejections,
-			DecisionThreads threads) {
-		return new ReactiveRouteLimits(limiter, expressions, ipResolver, headers, rejections, threads);
+			DecisionThreads threads, ConcurrencyLimiters concurrency) {
+		return new ReactiveRouteLimits(limiter, concurrency, expressions, ipResolver, headers, rejections, threads);
 	}
 
 	/**
@@ -77,7 +78,7 @@ class RateLimitReactiveWebConfiguration {
 		@ConditionalOnMissingBean
 		RateLimitWebFilter rateLimitWebFilter(RateLimitProperties properties, LimitRegistry limits,
 				KeyExpressions expressions, ReactiveRouteLimits routeLimits) {
-			return new RateLimitWebFilter(RouteRulesBinder.bind(properties, limits.rateLimits(), expressions),
+			return new RateLimitWebFilter(RouteRulesBinder.bind(properties, limits, expressions),
 					routeLimits, properties.getFilter().getOrder());
 		}
 

@@ -12,6 +12,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
@@ -83,10 +84,9 @@ class RateLimitWebConfiguration {
 		@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
 		FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
 				LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
-				RateLimitHeaders headers, Rejections rejections) {
-			RateLimitFilter filter = new RateLimitFilter(
-					RouteRulesBinder.bind(properties, limits.rateLimits(), expressions), limiter, expressions,
-					ipResolver, headers, rejections);
+				RateLimitHeaders headers, Rejections rejections, ConcurrencyLimiters concurrency) {
+			RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, limits, expressions),
+					limiter, concurrency, expressions, ipResolver, headers, rejections);
 			FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 			registration.setName("rateLimitFilter");
 			registration.setDispatcherTypes(RateLimitFilter.dispatcherTypes());

@@ -12,6 +12,8 @@ import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.util.pattern.PatternParseException;
 
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitPolicy;
@@ -33,12 +35,11 @@ final class RouteRulesBinder {
 	private RouteRulesBinder() {
 	}
 
-	static List<RouteRule> bind(RateLimitProperties properties, NamedLimits<RateLimitPolicy> policies,
-			KeyExpressions expressions) {
+	static List<RouteRule> bind(RateLimitProperties properties, LimitRegistry limits, KeyExpressions expressions) {
 		List<RouteRule> rules = new ArrayList<>();
 		List<RateLimitProperties.Route> routes = properties.getRoutes();
 		for (int i = 0; i < routes.size(); i++) {
-			rules.add(bind(prefix(i), routes.get(i), policies, expressions));
+			rules.add(bind(prefix(i), routes.get(i), limits, expressions));
 		}
 		return rules;
 	}
@@ -49,21 +50,53 @@ final class RouteRulesBinder {
 	 * @param index the rule's index in {@code rate-limit.routes}
 	 * @param route the rule
 	 * @param policyNames the names of the configured policies
+	 * @param capNames the names of the configured concurrency caps
 	 */
-	static void check(int index, RateLimitProperties.Route route, Collection<String> policyNames) {
+	static void check(int index, RateLimitProperties.Route route, Collection<String> policyNames,
+			Collection<String> capNames) {
 		String prefix = prefix(index);
 		pattern(prefix, route);
 		methods(prefix, route);
-		policyNames(prefix, route.getPolicies(), policyNames);
+		limitNames(prefix, route);
+		if (!route.getPolicies().isEmpty()) {
+			policyNames(prefix, route.getPolicies(), policyNames);
+		}
+		capNames(prefix, route.getConcurrency(), capNames);
 		countOn(prefix, route.getCountOn());
 	}
 
-	private static RouteRule bind(String prefix, RateLimitProperties.Route route,
-			NamedLimits<RateLimitPolicy> policies, KeyExpressions expressions) {
+	private static RouteRule bind(String prefix, RateLimitProperties.Route route, LimitRegistry limits,
+			KeyExpressions expressions) {
 		PathPattern pattern = pattern(prefix, route);
 		Set<String> methods = methods(prefix, route);
-		List<BoundPolicy> bound = policies(prefix, route.getPolicies(), route.getCountOn(), policies, expressions);
-		return new RouteRule(pattern, Set.copyOf(methods), bound);
+		limitNames(prefix, route);
+		List<BoundPolicy> bound = route.getPolicies().isEmpty() ? List.of()
+				: policies(prefix, route.getPolicies(), route.getCountOn(), limits.rateLimits(), expressions);
+		List<AppliedLimit<ConcurrencyPolicy>> caps = new ArrayList<>();
+		for (String name : capNames(prefix, route.getConcurrency(), limits.concurrency().names())) {
+			caps.add(AppliedLimit.of(limits.concurrency().live(name).orElseThrow(), expressions));
+		}
+		return new RouteRule(pattern, Set.copyOf(methods), bound, List.copyOf(caps));
+	}
+
+	/** A rule limits with policies, caps or both; never with nothing. */
+	private static void limitNames(String prefix, RateLimitProperties.Route route) {
+		if (route.getPolicies().isEmpty() && route.getConcurrency().isEmpty()) {
+			throw invalid(prefix + "policies", "[]",
+					"list at least one policy name (or a concurrency cap under " + prefix + "concurrency)");
+		}
+	}
+
+	private static List<String> capNames(String prefix, List<String> listed, Collection<String> configured) {
+		List<String> names = new ArrayList<>();
+		for (String name : listed) {
+			if (name == null || !configured.contains(name.strip())) {
+				throw invalid(prefix + "concurrency", name,
+						"no concurrency cap named '" + name + "' is configured (configured: " + configured + ")");
+			}
+			names.add(name.strip());
+		}
+		return names;
 	}
 
 	/**

@@ -19,8 +19,19 @@ public class ConcurrencyLimitExceededException extends RateLimitException {
 	 * @param retryAfterMicros a hint of when a permit could be free (at least one second is sent)
 	 */
 	public ConcurrencyLimitExceededException(ConcurrencyPolicy policy, long retryAfterMicros) {
-		super("All " + policy.permits() + " permits of concurrency policy '" + policy.name() + "' are in use"
-				+ ((policy.maxWaitMicros() > 0) ? " after waiting " + policy.maxWaitMicros() / 1000 + " ms" : ""), null);
+		this(policy, retryAfterMicros, "All " + policy.permits() + " permits of concurrency policy '" + policy.name()
+				+ "' are in use"
+				+ ((policy.maxWaitMicros() > 0) ? " after waiting " + policy.maxWaitMicros() / 1000 + " ms" : ""));
+	}
+
+	/**
+	 * Creates an exception with a message of a subclass's.
+	 * @param policy the policy
+	 * @param retryAfterMicros a hint of when a permit could be free
+	 * @param message the message
+	 */
+	protected ConcurrencyLimitExceededException(ConcurrencyPolicy policy, long retryAfterMicros, String message) {
+		super(message, null);
 		this.policy = policy;
 		this.retryAfterMicros = Math.max(0, retryAfterMicros);
 	}

@@ -3,6 +3,7 @@ package dev.ratelimit.concurrency;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -12,16 +13,19 @@ import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitListener.DecisionSource;
+import dev.ratelimit.core.TimeSource;
 
 /**
- * Sends each policy to the limiter of its scope: the local bulkheads, or the
- * distributed Redis semaphore.
+ * Sends each policy to the limiter of its kind: the local bulkheads, the
+ * distributed Redis semaphore, or the adaptive caps.
  */
 public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 
 	private final ConcurrencyLimiter local;
 
 	private final ConcurrencyLimiter distributed;
+
+	private final ConcurrencyLimiter adaptive;
 
 	private final LimitListener listener;
 
@@ -41,15 +45,30 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	}
 
 	/**
-	 * Creates the dispatcher.
+	 * Creates the dispatcher, with adaptive caps on the system clock.
 	 * @param local the limiter of local policies
 	 * @param distributed the limiter of distributed policies, or {@code null} when
 	 * there is no shared backend
 	 * @param listener hears every permit granted or refused
 	 */
 	public ConcurrencyLimiters(ConcurrencyLimiter local, ConcurrencyLimiter distributed, LimitListener listener) {
+		this(local, distributed, new AdaptiveConcurrencyLimiter(TimeSource.system(),
+				() -> ThreadLocalRandom.current().nextDouble(), listener), listener);
+	}
+
+	/**
+	 * Creates the dispatcher.
+	 * @param local the limiter of local policies
+	 * @param distributed the limiter of distributed policies, or {@code null} when
+	 * there is no shared backend
+	 * @param adaptive the limiter of adaptive caps
+	 * @param listener hears every permit granted or refused
+	 */
+	public ConcurrencyLimiters(ConcurrencyLimiter local, ConcurrencyLimiter distributed,
+			ConcurrencyLimiter adaptive, LimitListener listener) {
 		this.local = local;
 		this.distributed = distributed;
+		this.adaptive = adaptive;
 		this.listener = listener;
 	}
 
@@ -79,6 +98,9 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	}
 
 	private ConcurrencyLimiter limiterOf(ConcurrencyPolicy policy) {
+		if (policy.isAdaptive()) {
+			return this.adaptive;
+		}
 		if (policy.scope() != ConcurrencyPolicy.Scope.DISTRIBUTED) {
 			return this.local;
 		}
@@ -103,13 +125,7 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 			return created;
 		});
 		count.incrementAndGet();
-		AtomicBoolean released = new AtomicBoolean();
-		return () -> {
-			if (released.compareAndSet(false, true)) {
-				count.decrementAndGet();
-				permit.release();
-			}
-		};
+		return new CountedPermit(permit, count);
 	}
 
 	/**
@@ -142,7 +158,39 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 
 	@Override
 	public boolean mayBlock(ConcurrencyPolicy policy) {
+		if (policy.isAdaptive()) {
+			return this.adaptive.mayBlock(policy);
+		}
 		return (policy.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED) || this.local.mayBlock(policy);
+	}
+
+	/** A permit counted in its policy's calls in flight until it is released, once, with its ending. */
+	private static final class CountedPermit implements Permit {
+
+		private final Permit permit;
+
+		private final AtomicInteger count;
+
+		private final AtomicBoolean released = new AtomicBoolean();
+
+		CountedPermit(Permit permit, AtomicInteger count) {
+			this.permit = permit;
+			this.count = count;
+		}
+
+		@Override
+		public void release() {
+			release(Ending.SUCCEEDED);
+		}
+
+		@Override
+		public void release(Ending ending) {
+			if (this.released.compareAndSet(false, true)) {
+				this.count.decrementAndGet();
+				this.permit.release(ending);
+			}
+		}
+
 	}
 
 }

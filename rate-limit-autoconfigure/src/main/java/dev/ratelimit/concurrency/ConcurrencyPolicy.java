@@ -1,13 +1,17 @@
 package dev.ratelimit.concurrency;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.Quota;
+import dev.ratelimit.core.Visibility;
 
 /**
  * A cap on calls in flight: at most {@link #permits()} calls per key at once,
@@ -17,6 +21,13 @@ import dev.ratelimit.core.Quota;
  * <p>
  * The failure mode (local by default: cap the calls in this instance) is what a
  * distributed cap does when Redis cannot answer; a local cap never asks it.
+ * <p>
+ * An adaptive cap ({@link #adaptive()}) has no fixed number: its limit follows
+ * the service's latency, per instance, and it sheds calls by
+ * {@link Priority} ({@link #shedding()}) rather than counting per key. Its key
+ * expression names each call's priority. It never waits, never shares its
+ * count through Redis, and never names itself to a caller: a shed call is the
+ * service's condition, 503.
  */
 public final class ConcurrencyPolicy extends AbstractLimit {
 
@@ -30,6 +41,12 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 
 	private final Rejection rejection;
 
+	private final @Nullable AdaptiveLimit adaptive;
+
+	private final Shedding shedding;
+
+	private final boolean shadow;
+
 	private ConcurrencyPolicy(Builder builder) {
 		super(builder);
 		this.permits = builder.permits;
@@ -37,6 +54,9 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		this.scope = builder.scope;
 		this.permitTtlMicros = builder.permitTtlMicros;
 		this.rejection = builder.rejection;
+		this.adaptive = builder.adaptive;
+		this.shedding = builder.shedding;
+		this.shadow = builder.shadow;
 	}
 
 	/**
@@ -82,6 +102,33 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		return this.rejection;
 	}
 
+	/**
+	 * Returns how an adaptive cap finds its limit.
+	 * @return the algorithm and its settings, or {@code null} for a cap of fixed permits
+	 */
+	public @Nullable AdaptiveLimit adaptive() {
+		return this.adaptive;
+	}
+
+	/** @return whether the cap's limit follows the service's latency */
+	public boolean isAdaptive() {
+		return this.adaptive != null;
+	}
+
+	/** @return whom an adaptive cap sheds first and what it tells them; the defaults for a fixed cap */
+	public Shedding shedding() {
+		return this.shedding;
+	}
+
+	/**
+	 * Returns whether the cap runs in shadow mode: it decides and reports, but
+	 * lets through the calls it would refuse. Adaptive caps only.
+	 * @return whether the cap is a shadow cap
+	 */
+	public boolean shadow() {
+		return this.shadow;
+	}
+
 	/** @return whether the cap refuses calls while Redis cannot answer; a local cap never asks Redis */
 	@Override
 	public boolean failsClosed() {
@@ -104,7 +151,9 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 				&& key().equals(that.key()) && failureMode() == that.failureMode()
 				&& visibility() == that.visibility() && this.permits == that.permits
 				&& this.maxWaitMicros == that.maxWaitMicros && this.scope == that.scope
-				&& this.permitTtlMicros == that.permitTtlMicros && this.rejection == that.rejection);
+				&& this.permitTtlMicros == that.permitTtlMicros && this.rejection == that.rejection
+				&& Objects.equals(this.adaptive, that.adaptive) && this.shedding.equals(that.shedding)
+				&& this.shadow == that.shadow);
 	}
 
 	@Override
@@ -114,6 +163,10 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 
 	@Override
 	public String toString() {
+		if (this.adaptive != null) {
+			return "ConcurrencyPolicy[" + name() + ": adaptive " + this.adaptive + ", " + this.shedding + ", priority="
+					+ key() + (this.shadow ? ", shadow" : "") + "]";
+		}
 		return "ConcurrencyPolicy[" + name() + ": " + this.permits + " permits, " + this.scope + ", max-wait="
 				+ this.maxWaitMicros + "us, permit-ttl=" + this.permitTtlMicros + "us, key=" + key() + ", reject with "
 				+ this.rejection + "]";
@@ -150,6 +203,11 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 	@Override
 	public ConcurrencyPolicy withQuota(Quota quota) {
 		quota.checkKind(LimitKind.CONCURRENCY);
+		if (this.adaptive != null && !quota.isEmpty()) {
+			// Refused where plans and overrides are bound; a cap whose limit it finds itself has no permits to set.
+			throw new PolicyValidationException("permits", quota.permits(),
+					"an adaptive cap finds its own limit; it takes no plans or overrides");
+		}
 		return quota.isEmpty() ? this : toBuilder().permits(quota.permits()).build();
 	}
 
@@ -162,6 +220,9 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		Builder builder = copyTo(new Builder(name())).permits(this.permits).scope(this.scope).rejection(this.rejection);
 		builder.maxWaitMicros = this.maxWaitMicros;
 		builder.permitTtlMicros = this.permitTtlMicros;
+		builder.adaptive = this.adaptive;
+		builder.shedding = this.shedding;
+		builder.shadow = this.shadow;
 		return builder;
 	}
 
@@ -179,6 +240,12 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		private long permitTtlMicros = Duration.ofSeconds(30).toNanos() / 1_000L;
 
 		private Rejection rejection = Rejection.TOO_MANY_REQUESTS;
+
+		private @Nullable AdaptiveLimit adaptive;
+
+		private Shedding shedding = Shedding.defaults();
+
+		private boolean shadow;
 
 		private Builder(String name) {
 			// An outage of the permit store must not uncap the calls: cap them in this instance.
@@ -247,14 +314,81 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		}
 
 		/**
+		 * Makes the cap adaptive: its limit follows the service's latency. Its
+		 * permits are then the highest the limit goes, and its key expression names
+		 * each call's {@link Priority}.
+		 * @param adaptive the algorithm and its settings; {@code null} for fixed permits
+		 * @return this builder
+		 */
+		public Builder adaptive(@Nullable AdaptiveLimit adaptive) {
+			this.adaptive = adaptive;
+			return this;
+		}
+
+		/**
+		 * Sets whom an adaptive cap sheds first and what it tells them;
+		 * {@link Shedding#defaults()} by default.
+		 * @param shedding the settings
+		 * @return this builder
+		 */
+		public Builder shedding(Shedding shedding) {
+			this.shedding = Objects.requireNonNull(shedding, "shedding");
+			return this;
+		}
+
+		/**
+		 * Sets shadow mode, for an adaptive cap: calls it would shed run, counted as
+		 * shadow decisions.
+		 * @param shadow whether the cap is a shadow cap
+		 * @return this builder
+		 */
+		public Builder shadow(boolean shadow) {
+			this.shadow = shadow;
+			return this;
+		}
+
+		/**
 		 * Builds the policy.
 		 * @return the policy
 		 */
 		@Override
 		public ConcurrencyPolicy build() {
+			if (this.adaptive != null) {
+				return buildAdaptive();
+			}
+			if (this.shadow) {
+				throw new PolicyValidationException("shadow", true, "applies to adaptive caps only");
+			}
 			if (this.permits < 1) {
 				throw new PolicyValidationException("permits", this.permits, "must be set to at least 1");
 			}
+			return new ConcurrencyPolicy(this);
+		}
+
+		/**
+		 * An adaptive cap counts in this instance, sheds at once and names
+		 * nothing: its refusals are the service's condition, 503.
+		 */
+		private ConcurrencyPolicy buildAdaptive() {
+			if (this.scope != Scope.LOCAL) {
+				throw new PolicyValidationException("scope", this.scope.name().toLowerCase(Locale.ROOT),
+						"an adaptive cap follows this instance's latency; it must be local");
+			}
+			if (this.maxWaitMicros > 0) {
+				throw new PolicyValidationException("max-wait", this.maxWaitMicros / 1000 + "ms",
+						"an adaptive cap sheds at once; it cannot wait");
+			}
+			if (this.permits > 0 && this.permits != this.adaptive.maxLimit()) {
+				throw new PolicyValidationException("permits", this.permits,
+						"an adaptive cap finds its own limit; set adaptive.max-limit instead");
+			}
+			if (currentVisibility() == Visibility.PUBLIC) {
+				throw new PolicyValidationException("visibility", "public",
+						"an adaptive cap's refusals are the service's condition and name no limit");
+			}
+			this.permits = this.adaptive.maxLimit();
+			this.rejection = Rejection.SERVICE_UNAVAILABLE;
+			visibility(Visibility.INTERNAL);
 			return new ConcurrencyPolicy(this);
 		}
 

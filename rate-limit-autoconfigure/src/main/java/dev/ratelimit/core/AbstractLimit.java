@@ -130,6 +130,11 @@ public abstract class AbstractLimit implements Limit {
 			return self();
 		}
 
+		/** @return the visibility set so far, for a kind that allows only some */
+		protected final Visibility currentVisibility() {
+			return this.visibility;
+		}
+
 		/**
 		 * Builds the limit, checking the values that depend on each other.
 		 * @return the limit

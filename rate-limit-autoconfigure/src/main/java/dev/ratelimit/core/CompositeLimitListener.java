@@ -72,4 +72,11 @@ final class CompositeLimitListener implements LimitListener {
 		}
 	}
 
+	@Override
+	public void shed(Limit cap, String priority, boolean shadow) {
+		for (LimitListener listener : this.listeners) {
+			listener.shed(cap, priority, shadow);
+		}
+	}
+
 }

@@ -100,6 +100,16 @@ public interface LimitListener {
 	}
 
 	/**
+	 * An adaptive concurrency cap shed a call because its class was beyond its
+	 * share while the cap was full; a shadow cap let it run instead.
+	 * @param cap the adaptive cap
+	 * @param priority the call's class: {@code critical}, {@code normal}, {@code background} or {@code sheddable}
+	 * @param shadow whether the cap is a shadow cap, which let the call run
+	 */
+	default void shed(Limit cap, String priority, boolean shadow) {
+	}
+
+	/**
 	 * Returns a listener passing every event to several, in order.
 	 * @param listeners the listeners
 	 * @return one listener for all of them

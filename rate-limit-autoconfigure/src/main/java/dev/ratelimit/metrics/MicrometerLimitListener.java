@@ -45,7 +45,10 @@ import dev.ratelimit.core.RateLimitException;
  * answered;</li>
  * <li>{@code rate.limit.give.backs} ({@code kind}, {@code policy},
  * {@code outcome}): units of calls counted by outcome that were
- * {@code given} back, or {@code failed} to be (they stay counted).</li>
+ * {@code given} back, or {@code failed} to be (they stay counted);</li>
+ * <li>{@code rate.limit.concurrency.shed} ({@code policy}, {@code priority},
+ * {@code outcome}): calls an adaptive cap {@code shed}, or would have shed in
+ * {@code shadow} mode, by class.</li>
  * </ul>
  * Meters are created once per name and tags and found again without building
  * a string; counting is a lock-free increment.
@@ -72,6 +75,9 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	/** Name of the counter of fallback methods called instead of throwing a refusal. */
 	public static final String METHOD_FALLBACKS = "rate.limit.method.fallbacks";
+
+	/** Name of the counter of calls adaptive caps shed, by class. */
+	public static final String SHED = "rate.limit.concurrency.shed";
 
 	private final Supplier<MeterRegistry> registry;
 
@@ -176,6 +182,20 @@ public final class MicrometerLimitListener implements LimitListener {
 					.tag("class", type)
 					.tag("method", method.getName())
 					.tag("refusal", refused));
+		if (counter != null) {
+			counter.increment();
+		}
+	}
+
+	@Override
+	public void shed(Limit cap, String priority, boolean shadow) {
+		String outcome = shadow ? "shadow" : "shed";
+		Counter counter = counter(SHED, cap.name() + '\u0000' + priority + '\u0000' + outcome,
+				() -> Counter.builder(SHED)
+					.description("Calls an adaptive concurrency cap shed (or would have, in shadow mode), by class")
+					.tag("policy", cap.name())
+					.tag("priority", priority)
+					.tag("outcome", outcome));
 		if (counter != null) {
 			counter.increment();
 		}

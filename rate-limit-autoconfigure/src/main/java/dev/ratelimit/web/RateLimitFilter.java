@@ -16,10 +16,13 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.web.filter.GenericFilterBean;
 import org.springframework.web.util.WebUtils;
 
+import dev.ratelimit.concurrency.ConcurrencyLimiter;
+import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitException;
@@ -71,8 +74,10 @@ public class RateLimitFilter extends GenericFilterBean {
 
 	private final Rejections rejections;
 
+	private final RoutePermits permits;
+
 	/**
-	 * Creates the filter.
+	 * Creates the filter, for route rules without concurrency caps.
 	 * @param routes the route rules, in configuration order
 	 * @param limiter decides
 	 * @param expressions evaluates keys
@@ -82,7 +87,24 @@ public class RateLimitFilter extends GenericFilterBean {
 	 */
 	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, KeyExpressions expressions,
 			ClientIpResolver ipResolver, RateLimitHeaders headers, Rejections rejections) {
+		this(routes, limiter, null, expressions, ipResolver, headers, rejections);
+	}
+
+	/**
+	 * Creates the filter.
+	 * @param routes the route rules, in configuration order
+	 * @param limiter decides
+	 * @param concurrency hands out the permits of the rules' concurrency caps; {@code null} when no rule has one
+	 * @param expressions evaluates keys
+	 * @param ipResolver resolves client addresses
+	 * @param headers writes the header fields
+	 * @param rejections answers refusals
+	 */
+	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, @Nullable ConcurrencyLimiter concurrency,
+			KeyExpressions expressions, ClientIpResolver ipResolver, RateLimitHeaders headers,
+			Rejections rejections) {
 		this.rules = new RouteRules(routes);
+		this.permits = RoutePermits.of(routes, concurrency);
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
@@ -186,34 +208,41 @@ public class RateLimitFilter extends GenericFilterBean {
 	 */
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		List<BoundPolicy> policies = matchingPolicies(request);
-		if (policies.isEmpty()) {
+		MatchedLimits limits = matchingLimits(request);
+		if (limits.isEmpty()) {
 			chain.doFilter(request, response);
 			return;
 		}
+		List<BoundPolicy> policies = limits.policies();
 		// Set by doFilter: read once here, then handed on rather than looked up in the attribute map again.
 		Disclosures disclosures = Disclosures.attached(request);
 		// Built only if an expression needs it: the built-in keys (ip, principal, global) do not.
 		EvaluationContext context = this.expressions.context(new ServletKeyRequest(request, this.ipResolver), null,
 				null);
-		RateLimitOutcome outcome;
-		try {
-			outcome = this.limiter.acquire(requests(disclosures, policies, context));
+		RateLimitOutcome outcome = null;
+		if (!policies.isEmpty()) {
+			try {
+				outcome = this.limiter.acquire(requests(disclosures, policies, context));
+			}
+			catch (RateLimitException ex) {
+				this.rejections.send(request, response, ex);
+				return;
+			}
+			this.headers.record(disclosures, ServletHeaders.whileUncommitted(response), outcome);
+			if (!outcome.allowed()) {
+				this.rejections.send(request, response, new RateLimitExceededException(outcome));
+				return;
+			}
 		}
-		catch (RateLimitException ex) {
-			this.rejections.send(request, response, ex);
+		// The caps come after the rate limits, as on an annotated method; a request a cap refuses is answered
+		// there, and a rule counting by outcome settles it by that answer's status.
+		FilterChain next = limits.caps().isEmpty() ? chain
+				: new PermitHoldingChain(chain, limits, context, disclosures);
+		if (outcome == null || outcome.provisional().isEmpty()) {
+			next.doFilter(request, response);
 			return;
 		}
-		this.headers.record(disclosures, ServletHeaders.whileUncommitted(response), outcome);
-		if (!outcome.allowed()) {
-			this.rejections.send(request, response, new RateLimitExceededException(outcome));
-			return;
-		}
-		if (outcome.provisional().isEmpty()) {
-			chain.doFilter(request, response);
-			return;
-		}
-		continueCountingByOutcome(request, response, chain, policies, outcome, context);
+		continueCountingByOutcome(request, response, next, policies, outcome, context);
 	}
 
 	/** The limiter's requests for the matched policies; each disclosed one registered for the headers. */
@@ -317,10 +346,99 @@ public class RateLimitFilter extends GenericFilterBean {
 	}
 
 	/**
-	 * The policies of every rule that matches, each once; the path is compared
-	 * as a string where {@link RouteMatcher} can, parsed at most once otherwise.
+	 * Takes a route's permits, runs the rest of the chain holding them, and gives
+	 * them back once the response is complete: at once, or when an asynchronous
+	 * request completes; telling each how the request ended. A refusal is
+	 * answered here.
 	 */
-	private List<BoundPolicy> matchingPolicies(HttpServletRequest request) {
+	private final class PermitHoldingChain implements FilterChain {
+
+		private final FilterChain chain;
+
+		private final MatchedLimits limits;
+
+		private final EvaluationContext context;
+
+		private final Disclosures disclosures;
+
+		PermitHoldingChain(FilterChain chain, MatchedLimits limits, EvaluationContext context,
+				Disclosures disclosures) {
+			this.chain = chain;
+			this.limits = limits;
+			this.context = context;
+			this.disclosures = disclosures;
+		}
+
+		@Override
+		public void doFilter(ServletRequest request, ServletResponse response) throws IOException, ServletException {
+			HttpServletRequest httpRequest = (HttpServletRequest) request;
+			HttpServletResponse httpResponse = (HttpServletResponse) response;
+			List<Permit> permits;
+			try {
+				permits = RateLimitFilter.this.permits.take(this.limits.caps(), this.context, this.disclosures);
+			}
+			catch (RateLimitException ex) {
+				RateLimitFilter.this.rejections.send(httpRequest, httpResponse, ex);
+				return;
+			}
+			try {
+				this.chain.doFilter(request, response);
+			}
+			catch (IOException | ServletException | RuntimeException | Error ex) {
+				RoutePermits.release(permits, Permit.Ending.FAILED);
+				throw ex;
+			}
+			if (request.isAsyncStarted()) {
+				request.getAsyncContext().addListener(new ReleaseOnCompletion(permits, httpResponse));
+				return;
+			}
+			RoutePermits.release(permits, RoutePermits.ending(httpResponse.getStatus(), false));
+		}
+
+	}
+
+	/** Gives an asynchronous request's permits back once it completes. */
+	private static final class ReleaseOnCompletion implements AsyncListener {
+
+		private final List<Permit> permits;
+
+		private final HttpServletResponse response;
+
+		private volatile boolean failed;
+
+		ReleaseOnCompletion(List<Permit> permits, HttpServletResponse response) {
+			this.permits = permits;
+			this.response = response;
+		}
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			RoutePermits.release(this.permits, RoutePermits.ending(this.response.getStatus(), this.failed));
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			this.failed = true;
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			this.failed = true;
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			event.getAsyncContext().addListener(this);
+		}
+
+	}
+
+	/**
+	 * The policies and caps of every rule that matches, each once; the path is
+	 * compared as a string where {@link RouteMatcher} can, parsed at most once
+	 * otherwise.
+	 */
+	private MatchedLimits matchingLimits(HttpServletRequest request) {
 		String method = request.getMethod();
 		RouteMatcher.ParsedPath path = new RouteMatcher.ParsedPath();
 		return this.rules.matching((matcher) -> matcher.matches(method, request, path));

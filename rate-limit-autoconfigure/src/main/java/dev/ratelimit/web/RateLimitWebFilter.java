@@ -11,7 +11,6 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
-import dev.ratelimit.key.BoundPolicy;
 
 /**
  * Enforces the route rules of {@code rate-limit.routes} in a WebFlux
@@ -61,7 +60,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		return this.limits.apply(exchange, matchingPolicies(exchange.getRequest()),
+		return this.limits.apply(exchange, matchingLimits(exchange.getRequest()),
 				(continued) -> proceed(continued, chain));
 	}
 
@@ -71,8 +70,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 			.contextWrite((context) -> context.put(ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE, exchange));
 	}
 
-	/** The policies of every rule that matches, each once, in rule order. */
-	private List<BoundPolicy> matchingPolicies(ServerHttpRequest request) {
+	/** The policies and caps of every rule that matches, each once, in rule order. */
+	private MatchedLimits matchingLimits(ServerHttpRequest request) {
 		String method = request.getMethod().name();
 		return this.rules.matching((matcher) -> matcher.matches(method, request.getPath().pathWithinApplication()));
 	}

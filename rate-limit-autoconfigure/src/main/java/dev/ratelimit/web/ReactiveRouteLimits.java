@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
@@ -17,6 +18,9 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
+import dev.ratelimit.concurrency.ConcurrencyLimiter;
+import dev.ratelimit.concurrency.Permit;
+import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.ClientIpResolver;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.LimitRequest;
@@ -64,6 +68,8 @@ public final class ReactiveRouteLimits {
 
 	private final DecisionThreads threads;
 
+	private final @Nullable RoutePermits permits;
+
 	/**
 	 * Creates the route limits.
 	 * @param limiter decides
@@ -75,6 +81,23 @@ public final class ReactiveRouteLimits {
 	 */
 	public ReactiveRouteLimits(RateLimiter limiter, KeyExpressions expressions, ClientIpResolver ipResolver,
 			RateLimitHeaders headers, ReactiveRejections rejections, DecisionThreads threads) {
+		this(limiter, null, expressions, ipResolver, headers, rejections, threads);
+	}
+
+	/**
+	 * Creates the route limits, with concurrency caps.
+	 * @param limiter decides
+	 * @param concurrency hands out the permits of concurrency caps; {@code null} for routes without caps
+	 * @param expressions evaluates keys
+	 * @param ipResolver resolves client addresses
+	 * @param headers writes the header fields
+	 * @param rejections answers refusals
+	 * @param threads where a decision does what it cannot do inline: a store call that can only block, a wait
+	 */
+	public ReactiveRouteLimits(RateLimiter limiter, @Nullable ConcurrencyLimiter concurrency,
+			KeyExpressions expressions, ClientIpResolver ipResolver, RateLimitHeaders headers,
+			ReactiveRejections rejections, DecisionThreads threads) {
+		this.permits = (concurrency != null) ? new RoutePermits(concurrency) : null;
 		this.limiter = limiter;
 		this.expressions = expressions;
 		this.ipResolver = ipResolver;
@@ -108,22 +131,43 @@ public final class ReactiveRouteLimits {
 	 * @return completes when the request is served or refused
 	 */
 	public Mono<Void> apply(ServerWebExchange exchange, List<BoundPolicy> policies, Continuation next) {
-		if (policies.isEmpty()) {
+		return apply(exchange, new MatchedLimits(policies, List.of()), next);
+	}
+
+	/**
+	 * Applies a route's policies and caps to a request: the policies decide
+	 * first; an allowed request then takes a permit of each cap and holds them
+	 * until it is served.
+	 * @param exchange the request
+	 * @param limits the policies and caps, each once, in order
+	 * @param next what serves an allowed request
+	 * @return completes when the request is served or refused
+	 */
+	Mono<Void> apply(ServerWebExchange exchange, MatchedLimits limits, Continuation next) {
+		if (limits.isEmpty()) {
 			return next.proceed(exchange);
 		}
 		Principal known = ReactiveKeyRequest.principalIfKnown(exchange);
 		if (known != null) {
 			// No principal to wait for (no security in the pipeline): decided without building a pipeline for it.
-			return apply(exchange, next, policies, known);
+			return apply(exchange, next, limits, known);
 		}
-		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> apply(exchange, next, policies, principal));
+		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> apply(exchange, next, limits, principal));
 	}
 
-	private Mono<Void> apply(ServerWebExchange exchange, Continuation next, List<BoundPolicy> policies,
+	private Mono<Void> apply(ServerWebExchange exchange, Continuation proceed, MatchedLimits limits,
 			Principal principal) {
 		Disclosures disclosures = Disclosures.attached(exchange.getAttributes());
 		EvaluationContext context = this.expressions
 			.context(new ReactiveKeyRequest(exchange.getRequest(), this.ipResolver, principal), null, null);
+		List<BoundPolicy> policies = limits.policies();
+		// The caps come after the policies, as on an annotated method; a request a cap refuses is answered
+		// there, and a rule counting by outcome settles it by that answer's status.
+		Continuation next = limits.caps().isEmpty() ? proceed
+				: (continued) -> holdingPermits(continued, proceed, limits, context, disclosures);
+		if (policies.isEmpty()) {
+			return next.proceed(exchange);
+		}
 		List<LimitRequest> calls;
 		try {
 			calls = requests(disclosures, policies, context);
@@ -160,6 +204,50 @@ public final class ReactiveRouteLimits {
 			return next.proceed(exchange);
 		}
 		return continueCountingByOutcome(exchange, next, policies, outcome, context, blocking);
+	}
+
+	/**
+	 * Takes the permits of a route's caps and serves the request holding them,
+	 * giving them back when it is served, fails or is cancelled: inline when no
+	 * cap may block, else asynchronously, going on on the request's event loop.
+	 */
+	private Mono<Void> holdingPermits(ServerWebExchange exchange, Continuation next, MatchedLimits limits,
+			EvaluationContext context, Disclosures disclosures) {
+		RoutePermits permits = Objects.requireNonNull(this.permits,
+				"A route rule has a concurrency cap but no ConcurrencyLimiter is given");
+		if (!permits.mayBlock(limits.caps())) {
+			List<Permit> held;
+			try {
+				held = permits.take(limits.caps(), context, disclosures);
+			}
+			catch (RateLimitException refusal) {
+				return this.rejections.send(exchange, refusal);
+			}
+			return holding(exchange, next, held);
+		}
+		return Mono.fromCompletionStage(() -> RequestLoops.backOnLoop(exchange.getRequest(),
+				permits.takeAsync(limits.caps(), context, disclosures, this.threads)
+					.handle((held, failure) -> (failure == null) ? holding(exchange, next, held)
+							: refused(exchange, AsyncCalls.cause(failure)))))
+			.flatMap((served) -> served);
+	}
+
+	private Mono<Void> refused(ServerWebExchange exchange, RuntimeException failure) {
+		return (failure instanceof RateLimitException refusal) ? this.rejections.send(exchange, refusal)
+				: Mono.error(failure);
+	}
+
+	private static Mono<Void> holding(ServerWebExchange exchange, Continuation next, List<Permit> held) {
+		return next.proceed(exchange).doFinally((signal) -> {
+			if (signal == SignalType.CANCEL) {
+				// Its client went away: the call says nothing about the service.
+				RoutePermits.release(held, Permit.Ending.ABANDONED);
+				return;
+			}
+			HttpStatusCode code = exchange.getResponse().getStatusCode();
+			RoutePermits.release(held,
+					RoutePermits.ending((code != null) ? code.value() : 200, signal == SignalType.ON_ERROR));
+		});
 	}
 
 	/**

@@ -8,6 +8,7 @@ import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.client.ProviderPausedException;
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.LoadShedException;
 import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitException;
@@ -58,6 +59,13 @@ public final class Refusals {
 			String name = budget.getPolicy().name();
 			return refusal(disclosed(request, List.of(name)), false, retryAfter,
 					"Budget '" + name + "' is spent; retry after " + retryAfter + " s.", ex);
+		}
+		if (ex instanceof LoadShedException shed) {
+			// The service near overload, whoever asks: 503, naming nothing, with a wait spread over callers.
+			long retryAfter = retryAfter(shed.getRetryAfterMicros());
+			return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
+					"The service is shedding load to stay up; retry after " + retryAfter + " s.", retryAfter, List.of(),
+					ex);
 		}
 		if (ex instanceof ConcurrencyLimitExceededException busy) {
 			ConcurrencyPolicy cap = busy.getPolicy();

@@ -11,6 +11,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.RequestPath;
 
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
 
 /**
@@ -31,8 +33,8 @@ final class RouteMatcher {
 
 	private final RouteRule route;
 
-	/** The rule's policies, a name listed twice kept once, as the filter applies them. */
-	private final List<BoundPolicy> policies;
+	/** The rule's policies and caps, a name listed twice kept once, as the filter applies them. */
+	private final MatchedLimits limits;
 
 	/** The literal part of the pattern ({@code /api} of {@code /api/**}), or {@code null} when it has none. */
 	private final String literal;
@@ -49,7 +51,14 @@ final class RouteMatcher {
 				distinct.add(bound);
 			}
 		}
-		this.policies = List.copyOf(distinct);
+		List<AppliedLimit<ConcurrencyPolicy>> caps = new ArrayList<>();
+		Set<String> capNames = new HashSet<>();
+		for (AppliedLimit<ConcurrencyPolicy> cap : route.caps()) {
+			if (capNames.add(cap.limit().name())) {
+				caps.add(cap);
+			}
+		}
+		this.limits = new MatchedLimits(List.copyOf(distinct), List.copyOf(caps));
 		String pattern = route.pattern().getPatternString();
 		if (!pattern.isEmpty() && LITERAL.matcher(pattern).matches()) {
 			this.below = pattern.endsWith("/**");
@@ -61,9 +70,9 @@ final class RouteMatcher {
 		}
 	}
 
-	/** @return the rule's policies, each name once */
-	List<BoundPolicy> policies() {
-		return this.policies;
+	/** @return the rule's policies and caps, each name once */
+	MatchedLimits limits() {
+		return this.limits;
 	}
 
 	/**

@@ -2,14 +2,17 @@ package dev.ratelimit.web;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
 
 /**
- * The route rules of {@code rate-limit.routes} and which of their policies
- * apply to a request: the policies of every rule that matches, each once, in
- * rule order. Shared by the servlet and the reactive route filters, which
+ * The route rules of {@code rate-limit.routes} and which of their limits
+ * apply to a request: the policies and caps of every rule that matches, each
+ * once, in rule order. Shared by the servlet and the reactive route filters, which
  * differ only in how a request's path reaches {@link RouteMatcher}.
  */
 final class RouteRules {
@@ -34,40 +37,47 @@ final class RouteRules {
 	}
 
 	/**
-	 * Returns the policies of every rule that matches a request, each once.
+	 * Returns the policies and caps of every rule that matches a request, each
+	 * once.
 	 * @param matches whether a rule's matcher matches the request
-	 * @return the policies, in rule order; empty when no rule matches
+	 * @return the limits, in rule order; {@link MatchedLimits#NONE} when no rule matches
 	 */
-	List<BoundPolicy> matching(Predicate<RouteMatcher> matches) {
-		List<BoundPolicy> matched = List.of();
-		boolean merged = false;
+	MatchedLimits matching(Predicate<RouteMatcher> matches) {
+		MatchedLimits matched = MatchedLimits.NONE;
+		List<BoundPolicy> policies = null;
+		List<AppliedLimit<ConcurrencyPolicy>> caps = null;
 		for (RouteMatcher matcher : this.matchers) {
 			if (!matches.test(matcher)) {
 				continue;
 			}
-			List<BoundPolicy> policies = matcher.policies();
-			if (matched.isEmpty()) {
-				// The usual case, one matching rule: its own list, copied by nobody.
-				matched = policies;
+			MatchedLimits limits = matcher.limits();
+			if (matched == MatchedLimits.NONE) {
+				// The usual case, one matching rule: its own lists, copied by nobody.
+				matched = limits;
 				continue;
 			}
-			if (!merged) {
-				matched = new ArrayList<>(matched);
-				merged = true;
+			if (policies == null) {
+				policies = new ArrayList<>(matched.policies());
+				caps = new ArrayList<>(matched.caps());
 			}
-			for (BoundPolicy bound : policies) {
+			for (BoundPolicy bound : limits.policies()) {
 				// A policy listed by two matching routes is applied once.
-				if (!contains(matched, bound.policy().name())) {
-					matched.add(bound);
+				if (!contains(policies, bound.policy().name(), (listed) -> listed.policy().name())) {
+					policies.add(bound);
+				}
+			}
+			for (AppliedLimit<ConcurrencyPolicy> cap : limits.caps()) {
+				if (!contains(caps, cap.limit().name(), (listed) -> listed.limit().name())) {
+					caps.add(cap);
 				}
 			}
 		}
-		return matched;
+		return (policies == null) ? matched : new MatchedLimits(policies, caps);
 	}
 
-	private static boolean contains(List<BoundPolicy> policies, String name) {
-		for (BoundPolicy bound : policies) {
-			if (bound.policy().name().equals(name)) {
+	private static <T> boolean contains(List<T> listed, String name, Function<T, String> nameOf) {
+		for (T each : listed) {
+			if (nameOf.apply(each).equals(name)) {
 				return true;
 			}
 		}
