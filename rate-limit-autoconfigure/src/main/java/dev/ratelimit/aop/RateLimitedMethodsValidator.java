@@ -18,7 +18,9 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.concurrency.AdaptiveLimit;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.Exemption;
 import dev.ratelimit.core.Limit;
@@ -225,6 +227,20 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	}
 
 	private static String describe(ConcurrencyPolicy cap) {
+		AdaptiveLimit adaptive = cap.adaptive();
+		if (adaptive != null) {
+			StringBuilder shares = new StringBuilder();
+			cap.shedding().shares().entrySet().stream().sorted(Map.Entry.comparingByKey())
+				.filter((share) -> share.getValue() > 0)
+				.forEach((share) -> shares.append(", ").append(share.getKey().label()).append(' ')
+					.append(share.getValue()).append('%'));
+			return "Adaptive concurrency cap '" + cap.name() + "' (" + adaptive.algorithm().name().toLowerCase()
+					+ ", limit from " + adaptive.initialLimit() + " between " + adaptive.minLimit() + " and "
+					+ adaptive.maxLimit() + ", local, "
+					+ (AbstractLimit.DEFAULT_KEY.equals(cap.key()) ? "no priority: every call alike"
+							: "priority " + cap.key() + shares + ", else " + cap.shedding().defaultPriority().label())
+					+ (cap.shadow() ? ", shadow" : "") + ")";
+		}
 		// A local cap never asks Redis, so only a distributed one has a failure mode worth reading.
 		String failureMode = (cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED)
 				? ", failure-mode " + cap.failureMode().name().toLowerCase() : "";

@@ -113,9 +113,18 @@ class RateLimitAnnotationConfiguration {
 				clientUsages(properties), backend(properties), !(backend instanceof InMemoryRateLimitBackend));
 	}
 
-	/** The provider clients naming each rate-limit policy or concurrency cap, for the start-up report. */
+	/**
+	 * The provider clients naming each rate-limit policy or concurrency cap, and
+	 * the route rules naming each cap, for the start-up report.
+	 */
 	private static Map<String, List<String>> clientUsages(RateLimitProperties properties) {
 		Map<String, List<String>> usages = new LinkedHashMap<>();
+		for (RateLimitProperties.Route route : properties.getRoutes()) {
+			String text = "route " + route.getPattern() + (route.getMethods().isEmpty() ? "" : " " + route.getMethods());
+			for (String cap : route.getConcurrency()) {
+				usages.computeIfAbsent(cap.strip(), (c) -> new ArrayList<>()).add(text);
+			}
+		}
 		properties.getClients().forEach((name, client) -> {
 			String where = "provider client '" + name + "' (rate-limit.clients." + name + ")";
 			if (client.getRateLimit() != null) {

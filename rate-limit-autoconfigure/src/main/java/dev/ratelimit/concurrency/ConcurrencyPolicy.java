@@ -221,6 +221,10 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		builder.maxWaitMicros = this.maxWaitMicros;
 		builder.permitTtlMicros = this.permitTtlMicros;
 		builder.adaptive = this.adaptive;
+		if (this.adaptive != null) {
+			// Derived from max-limit when built again, perhaps with another adaptive setting.
+			builder.permits = 0;
+		}
 		builder.shedding = this.shedding;
 		builder.shadow = this.shadow;
 		return builder;
@@ -387,6 +391,10 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 						"an adaptive cap's refusals are the service's condition and name no limit");
 			}
 			this.permits = this.adaptive.maxLimit();
+			if (DEFAULT_KEY.equals(currentKey())) {
+				// No priority expression: every call is in the default class, which may use the whole limit.
+				this.shedding = this.shedding.withoutShares();
+			}
 			this.rejection = Rejection.SERVICE_UNAVAILABLE;
 			visibility(Visibility.INTERNAL);
 			return new ConcurrencyPolicy(this);

@@ -29,9 +29,14 @@ import dev.ratelimit.core.PolicyValidationException;
 public record Shedding(Map<Priority, Integer> shares, Priority defaultPriority, long retryAfterMicros,
 		long retryAfterSpreadMicros) {
 
-	/** The shares when none are configured: 40% critical, 30% normal, 20% background, none sheddable. */
-	public static final Map<Priority, Integer> DEFAULT_SHARES = Map.of(Priority.CRITICAL, 40, Priority.NORMAL, 30,
-			Priority.BACKGROUND, 20, Priority.SHEDDABLE, 0);
+	/**
+	 * The shares when none are configured: 20% critical, 10% normal, 5%
+	 * background, none sheddable. What a class keeps is held back from the classes
+	 * below it while unused, so small shares waste little: sheddable calls alone
+	 * may use 65% of the limit (and the limit grows while they run well).
+	 */
+	public static final Map<Priority, Integer> DEFAULT_SHARES = Map.of(Priority.CRITICAL, 20, Priority.NORMAL, 10,
+			Priority.BACKGROUND, 5, Priority.SHEDDABLE, 0);
 
 	/**
 	 * Checks the settings and copies the shares.
@@ -74,6 +79,15 @@ public record Shedding(Map<Priority, Integer> shares, Priority defaultPriority, 
 	 */
 	public static Shedding defaults() {
 		return new Shedding(DEFAULT_SHARES, Priority.SHEDDABLE, 1_000_000L, 4_000_000L);
+	}
+
+	/**
+	 * Returns these settings without shares: for a cap whose calls all fall in one
+	 * class, which may then use the whole limit.
+	 * @return the settings, every share 0
+	 */
+	public Shedding withoutShares() {
+		return new Shedding(Map.of(), this.defaultPriority, this.retryAfterMicros, this.retryAfterSpreadMicros);
 	}
 
 	/**

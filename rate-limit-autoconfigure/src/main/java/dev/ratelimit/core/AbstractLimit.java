@@ -130,6 +130,11 @@ public abstract class AbstractLimit implements Limit {
 			return self();
 		}
 
+		/** @return the key expression set so far */
+		protected final String currentKey() {
+			return this.key;
+		}
+
 		/** @return the visibility set so far, for a kind that allows only some */
 		protected final Visibility currentVisibility() {
 			return this.visibility;

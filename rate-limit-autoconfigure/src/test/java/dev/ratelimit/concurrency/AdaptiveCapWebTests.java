@@ -1,0 +1,200 @@
+package dev.ratelimit.concurrency;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.ResponseEntity;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import dev.ratelimit.Concurrency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/**
+ * Adaptive caps over HTTP (servlet): as a route rule protecting a path and on
+ * an annotated method, a shed call is the service's condition (503,
+ * {@code temporary-reduced-capacity}, a {@code Retry-After} within the spread,
+ * naming no limit, never a 429), a class within its share gets in while the
+ * cap is full, and the shed calls are counted by class. The limit stays at 2
+ * (AIMD between 1 and 2), critical keeps one of the two.
+ */
+@SpringBootTest(classes = AdaptiveCapWebTests.App.class, properties = {
+		"rate-limit.concurrency.api.adaptive.algorithm=aimd", "rate-limit.concurrency.api.adaptive.initial-limit=2",
+		"rate-limit.concurrency.api.adaptive.max-limit=2", "rate-limit.concurrency.api.priority=header('X-Priority')",
+		"rate-limit.concurrency.api.shares.critical=50", "rate-limit.routes[0].pattern=/api/**",
+		"rate-limit.routes[0].concurrency=api", "rate-limit.concurrency.jobs.adaptive.algorithm=aimd",
+		"rate-limit.concurrency.jobs.adaptive.initial-limit=1", "rate-limit.concurrency.jobs.adaptive.max-limit=1",
+		"rate-limit.concurrency.jobs.retry-after=2s", "rate-limit.concurrency.jobs.retry-after-spread=0s" })
+@AutoConfigureMockMvc
+class AdaptiveCapWebTests {
+
+	private static final String SHED_TYPE = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
+
+	@Autowired
+	MockMvc mvc;
+
+	@Autowired
+	Gate gate;
+
+	@Autowired
+	MeterRegistry meters;
+
+	@Autowired
+	AdaptiveConcurrencyLimiter adaptive;
+
+	@AfterEach
+	void letGo() {
+		this.gate.release.countDown();
+	}
+
+	@Test
+	void aRouteRuleShedsTheLowestClassWith503AndLetsACriticalCallWithinItsShareIn() throws Exception {
+		CompletableFuture<Integer> held = holdInside(get("/api/hold"));
+		// One sheddable call in flight, critical's one kept for it: the cap is full for sheddable calls.
+		this.mvc.perform(get("/api/quick").header("X-Priority", "sheddable"))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(header().string("Retry-After", org.hamcrest.Matchers.matchesPattern("[1-5]")))
+			.andExpect(header().string("Content-Type", org.hamcrest.Matchers.startsWith("application/problem+json")))
+			.andExpect(jsonPath("$.type").value(SHED_TYPE))
+			.andExpect(jsonPath("$.detail").value(org.hamcrest.Matchers.startsWith("The service is shedding load")))
+			.andExpect(jsonPath("$['violated-policies']").doesNotExist());
+		this.mvc.perform(get("/api/quick").header("X-Priority", "critical"))
+			.andExpect(status().isOk())
+			.andExpect(content().string("{\"ok\":\"yes\"}"));
+		assertThat(this.meters.counter("rate.limit.concurrency.shed", "policy", "api", "priority", "sheddable",
+				"outcome", "shed")
+			.count()).isEqualTo(1);
+		assertThat(this.meters.get("rate.limit.concurrency.limit").tag("policy", "api").gauge().value()).isEqualTo(2);
+		this.gate.release.countDown();
+		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
+		this.mvc.perform(get("/api/quick").header("X-Priority", "sheddable")).andExpect(status().isOk());
+	}
+
+	@Test
+	void aServerErrorIsADropThatLowersTheLimit() throws Exception {
+		this.mvc.perform(get("/api/fail").header("X-Priority", "critical")).andExpect(status().isInternalServerError());
+		// AIMD: 2 × 0.9 rounds down to 1.
+		assertThat(this.adaptive.limit("api")).hasValue(1);
+		// A success with the cap busy raises it again.
+		this.mvc.perform(get("/api/quick").header("X-Priority", "critical")).andExpect(status().isOk());
+		assertThat(this.adaptive.limit("api")).hasValue(2);
+	}
+
+	@Test
+	void anAnnotatedMethodShedsWith503AndTheConfiguredWait() throws Exception {
+		CompletableFuture<Integer> held = holdInside(get("/jobs"));
+		this.mvc.perform(get("/jobs"))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(header().string("Retry-After", "2"))
+			.andExpect(jsonPath("$.type").value(SHED_TYPE));
+		this.gate.release.countDown();
+		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
+		this.mvc.perform(get("/jobs")).andExpect(status().isOk());
+	}
+
+	private CompletableFuture<Integer> holdInside(MockHttpServletRequestBuilder request) throws InterruptedException {
+		this.gate.entered = new CountDownLatch(1);
+		this.gate.release = new CountDownLatch(1);
+		CompletableFuture<Integer> call = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.mvc.perform(request).andReturn().getResponse().getStatus();
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		assertThat(this.gate.entered.await(10, TimeUnit.SECONDS)).isTrue();
+		return call;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class App {
+
+		@Bean
+		Gate gate() {
+			return new Gate();
+		}
+
+		@Bean
+		Api api(Gate gate) {
+			return new Api(gate);
+		}
+
+		@Bean
+		MeterRegistry meterRegistry() {
+			return new SimpleMeterRegistry();
+		}
+
+	}
+
+	/** Latches shared by the test and the controller. */
+	static class Gate {
+
+		volatile CountDownLatch entered = new CountDownLatch(1);
+
+		volatile CountDownLatch release = new CountDownLatch(0);
+
+	}
+
+	@RestController
+	static class Api {
+
+		private final Gate gate;
+
+		Api(Gate gate) {
+			this.gate = gate;
+		}
+
+		@GetMapping("/api/hold")
+		Map<String, String> hold() throws InterruptedException {
+			return held();
+		}
+
+		@GetMapping("/api/quick")
+		Map<String, String> quick() {
+			return Map.of("ok", "yes");
+		}
+
+		@GetMapping("/api/fail")
+		ResponseEntity<Map<String, String>> fail() {
+			return ResponseEntity.internalServerError().body(Map.of("error", "the downstream broke"));
+		}
+
+		@Concurrency("jobs")
+		@GetMapping("/jobs")
+		Map<String, String> jobs() throws InterruptedException {
+			return held();
+		}
+
+		private Map<String, String> held() throws InterruptedException {
+			this.gate.entered.countDown();
+			// Held inside until the test lets go: this is the call in flight, not waiting for time.
+			this.gate.release.await(10, TimeUnit.SECONDS);
+			return Map.of("ok", "yes");
+		}
+
+	}
+
+}

@@ -1,0 +1,208 @@
+package dev.ratelimit.concurrency;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.support.ManualTimeSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * The adaptive cap's admission by priority and what its estimate hears, on an
+ * injected clock: AIMD makes each sample visible in the limit (a success with
+ * enough in flight adds one, a drop multiplies by the backoff ratio).
+ */
+class AdaptiveConcurrencyLimiterTests {
+
+	private final ManualTimeSource time = new ManualTimeSource();
+
+	private final List<String> shed = new ArrayList<>();
+
+	private double jitter;
+
+	private final AdaptiveConcurrencyLimiter limiter = new AdaptiveConcurrencyLimiter(this.time, () -> this.jitter,
+			new LimitListener() {
+				@Override
+				public void shed(Limit cap, String priority, boolean shadow) {
+					AdaptiveConcurrencyLimiterTests.this.shed.add(priority + (shadow ? " (shadow)" : ""));
+				}
+			});
+
+	@Test
+	void aClassWithinItsShareIsNeverShedWhenTheCapIsFull() {
+		ConcurrencyPolicy cap = aimd(10, Map.of(Priority.CRITICAL, 50));
+		// Critical's unused half is kept for it: sheddable calls fill the rest.
+		List<Permit> sheddable = take(cap, "sheddable", 5);
+		assertThat(this.limiter.limit("api")).hasValue(10);
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "sheddable"));
+		// Critical has 5 guaranteed: all 5 get in, the 6th finds the cap full and is shed.
+		List<Permit> critical = take(cap, "critical", 5);
+		assertThat(critical).hasSize(5);
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"))
+			.satisfies((ex) -> assertThat(ex.getPriority()).isEqualTo(Priority.CRITICAL));
+		assertThat(this.limiter.inFlight("api", Priority.CRITICAL)).isEqualTo(5);
+		assertThat(this.limiter.inFlight("api", Priority.SHEDDABLE)).isEqualTo(5);
+		assertThat(this.shed).containsExactly("sheddable", "critical");
+		release(sheddable);
+		release(critical);
+	}
+
+	@Test
+	void theLowestClassIsShedFirstBecauseItCannotUseTheSharesAboveIt() {
+		// 10 permits: critical keeps 4, normal 3; background and sheddable have none of their own.
+		ConcurrencyPolicy cap = aimd(10, Map.of(Priority.CRITICAL, 40, Priority.NORMAL, 30));
+		List<Permit> background = take(cap, "background", 3);
+		// 3 in flight and 7 kept for critical and normal: sheddable finds no room, nor background.
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "sheddable"));
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "background"));
+		// Normal gets its own 3, and no more: critical's unused 4 are kept for it...
+		List<Permit> normal = take(cap, "normal", 3);
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "normal"));
+		// ...while critical may use everything that is left, its own 4 and beyond.
+		List<Permit> critical = take(cap, "critical", 4);
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
+		assertThat(this.shed).containsExactly("sheddable", "background", "normal", "critical");
+		release(background);
+		release(normal);
+		release(critical);
+	}
+
+	@Test
+	void aCallerCannotClimbByNamingNoClassOrAnUnknownOne() {
+		ConcurrencyPolicy cap = aimd(4, Map.of(Priority.CRITICAL, 50));
+		List<Permit> held = take(cap, "sheddable", 2);
+		for (String claimed : new String[] { null, "", "CRITICAL!", "root", "critical\u0000" }) {
+			assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, claimed))
+				.satisfies((ex) -> assertThat(ex.getPriority()).isEqualTo(Priority.SHEDDABLE));
+		}
+		assertThat(this.limiter.acquire(cap, " Critical ")).isNotNull();
+		release(held);
+	}
+
+	@Test
+	void aShedCallFeedsNothingToTheEstimate() {
+		ConcurrencyPolicy cap = aimd(4, Map.of());
+		List<Permit> held = take(cap, "normal", 4);
+		for (int i = 0; i < 50; i++) {
+			assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "normal"));
+		}
+		// Fifty refusals are no drops: the limit is where it was.
+		assertThat(this.limiter.limit("api")).hasValue(4);
+		release(held);
+	}
+
+	@Test
+	void aFailureOrACallOverTheTimeoutIsADropAndAnAbandonedCallIsNoSample() {
+		ConcurrencyPolicy cap = aimd(10, Map.of());
+		List<Permit> held = take(cap, "normal", 10);
+		held.get(0).release(Permit.Ending.ABANDONED);
+		assertThat(this.limiter.limit("api")).hasValue(10);
+		held.get(1).release(Permit.Ending.FAILED);
+		assertThat(this.limiter.limit("api")).hasValue(9);
+		this.time.advance(Duration.ofSeconds(3));
+		// Succeeded, but after the 2 s timeout: a drop all the same.
+		held.get(2).release();
+		assertThat(this.limiter.limit("api")).hasValue(8);
+		// Released twice: heard once.
+		held.get(2).release(Permit.Ending.FAILED);
+		assertThat(this.limiter.limit("api")).hasValue(8);
+		release(held.subList(3, 10));
+	}
+
+	@Test
+	void successesWithTheCapBusyRaiseTheLimit() {
+		ConcurrencyPolicy cap = aimd(10, Map.of());
+		List<Permit> held = take(cap, "normal", 10);
+		// Taken with 10 in flight: the cap was busy, so its success says the limit may grow.
+		held.get(9).release();
+		assertThat(this.limiter.limit("api")).hasValue(11);
+		release(held.subList(0, 9));
+	}
+
+	@Test
+	void aShadowCapLetsThroughWhatItWouldShedAndSaysSo() {
+		ConcurrencyPolicy cap = aimd(2, Map.of()).toBuilder().shadow(true).build();
+		List<Permit> held = take(cap, "normal", 3);
+		assertThat(held).hasSize(3);
+		assertThat(this.shed).containsExactly("normal (shadow)");
+		release(held);
+	}
+
+	@Test
+	void shedCallsAreToldToComeBackAfterAWaitSpreadOverTheConfiguredRange() {
+		ConcurrencyPolicy cap = aimd(1, Map.of());
+		Permit held = this.limiter.acquire(cap, "normal");
+		this.jitter = 0.0;
+		assertThat(shedAfter(cap)).isEqualTo(1_000_000L);
+		this.jitter = 0.5;
+		assertThat(shedAfter(cap)).isEqualTo(3_000_000L);
+		this.jitter = 0.999;
+		assertThat(shedAfter(cap)).isEqualTo(5_000_000L);
+		held.release();
+	}
+
+	@Test
+	void aChangedCapStartsAgainFromItsInitialLimit() {
+		ConcurrencyPolicy cap = aimd(10, Map.of());
+		take(cap, "normal", 1).get(0).release(Permit.Ending.FAILED);
+		assertThat(this.limiter.limit("api")).hasValue(9);
+		ConcurrencyPolicy changed = cap.toBuilder()
+			.adaptive(new AdaptiveLimit(AdaptiveLimit.Algorithm.AIMD, 6, 1, 6, 2_000_000L, null, null, null, 0.9))
+			.build();
+		this.limiter.acquire(changed, "normal").release(Permit.Ending.ABANDONED);
+		assertThat(this.limiter.limit("api")).hasValue(6);
+	}
+
+	@Test
+	void everyAlgorithmDecidesWithoutWaiting() {
+		for (AdaptiveLimit.Algorithm algorithm : AdaptiveLimit.Algorithm.values()) {
+			ConcurrencyPolicy cap = ConcurrencyPolicy.builder("cap-" + algorithm.name().toLowerCase())
+				.adaptive(AdaptiveLimit.of(algorithm))
+				.build();
+			assertThat(this.limiter.mayBlock(cap)).isFalse();
+			Permit permit = this.limiter.acquire(cap, null);
+			this.time.advance(Duration.ofMillis(5));
+			permit.release();
+			assertThat(this.limiter.limit(cap.name())).hasValue(20);
+		}
+	}
+
+	private long shedAfter(ConcurrencyPolicy cap) {
+		try {
+			this.limiter.acquire(cap, "normal");
+		}
+		catch (LoadShedException ex) {
+			return ex.getRetryAfterMicros();
+		}
+		throw new AssertionError("not shed");
+	}
+
+	private ConcurrencyPolicy aimd(int limit, Map<Priority, Integer> shares) {
+		return ConcurrencyPolicy.builder("api")
+			.adaptive(new AdaptiveLimit(AdaptiveLimit.Algorithm.AIMD, limit, 1, 100, 2_000_000L, null, null, null,
+					0.9))
+			.shedding(new Shedding(shares, Priority.SHEDDABLE, 1_000_000L, 4_000_000L))
+			.key("header('X-Priority')")
+			.build();
+	}
+
+	private List<Permit> take(ConcurrencyPolicy cap, String priority, int count) {
+		List<Permit> permits = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			permits.add(this.limiter.acquire(cap, priority));
+		}
+		return permits;
+	}
+
+	private static void release(List<Permit> permits) {
+		permits.forEach((permit) -> permit.release(Permit.Ending.ABANDONED));
+	}
+
+}
