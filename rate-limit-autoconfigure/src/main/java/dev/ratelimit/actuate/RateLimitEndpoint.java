@@ -267,6 +267,15 @@ public class RateLimitEndpoint {
 	}
 
 	private ConcurrencyKeyState concurrencyState(ConcurrencyPolicy cap, String key) {
+		if (cap.isAdaptive()) {
+			// The key of an adaptive cap names a class: its calls in flight against the limit now.
+			int limit = (this.adaptiveConcurrency != null) ? this.adaptiveConcurrency.limit(cap.name()).orElse(0) : 0;
+			Priority priority = cap.shedding().priorityOf(key);
+			int inUse = (this.adaptiveConcurrency != null) ? this.adaptiveConcurrency.inFlight(cap.name(), priority)
+					: 0;
+			return new ConcurrencyKeyState(cap.name(), Kind.CONCURRENCY.label(), priority.label(), label(cap.scope()),
+					limit, inUse, Math.max(0, limit - inUse));
+		}
 		boolean distributed = cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED
 				&& this.distributedConcurrency != null;
 		int inUse = distributed ? this.distributedConcurrency.inUse(cap, key) : this.localConcurrency.inUse(cap, key);

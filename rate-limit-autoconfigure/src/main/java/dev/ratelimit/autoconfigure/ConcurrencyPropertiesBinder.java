@@ -60,6 +60,10 @@ final class ConcurrencyPropertiesBinder {
 			throw new PolicyValidationException(source.getPlans().isEmpty() ? "overrides" : "plans", "set",
 					"an adaptive cap finds its own limit; it takes no plans or overrides");
 		}
+		if (source.getPriority() == null && !source.getShares().isEmpty()) {
+			throw new PolicyValidationException("shares", source.getShares(),
+					"without a priority expression every call is in one class; set priority, or remove the shares");
+		}
 		builder.adaptive(new AdaptiveLimit(adaptive.getAlgorithm(), adaptive.getInitialLimit(),
 				adaptive.getMinLimit(), adaptive.getMaxLimit(), micros("adaptive.timeout", adaptive.getTimeout()),
 				adaptive.getSmoothing(), adaptive.getRttTolerance(), adaptive.getQueueSize(),

@@ -23,6 +23,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 import dev.ratelimit.Concurrency;
+import dev.ratelimit.actuate.RateLimitEndpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
@@ -45,7 +46,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 		"rate-limit.concurrency.api.shares.critical=50", "rate-limit.routes[0].pattern=/api/**",
 		"rate-limit.routes[0].concurrency=api", "rate-limit.concurrency.jobs.adaptive.algorithm=aimd",
 		"rate-limit.concurrency.jobs.adaptive.initial-limit=1", "rate-limit.concurrency.jobs.adaptive.max-limit=1",
-		"rate-limit.concurrency.jobs.retry-after=2s", "rate-limit.concurrency.jobs.retry-after-spread=0s" })
+		"rate-limit.concurrency.jobs.retry-after=2s", "rate-limit.concurrency.jobs.retry-after-spread=0s",
+		"management.endpoints.web.exposure.include=ratelimits" })
 @AutoConfigureMockMvc
 class AdaptiveCapWebTests {
 
@@ -62,6 +64,9 @@ class AdaptiveCapWebTests {
 
 	@Autowired
 	AdaptiveConcurrencyLimiter adaptive;
+
+	@Autowired
+	RateLimitEndpoint endpoint;
 
 	@AfterEach
 	void letGo() {
@@ -89,6 +94,27 @@ class AdaptiveCapWebTests {
 		this.gate.release.countDown();
 		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 		this.mvc.perform(get("/api/quick").header("X-Priority", "sheddable")).andExpect(status().isOk());
+	}
+
+	@Test
+	void theEndpointShowsTheLimitNowAndEachClassInFlight() throws Exception {
+		CompletableFuture<Integer> held = holdInside(get("/api/hold").header("X-Priority", "critical"));
+		RateLimitEndpoint.AdaptiveDescriptor api = this.endpoint.policies()
+			.concurrency()
+			.stream()
+			.filter((cap) -> cap.name().equals("api"))
+			.findFirst()
+			.orElseThrow()
+			.adaptive();
+		assertThat(api.algorithm()).isEqualTo("aimd");
+		assertThat(api.limit()).isEqualTo(2);
+		assertThat(api.priority()).isEqualTo("header('X-Priority')");
+		assertThat(api.shares()).containsEntry("critical", 50).containsEntry("sheddable", 0);
+		assertThat(api.inFlight()).containsEntry("critical", 1).containsEntry("normal", 0);
+		assertThat(this.endpoint.key("api", "critical")).isInstanceOfSatisfying(
+				RateLimitEndpoint.ConcurrencyKeyState.class, (state) -> assertThat(state.inUse()).isOne());
+		this.gate.release.countDown();
+		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 	}
 
 	@Test
