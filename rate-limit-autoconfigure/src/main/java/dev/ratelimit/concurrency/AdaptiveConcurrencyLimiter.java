@@ -4,7 +4,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
@@ -161,7 +160,7 @@ public final class AdaptiveConcurrencyLimiter implements ConcurrencyLimiter {
 	 * A permit of an adaptive cap: tells the estimate, once, how its call ended;
 	 * a call that outlived the cap's timeout counts as a drop however it ended.
 	 */
-	private static final class AdaptivePermit implements Permit {
+	private static final class AdaptivePermit extends OncePermit {
 
 		private final Listener listener;
 
@@ -171,8 +170,6 @@ public final class AdaptiveConcurrencyLimiter implements ConcurrencyLimiter {
 
 		private final long timeoutMicros;
 
-		private final AtomicBoolean released = new AtomicBoolean();
-
 		AdaptivePermit(Listener listener, TimeSource time, long timeoutMicros) {
 			this.listener = listener;
 			this.time = time;
@@ -181,15 +178,7 @@ public final class AdaptiveConcurrencyLimiter implements ConcurrencyLimiter {
 		}
 
 		@Override
-		public void release() {
-			release(Ending.SUCCEEDED);
-		}
-
-		@Override
-		public void release(Ending ending) {
-			if (!this.released.compareAndSet(false, true)) {
-				return;
-			}
+		protected void released(Ending ending) {
 			boolean late = this.timeoutMicros > 0 && this.time.currentTimeMicros() - this.startMicros > this.timeoutMicros;
 			if (late || ending == Ending.FAILED) {
 				this.listener.onDropped();

@@ -4,7 +4,6 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.IntSupplier;
@@ -165,13 +164,11 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	}
 
 	/** A permit counted in its policy's calls in flight until it is released, once, with its ending. */
-	private static final class CountedPermit implements Permit {
+	private static final class CountedPermit extends OncePermit {
 
 		private final Permit permit;
 
 		private final AtomicInteger count;
-
-		private final AtomicBoolean released = new AtomicBoolean();
 
 		CountedPermit(Permit permit, AtomicInteger count) {
 			this.permit = permit;
@@ -179,16 +176,9 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 		}
 
 		@Override
-		public void release() {
-			release(Ending.SUCCEEDED);
-		}
-
-		@Override
-		public void release(Ending ending) {
-			if (this.released.compareAndSet(false, true)) {
-				this.count.decrementAndGet();
-				this.permit.release(ending);
-			}
+		protected void released(Ending ending) {
+			this.count.decrementAndGet();
+			this.permit.release(ending);
 		}
 
 	}

@@ -1,7 +1,6 @@
 package dev.ratelimit.concurrency;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
@@ -76,14 +75,16 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 		if (!permitted) {
 			throw new ConcurrencyLimitExceededException(policy, 0);
 		}
-		AtomicBoolean released = new AtomicBoolean();
 		// The permit keeps the bulkhead it was taken from: its key may have an entry of its own by the
 		// time it is released, or the slot may be another key's too.
-		return () -> {
-			if (released.compareAndSet(false, true)) {
+		return new OncePermit() {
+
+			@Override
+			protected void released(Ending ending) {
 				cap.bulkhead.onComplete();
 				leave(cap);
 			}
+
 		};
 	}
 

@@ -287,44 +287,36 @@ public class RateLimitFilter extends GenericFilterBean {
 			throw ex;
 		}
 		if (request.isAsyncStarted()) {
-			request.getAsyncContext().addListener(new SettleOnCompletion(policies, outcome, context, response));
+			// After an error or a timeout the status is at least 500, unless the application set an error of its own.
+			request.getAsyncContext()
+				.addListener(new OnCompletion(response, (status, failed, failure) -> OutcomeSettlement.settle(policies,
+						outcome, context, null, failure, (failed && status < 400) ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
+								: status)));
 			return;
 		}
 		OutcomeSettlement.settle(policies, outcome, context, null, null, response.getStatus());
 	}
 
 	/**
-	 * Settles an asynchronous request once it completes, with its final status;
-	 * after an error or a timeout the status is at least 500 unless the
-	 * application set an error status of its own.
+	 * Calls back once an asynchronous request completes, with its final status
+	 * and whether it failed (an error or a timeout) on the way.
 	 */
-	private static final class SettleOnCompletion implements AsyncListener {
-
-		private final List<BoundPolicy> policies;
-
-		private final RateLimitOutcome outcome;
-
-		private final EvaluationContext context;
+	private static final class OnCompletion implements AsyncListener {
 
 		private final HttpServletResponse response;
 
+		private final Completion completion;
+
 		private volatile boolean failed;
 
-		SettleOnCompletion(List<BoundPolicy> policies, RateLimitOutcome outcome, EvaluationContext context,
-				HttpServletResponse response) {
-			this.policies = policies;
-			this.outcome = outcome;
-			this.context = context;
+		OnCompletion(HttpServletResponse response, Completion completion) {
 			this.response = response;
+			this.completion = completion;
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			int status = this.response.getStatus();
-			if (this.failed && status < 400) {
-				status = HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
-			}
-			OutcomeSettlement.settle(this.policies, this.outcome, this.context, null, event.getThrowable(), status);
+			this.completion.completed(this.response.getStatus(), this.failed, event.getThrowable());
 		}
 
 		@Override
@@ -339,8 +331,16 @@ public class RateLimitFilter extends GenericFilterBean {
 
 		@Override
 		public void onStartAsync(AsyncEvent event) {
-			// A new async cycle keeps this listener only if re-added: settle on this one's completion.
+			// A new async cycle keeps this listener only if re-added: call back on this one's completion.
 			event.getAsyncContext().addListener(this);
+		}
+
+		/** What to do once the request is complete. */
+		@FunctionalInterface
+		interface Completion {
+
+			void completed(int status, boolean failed, @Nullable Throwable failure);
+
 		}
 
 	}
@@ -389,46 +389,12 @@ public class RateLimitFilter extends GenericFilterBean {
 				throw ex;
 			}
 			if (request.isAsyncStarted()) {
-				request.getAsyncContext().addListener(new ReleaseOnCompletion(permits, httpResponse));
+				request.getAsyncContext()
+					.addListener(new OnCompletion(httpResponse,
+							(status, failed, failure) -> RoutePermits.release(permits, RoutePermits.ending(status, failed))));
 				return;
 			}
 			RoutePermits.release(permits, RoutePermits.ending(httpResponse.getStatus(), false));
-		}
-
-	}
-
-	/** Gives an asynchronous request's permits back once it completes. */
-	private static final class ReleaseOnCompletion implements AsyncListener {
-
-		private final List<Permit> permits;
-
-		private final HttpServletResponse response;
-
-		private volatile boolean failed;
-
-		ReleaseOnCompletion(List<Permit> permits, HttpServletResponse response) {
-			this.permits = permits;
-			this.response = response;
-		}
-
-		@Override
-		public void onComplete(AsyncEvent event) {
-			RoutePermits.release(this.permits, RoutePermits.ending(this.response.getStatus(), this.failed));
-		}
-
-		@Override
-		public void onTimeout(AsyncEvent event) {
-			this.failed = true;
-		}
-
-		@Override
-		public void onError(AsyncEvent event) {
-			this.failed = true;
-		}
-
-		@Override
-		public void onStartAsync(AsyncEvent event) {
-			event.getAsyncContext().addListener(this);
 		}
 
 	}

@@ -18,18 +18,22 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.ResponseEntity;
 import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.DeferredResult;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.actuate.RateLimitEndpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.asyncDispatch;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.request;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
@@ -118,6 +122,18 @@ class AdaptiveCapWebTests {
 	}
 
 	@Test
+	void anAsynchronousRequestHoldsItsPermitUntilItCompletes() throws Exception {
+		MvcResult started = this.mvc.perform(get("/api/deferred").header("X-Priority", "normal"))
+			.andExpect(request().asyncStarted())
+			.andReturn();
+		assertThat(this.adaptive.inFlight("api", Priority.NORMAL)).isOne();
+		this.gate.deferred.setResult(Map.of("ok", "later"));
+		this.mvc.perform(asyncDispatch(started)).andExpect(status().isOk());
+		assertThat(this.adaptive.inFlight("api", Priority.NORMAL)).isZero();
+		assertThat(this.adaptive.limit("api")).hasValue(2);
+	}
+
+	@Test
 	void aServerErrorIsADropThatLowersTheLimit() throws Exception {
 		this.mvc.perform(get("/api/fail").header("X-Priority", "critical")).andExpect(status().isInternalServerError());
 		// AIMD: 2 × 0.9 rounds down to 1.
@@ -182,6 +198,8 @@ class AdaptiveCapWebTests {
 
 		volatile CountDownLatch release = new CountDownLatch(0);
 
+		volatile DeferredResult<Map<String, String>> deferred;
+
 	}
 
 	@RestController
@@ -196,6 +214,12 @@ class AdaptiveCapWebTests {
 		@GetMapping("/api/hold")
 		Map<String, String> hold() throws InterruptedException {
 			return held();
+		}
+
+		@GetMapping("/api/deferred")
+		DeferredResult<Map<String, String>> deferred() {
+			this.gate.deferred = new DeferredResult<>();
+			return this.gate.deferred;
 		}
 
 		@GetMapping("/api/quick")
