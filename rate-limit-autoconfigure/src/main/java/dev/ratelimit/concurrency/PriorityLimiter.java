@@ -1,5 +1,6 @@
 package dev.ratelimit.concurrency;
 
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.LongSupplier;
@@ -13,6 +14,16 @@ import com.netflix.concurrency.limits.limiter.AbstractLimiter;
  * monitor so that the check and the count are one step; a release counts down
  * without it (a decision racing a release may shed a call it could have
  * admitted, never the reverse).
+ * <p>
+ * What a class keeps from the classes below it is the larger of its
+ * guaranteed share and its recent demand: the most calls of it in flight at
+ * once, this one counted, remembered with a decay of
+ * {@link #DEMAND_MEMORY_NANOS}. A running call cannot be preempted, so a lower
+ * class may only take the room a higher one has not been asking for lately;
+ * a higher class whose demand grows (its calls shed, or in flight beyond its
+ * share) pushes the classes below it back to their own shares within about
+ * one latency, and they get the room back a few seconds after the demand
+ * falls.
  */
 final class PriorityLimiter extends AbstractLimiter<Priority> {
 
@@ -28,13 +39,26 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 	 */
 	private final Object lock = new Object();
 
+	/** How long a class's demand is remembered: it decays by e (to 37%) in this long. */
+	static final long DEMAND_MEMORY_NANOS = 2_000_000_000L;
+
 	/** Calls in flight per class, by ordinal. */
 	private final AtomicIntegerArray busy = new AtomicIntegerArray(PRIORITIES.length);
+
+	/** Each class's recent demand, by ordinal, as of {@link #demandAt}; under the monitor. */
+	private final double[] demand = new double[PRIORITIES.length];
+
+	private final long[] demandAt = new long[PRIORITIES.length];
+
+	private final LongSupplier nanoClock;
 
 	PriorityLimiter(String name, AdaptiveLimit limit, Shedding shedding, LongSupplier nanoClock) {
 		super(new Builder().named(name).limit(limit.newLimit()).nanoClock(nanoClock));
 		this.shedding = shedding;
 		this.minLimit = limit.minLimit();
+		this.nanoClock = nanoClock;
+		long now = nanoClock.getAsLong();
+		Arrays.fill(this.demandAt, now);
 	}
 
 	/**
@@ -45,7 +69,10 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 	@Override
 	public Optional<Listener> acquire(Priority priority) {
 		synchronized (this.lock) {
-			if (!admits(priority)) {
+			long now = this.nanoClock.getAsLong();
+			// Asked for, admitted or not: a shed call of a class is demand the classes below must leave room for.
+			remember(priority, this.busy.get(priority.ordinal()) + 1, now);
+			if (!admits(priority, now)) {
 				return createRejectedListener();
 			}
 			this.busy.incrementAndGet(priority.ordinal());
@@ -68,10 +95,11 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 
 	/**
 	 * The rule of {@link Shedding}: a class below its guaranteed share is
-	 * admitted; beyond it, a call is admitted while the calls in flight and the
-	 * unused shares of the classes above it leave room under the limit.
+	 * admitted; beyond it, a call is admitted while the calls in flight and what
+	 * the classes above it keep (their share or their recent demand, whichever
+	 * is larger, less their calls in flight) leave room under the limit.
 	 */
-	private boolean admits(Priority priority) {
+	private boolean admits(Priority priority, long now) {
 		int limit = limit();
 		int own = this.busy.get(priority.ordinal());
 		if (own < guaranteed(priority, limit)) {
@@ -79,9 +107,25 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 		}
 		long reserved = 0;
 		for (int higher = 0; higher < priority.ordinal(); higher++) {
-			reserved += Math.max(0, guaranteed(PRIORITIES[higher], limit) - this.busy.get(higher));
+			long kept = Math.max(guaranteed(PRIORITIES[higher], limit), (long) demand(higher, now));
+			reserved += Math.max(0, kept - this.busy.get(higher));
 		}
 		return getInflight() + reserved < limit;
+	}
+
+	/** Raises a class's remembered demand to what it asks for now, if that is more. */
+	private void remember(Priority priority, int asked, long now) {
+		int index = priority.ordinal();
+		double decayed = demand(index, now);
+		this.demand[index] = Math.max(decayed, asked);
+		this.demandAt[index] = now;
+	}
+
+	/** A class's remembered demand, decayed to now. */
+	private double demand(int index, long now) {
+		long elapsed = now - this.demandAt[index];
+		return (elapsed <= 0) ? this.demand[index]
+				: this.demand[index] * Math.exp(-(double) elapsed / DEMAND_MEMORY_NANOS);
 	}
 
 	private int guaranteed(Priority priority, int limit) {

@@ -164,7 +164,7 @@ public final class ReactiveRouteLimits {
 		// The caps come after the policies, as on an annotated method; a request a cap refuses is answered
 		// there, and a rule counting by outcome settles it by that answer's status.
 		Continuation next = limits.caps().isEmpty() ? proceed
-				: (continued) -> holdingPermits(continued, proceed, limits, context, disclosures);
+				: (continued) -> Mono.defer(() -> holdingPermits(continued, proceed, limits, context, disclosures));
 		if (policies.isEmpty()) {
 			return next.proceed(exchange);
 		}
@@ -210,15 +210,16 @@ public final class ReactiveRouteLimits {
 	 * Takes the permits of a route's caps and serves the request holding them,
 	 * giving them back when it is served, fails or is cancelled: inline when no
 	 * cap may block, else asynchronously, going on on the request's event loop.
+	 * Permits that arrive after the request was cancelled go back at once.
 	 */
 	private Mono<Void> holdingPermits(ServerWebExchange exchange, Continuation next, MatchedLimits limits,
 			EvaluationContext context, Disclosures disclosures) {
 		RoutePermits permits = Objects.requireNonNull(this.permits,
 				"A route rule has a concurrency cap but no ConcurrencyLimiter is given");
+		RoutePermits.Held held = new RoutePermits.Held();
 		if (!permits.mayBlock(limits.caps())) {
-			List<Permit> held;
 			try {
-				held = permits.take(limits.caps(), context, disclosures);
+				held.hold(permits.take(limits.caps(), context, disclosures));
 			}
 			catch (RateLimitException refusal) {
 				return this.rejections.send(exchange, refusal);
@@ -226,10 +227,15 @@ public final class ReactiveRouteLimits {
 			return holding(exchange, next, held);
 		}
 		return Mono.fromCompletionStage(() -> RequestLoops.backOnLoop(exchange.getRequest(),
-				permits.takeAsync(limits.caps(), context, disclosures, this.threads)
-					.handle((held, failure) -> (failure == null) ? holding(exchange, next, held)
-							: refused(exchange, AsyncCalls.cause(failure)))))
-			.flatMap((served) -> served);
+				permits.takeAsync(limits.caps(), context, disclosures, this.threads).handle((taken, failure) -> {
+					if (failure != null) {
+						return refused(exchange, AsyncCalls.cause(failure));
+					}
+					held.hold(taken);
+					return holding(exchange, next, held);
+				})))
+			.flatMap((served) -> served)
+			.doOnCancel(() -> held.release(Permit.Ending.ABANDONED));
 	}
 
 	private Mono<Void> refused(ServerWebExchange exchange, RuntimeException failure) {
@@ -237,16 +243,15 @@ public final class ReactiveRouteLimits {
 				: Mono.error(failure);
 	}
 
-	private static Mono<Void> holding(ServerWebExchange exchange, Continuation next, List<Permit> held) {
+	private static Mono<Void> holding(ServerWebExchange exchange, Continuation next, RoutePermits.Held held) {
 		return next.proceed(exchange).doFinally((signal) -> {
 			if (signal == SignalType.CANCEL) {
 				// Its client went away: the call says nothing about the service.
-				RoutePermits.release(held, Permit.Ending.ABANDONED);
+				held.release(Permit.Ending.ABANDONED);
 				return;
 			}
 			HttpStatusCode code = exchange.getResponse().getStatusCode();
-			RoutePermits.release(held,
-					RoutePermits.ending((code != null) ? code.value() : 200, signal == SignalType.ON_ERROR));
+			held.release(RoutePermits.ending((code != null) ? code.value() : 200, signal == SignalType.ON_ERROR));
 		});
 	}
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.EvaluationContext;
@@ -142,6 +143,41 @@ final class RoutePermits {
 		for (Permit permit : permits) {
 			permit.release(ending);
 		}
+	}
+
+	/**
+	 * A request's permits, given back once: when it is served, fails or is
+	 * cancelled. Permits that arrive after it was given up (taken
+	 * asynchronously while the request was cancelled) go back at once.
+	 */
+	static final class Held {
+
+		/** Stands for permits given back, so that later ones are given back at once. */
+		private static final List<Permit> RELEASED = new ArrayList<>(0);
+
+		private final AtomicReference<List<Permit>> permits = new AtomicReference<>();
+
+		/**
+		 * Holds permits just taken.
+		 * @param taken the permits
+		 */
+		void hold(List<Permit> taken) {
+			if (!this.permits.compareAndSet(null, taken)) {
+				RoutePermits.release(taken, Permit.Ending.ABANDONED);
+			}
+		}
+
+		/**
+		 * Gives the permits back, once.
+		 * @param ending how the request ended
+		 */
+		void release(Permit.Ending ending) {
+			List<Permit> held = this.permits.getAndSet(RELEASED);
+			if (held != null && held != RELEASED) {
+				RoutePermits.release(held, ending);
+			}
+		}
+
 	}
 
 	/**

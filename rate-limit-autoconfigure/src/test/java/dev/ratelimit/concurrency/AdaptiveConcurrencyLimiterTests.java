@@ -75,6 +75,27 @@ class AdaptiveConcurrencyLimiterTests {
 	}
 
 	@Test
+	void aHigherClassAskingForMoreThanItsSharePushesTheClassesBelowItBack() {
+		ConcurrencyPolicy cap = aimd(10, Map.of(Priority.CRITICAL, 20, Priority.NORMAL, 10));
+		List<Permit> critical = take(cap, "critical", 6);
+		List<Permit> normal = take(cap, "normal", 4);
+		// Full: a critical call is shed, and that is demand the class below must now leave room for.
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
+		// Left out of the estimate, so that the limit stays at 10.
+		normal.remove(0).release(Permit.Ending.ABANDONED);
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "normal"));
+		critical.add(this.limiter.acquire(cap, "critical"));
+		// Critical stops asking: within seconds its demand is forgotten, and normal gets the room back.
+		release(critical.subList(0, 3));
+		this.time.advance(Duration.ofSeconds(10));
+		normal.add(this.limiter.acquire(cap, "normal"));
+		normal.add(this.limiter.acquire(cap, "normal"));
+		assertThat(this.shed).containsExactly("critical", "normal");
+		release(critical.subList(3, 7));
+		release(normal);
+	}
+
+	@Test
 	void aCallerCannotClimbByNamingNoClassOrAnUnknownOne() {
 		ConcurrencyPolicy cap = aimd(4, Map.of(Priority.CRITICAL, 50));
 		List<Permit> held = take(cap, "sheddable", 2);
