@@ -28,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * Run from the repository root after {@code mvn -q -pl benchmarks -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.AdaptiveCapExperiment
  * [--seconds 15] [--warmup 5] [--loads 0.1,1,1.5,2,5] [--modes none,adaptive,netflix] [--algorithm gradient2]
- * [--adaptive queue-size=4,...] [--pin auto] [--out docs/adaptive-experiment.md] [--images docs/images]}.
+ * [--adaptive queue-size=4,...] [--shares critical=50,normal=10] [--pin auto] [--out docs/adaptive-experiment.md] [--images docs/images]}.
  */
 public final class AdaptiveCapExperiment {
 
@@ -51,6 +51,8 @@ public final class AdaptiveCapExperiment {
 		List<String> modes = options.list("modes", "none,adaptive,netflix");
 		String algorithm = options.string("algorithm", "gradient2");
 		String adaptive = options.string("adaptive", "");
+		// Half of the offered calls are critical: critical keeps half the limit, normal a tenth.
+		String shares = options.string("shares", "critical=50,normal=10");
 		CpuPinning pinning = CpuPinning.of(options.string("pin", "auto"));
 		Path out = Path.of(options.string("out", "docs/adaptive-experiment.md"));
 		Path images = Path.of(options.string("images", "docs/images"));
@@ -59,7 +61,7 @@ public final class AdaptiveCapExperiment {
 		long began = System.nanoTime();
 		System.out.println(Row.HEADER);
 		for (String mode : modes) {
-			List<String> serverArgs = serverArguments(mode, algorithm, adaptive);
+			List<String> serverArgs = serverArguments(mode, algorithm, adaptive, shares);
 			List<Row> own = new ArrayList<>();
 			rows.put(mode, own);
 			Path stats = Files.createTempFile("adaptive-experiment-" + mode + "-", ".stats");
@@ -88,7 +90,7 @@ public final class AdaptiveCapExperiment {
 			}
 		}
 		double minutes = (System.nanoTime() - began) / 60e9;
-		String report = AdaptiveCapReport.markdown(rows, loads, modes, algorithm, adaptive, pinning, seconds, warmup, minutes,
+		String report = AdaptiveCapReport.markdown(rows, loads, modes, algorithm, adaptive, shares, pinning, seconds, warmup, minutes,
 				String.join(" ", args), images, out);
 		Files.createDirectories(out.toAbsolutePath().getParent());
 		Files.writeString(out, report);
@@ -106,25 +108,23 @@ public final class AdaptiveCapExperiment {
 	}
 
 	/** The server's arguments for a mode: the starter off without the adaptive cap, its settings with it. */
-	static List<String> serverArguments(String mode, String algorithm, String adaptive) {
+	static List<String> serverArguments(String mode, String algorithm, String adaptive, String shares) {
 		List<String> arguments = new ArrayList<>(List.of("--experiment.mode=" + mode));
 		if (!mode.equals("adaptive")) {
 			arguments.add("--rate-limit.enabled=false");
 			return arguments;
 		}
-		for (String setting : adaptiveSettings(algorithm, adaptive)) {
+		for (String setting : adaptiveSettings(algorithm, adaptive, shares)) {
 			arguments.add("--" + setting);
 		}
 		return arguments;
 	}
 
 	/** The adaptive cap's configuration, as properties. */
-	static List<String> adaptiveSettings(String algorithm, String adaptive) {
+	static List<String> adaptiveSettings(String algorithm, String adaptive, String shares) {
 		String cap = "rate-limit.concurrency.overload.";
 		List<String> settings = new ArrayList<>(List.of(cap + "adaptive.algorithm=" + algorithm,
-				cap + "priority=header('X-Priority')", cap + "shares.critical=40", cap + "shares.normal=30",
-				cap + "shares.background=20", cap + "shares.sheddable=0", cap + "default-priority=sheddable",
-				cap + "retry-after=1s", cap + "retry-after-spread=4s", "rate-limit.routes[0].pattern=/work",
+				cap + "priority=header('X-Priority')", cap + "default-priority=sheddable", cap + "retry-after=1s", cap + "retry-after-spread=4s", "rate-limit.routes[0].pattern=/work",
 				"rate-limit.routes[0].concurrency[0]=overload"));
 		Map<String, String> adaptiveValues = new LinkedHashMap<>();
 		adaptiveValues.put("initial-limit", "20");
@@ -137,6 +137,10 @@ public final class AdaptiveCapExperiment {
 			}
 		}
 		adaptiveValues.forEach((name, value) -> settings.add(cap + "adaptive." + name + "=" + value));
+		for (String pair : shares.split(",")) {
+			String[] parts = pair.split("=", 2);
+			settings.add(cap + "shares." + parts[0].trim() + "=" + parts[1].trim());
+		}
 		return settings;
 	}
 

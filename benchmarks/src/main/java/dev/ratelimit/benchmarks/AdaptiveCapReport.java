@@ -25,7 +25,7 @@ final class AdaptiveCapReport {
 	}
 
 	static String markdown(Map<String, List<AdaptiveCapExperiment.Row>> rows, List<Double> loads, List<String> modes,
-			String algorithm, String adaptive, CpuPinning pinning, int seconds, int warmup, double minutes,
+			String algorithm, String adaptive, String shares, CpuPinning pinning, int seconds, int warmup, double minutes,
 			String arguments, Path images, Path out) {
 		double capacity = AdaptiveCapExperiment.CAPACITY;
 		StringBuilder md = new StringBuilder();
@@ -44,14 +44,15 @@ final class AdaptiveCapReport {
 			.append("Latency runs from a call's arrival to its successful answer, retries included. Goodput = calls served per second; a call is served when one of its attempts answers 2xx.\n");
 		md.append("- **Each run**: ").append(warmup).append(" s warm-up, then ").append(seconds)
 			.append(" s measured (calls arriving in it, followed to their end); one server JVM per variant, loads in increasing order.\n");
-		md.append("- **Machine**: ").append(Machine.describe()).append("; ").append(pinning.describe()).append(".\n\n");
+		md.append("- **Machine**: ").append(pinning.describe()).append(" (the machine below).\n\n");
 		md.append("Adaptive cap settings (`algorithm=").append(algorithm).append("`):\n\n```properties\n");
-		for (String setting : AdaptiveCapExperiment.adaptiveSettings(algorithm, adaptive)) {
+		for (String setting : AdaptiveCapExperiment.adaptiveSettings(algorithm, adaptive, shares)) {
 			md.append(setting).append('\n');
 		}
 		md.append("```\n\nReproduce (from the repository root):\n\n```\nmvn -q -pl benchmarks -am package -DskipTests\n")
 			.append("java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.AdaptiveCapExperiment")
 			.append(arguments.isBlank() ? "" : " " + arguments).append("\n```\n\n");
+		md.append(Machine.describe()).append("\n\n");
 		md.append("## Results\n\n");
 		md.append("| server | load | offered calls/s | attempts sent/s | goodput calls/s | critical served | normal served | critical p50 ms | critical p99 ms | limit: median (range) |\n");
 		md.append("|---|---|---|---|---|---|---|---|---|---|\n");

@@ -33,6 +33,8 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 
 	private final int minLimit;
 
+	private final int maxLimit;
+
 	/**
 	 * Held for a few reads and two increments: a monitor, as Netflix's own limits
 	 * use, rather than a lock that parks a contended thread (an event loop's).
@@ -56,6 +58,7 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 		super(new Builder().named(name).limit(limit.newLimit()).nanoClock(nanoClock));
 		this.shedding = shedding;
 		this.minLimit = limit.minLimit();
+		this.maxLimit = limit.maxLimit();
 		this.nanoClock = nanoClock;
 		long now = nanoClock.getAsLong();
 		Arrays.fill(this.demandAt, now);
@@ -95,9 +98,14 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 
 	/**
 	 * The rule of {@link Shedding}: a class below its guaranteed share is
-	 * admitted; beyond it, a call is admitted while the calls in flight and what
-	 * the classes above it keep (their share or their recent demand, whichever
-	 * is larger, less their calls in flight) leave room under the limit.
+	 * admitted; beyond it, a call is admitted while the calls in flight of its
+	 * class and the classes above it, and what those above keep (their share or
+	 * their recent demand, whichever is larger, less their calls in flight),
+	 * leave room under the limit. Calls of lower classes already running do not
+	 * stand in a higher class's way: a running call cannot be preempted, so they
+	 * are let finish with no successors (their classes now see the higher demand)
+	 * while the calls in flight pass the limit for about one latency, never
+	 * beyond twice the limit nor max-limit.
 	 */
 	private boolean admits(Priority priority, long now) {
 		int limit = limit();
@@ -105,12 +113,19 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 		if (own < guaranteed(priority, limit)) {
 			return true;
 		}
+		int inFlight = getInflight();
+		if (inFlight >= Math.min(2L * limit, this.maxLimit)) {
+			return false;
+		}
+		long atOrAbove = own;
 		long reserved = 0;
 		for (int higher = 0; higher < priority.ordinal(); higher++) {
+			int busy = this.busy.get(higher);
 			long kept = Math.max(guaranteed(PRIORITIES[higher], limit), (long) demand(higher, now));
-			reserved += Math.max(0, kept - this.busy.get(higher));
+			atOrAbove += busy;
+			reserved += Math.max(0, kept - busy);
 		}
-		return getInflight() + reserved < limit;
+		return atOrAbove + reserved < limit;
 	}
 
 	/** Raises a class's remembered demand to what it asks for now, if that is more. */

@@ -11,11 +11,12 @@ import dev.ratelimit.core.PolicyValidationException;
  * Whom an adaptive cap sheds first, and when it tells them to come back. Each
  * {@link Priority} has a guaranteed share of the limit: a class with fewer calls
  * in flight than its share is never shed. Beyond its share a class may use
- * what is free, except what the classes above it keep: their share or their
- * recent demand, whichever is larger, less their calls in flight; so when the
- * cap fills, the lowest class is refused first and the highest last, and a
- * higher class that asks for more than its share gets it from the classes
- * below. A call
+ * the limit counting only its own calls and those of the classes above it, and
+ * leaving what those above keep: their share or their recent demand,
+ * whichever is larger, less their calls in flight. So when the cap fills, the
+ * lowest class is refused first and the highest last, and calls of lower
+ * classes already running never keep a higher class out (the calls in flight
+ * may pass the limit while they end, never beyond twice it nor max-limit). A call
  * whose priority expression names no class (nothing, or an unknown word) is
  * in the default class.
  * <p>

@@ -42,12 +42,13 @@ class AdaptiveConcurrencyLimiterTests {
 		List<Permit> sheddable = take(cap, "sheddable", 5);
 		assertThat(this.limiter.limit("api")).hasValue(10);
 		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "sheddable"));
-		// Critical has 5 guaranteed: all 5 get in, the 6th finds the cap full and is shed.
-		List<Permit> critical = take(cap, "critical", 5);
-		assertThat(critical).hasSize(5);
+		// Critical has 5 guaranteed, and the sheddable calls running do not stand in its way: it gets the whole
+		// limit while they end (the calls in flight pass the limit meanwhile), and the 11th is shed.
+		List<Permit> critical = take(cap, "critical", 10);
+		assertThat(critical).hasSize(10);
 		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"))
 			.satisfies((ex) -> assertThat(ex.getPriority()).isEqualTo(Priority.CRITICAL));
-		assertThat(this.limiter.inFlight("api", Priority.CRITICAL)).isEqualTo(5);
+		assertThat(this.limiter.inFlight("api", Priority.CRITICAL)).isEqualTo(10);
 		assertThat(this.limiter.inFlight("api", Priority.SHEDDABLE)).isEqualTo(5);
 		assertThat(this.shed).containsExactly("sheddable", "critical");
 		release(sheddable);
@@ -62,11 +63,11 @@ class AdaptiveConcurrencyLimiterTests {
 		// 3 in flight and 7 kept for critical and normal: sheddable finds no room, nor background.
 		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "sheddable"));
 		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "background"));
-		// Normal gets its own 3, and no more: critical's unused 4 are kept for it...
-		List<Permit> normal = take(cap, "normal", 3);
+		// Normal counts only itself and critical, which keeps its unused 4: normal gets 6...
+		List<Permit> normal = take(cap, "normal", 6);
 		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "normal"));
-		// ...while critical may use everything that is left, its own 4 and beyond.
-		List<Permit> critical = take(cap, "critical", 4);
+		// ...and critical, counting only itself, the whole limit.
+		List<Permit> critical = take(cap, "critical", 10);
 		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
 		assertThat(this.shed).containsExactly("sheddable", "background", "normal", "critical");
 		release(background);
@@ -79,20 +80,33 @@ class AdaptiveConcurrencyLimiterTests {
 		ConcurrencyPolicy cap = aimd(10, Map.of(Priority.CRITICAL, 20, Priority.NORMAL, 10));
 		List<Permit> critical = take(cap, "critical", 6);
 		List<Permit> normal = take(cap, "normal", 4);
-		// Full: a critical call is shed, and that is demand the class below must now leave room for.
-		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
+		// Full, yet a critical call gets in: that is demand the class below must now leave room for.
+		critical.add(this.limiter.acquire(cap, "critical"));
 		// Left out of the estimate, so that the limit stays at 10.
 		normal.remove(0).release(Permit.Ending.ABANDONED);
 		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "normal"));
-		critical.add(this.limiter.acquire(cap, "critical"));
 		// Critical stops asking: within seconds its demand is forgotten, and normal gets the room back.
-		release(critical.subList(0, 3));
+		release(critical.subList(0, 4));
 		this.time.advance(Duration.ofSeconds(10));
 		normal.add(this.limiter.acquire(cap, "normal"));
 		normal.add(this.limiter.acquire(cap, "normal"));
-		assertThat(this.shed).containsExactly("critical", "normal");
-		release(critical.subList(3, 7));
+		assertThat(this.shed).containsExactly("normal");
+		release(critical.subList(4, 7));
 		release(normal);
+	}
+
+	@Test
+	void theCallsInFlightNeverPassTwiceTheLimitNorMaxLimit() {
+		ConcurrencyPolicy cap = ConcurrencyPolicy.builder("api")
+			.adaptive(new AdaptiveLimit(AdaptiveLimit.Algorithm.AIMD, 10, 1, 12, 0, null, null, null, null))
+			.shedding(new Shedding(Map.of(), Priority.SHEDDABLE, 1_000_000L, 4_000_000L))
+			.key("header('X-Priority')")
+			.build();
+		List<Permit> held = take(cap, "sheddable", 10);
+		// Critical is not kept out by the sheddable calls running, but the whole may not pass max-limit.
+		held.addAll(take(cap, "critical", 2));
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
+		release(held);
 	}
 
 	@Test
