@@ -358,16 +358,7 @@ public final class AdaptiveCapExperiment {
 		}
 
 		private void stop() {
-			this.process.destroy();
-			try {
-				if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
-					this.process.destroyForcibly();
-				}
-			}
-			catch (InterruptedException ex) {
-				this.process.destroyForcibly();
-				Thread.currentThread().interrupt();
-			}
+			Processes.stop(this.process);
 		}
 
 		@Override

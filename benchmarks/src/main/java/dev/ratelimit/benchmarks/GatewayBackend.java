@@ -135,16 +135,7 @@ public final class GatewayBackend implements AutoCloseable {
 
 	@Override
 	public void close() {
-		this.process.destroy();
-		try {
-			if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
-				this.process.destroyForcibly();
-			}
-		}
-		catch (InterruptedException ex) {
-			this.process.destroyForcibly();
-			Thread.currentThread().interrupt();
-		}
+		Processes.stop(this.process);
 	}
 
 	private static int freePort() {

@@ -252,17 +252,7 @@ final class SampleAppProcess implements AutoCloseable {
 
 	/** Asks the JVM to stop (SIGTERM, so Spring closes its context), then kills it if it is still up after 10 s. */
 	private void stop() {
-		this.process.destroy();
-		try {
-			if (!this.process.waitFor(10, TimeUnit.SECONDS)) {
-				this.process.destroyForcibly();
-				this.process.waitFor(10, TimeUnit.SECONDS);
-			}
-		}
-		catch (InterruptedException ex) {
-			this.process.destroyForcibly();
-			Thread.currentThread().interrupt();
-		}
+		Processes.stop(this.process);
 	}
 
 	@Override
