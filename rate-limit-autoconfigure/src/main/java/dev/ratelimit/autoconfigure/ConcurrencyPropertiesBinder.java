@@ -26,6 +26,10 @@ final class ConcurrencyPropertiesBinder {
 			bindAdaptive(builder, source);
 			return;
 		}
+		if (source.getAdaptive().isTuned()) {
+			throw new PolicyValidationException("adaptive.algorithm", null,
+					"must be set (gradient2, vegas or aimd) for the other adaptive settings to apply");
+		}
 		if (source.getPriority() != null || !source.getShares().isEmpty() || source.isShadow()) {
 			throw new PolicyValidationException((source.getPriority() != null) ? "priority"
 					: source.isShadow() ? "shadow" : "shares", "set",

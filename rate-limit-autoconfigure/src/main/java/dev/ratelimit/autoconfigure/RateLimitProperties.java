@@ -1614,6 +1614,19 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private Double backoffRatio;
 
+		/**
+		 * Returns whether a setting other than the algorithm differs from its
+		 * default: it would be ignored without an algorithm.
+		 * @return whether the cap was tuned
+		 */
+		boolean isTuned() {
+			Adaptive defaults = new Adaptive();
+			return this.initialLimit != defaults.initialLimit || this.minLimit != defaults.minLimit
+					|| this.maxLimit != defaults.maxLimit || !defaults.timeout.equals(this.timeout)
+					|| this.smoothing != null || this.rttTolerance != null || this.queueSize != null
+					|| this.backoffRatio != null;
+		}
+
 		public AdaptiveLimit.Algorithm getAlgorithm() {
 			return this.algorithm;
 		}

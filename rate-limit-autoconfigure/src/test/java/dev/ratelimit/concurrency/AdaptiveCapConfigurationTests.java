@@ -89,6 +89,10 @@ class AdaptiveCapConfigurationTests {
 			.run((context) -> assertThat(StartupFailures.analyze(context).getDescription())
 				.contains("rate-limit.concurrency.pool.shadow")
 				.contains("adaptive caps only"));
+		fixed.withPropertyValues("rate-limit.concurrency.pool.adaptive.max-limit=50")
+			.run((context) -> assertThat(StartupFailures.analyze(context).getDescription())
+				.contains("rate-limit.concurrency.pool.adaptive.algorithm")
+				.contains("gradient2, vegas or aimd"));
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
 			.withPropertyValues("rate-limit.concurrency.api.adaptive.algorithm=aimd",
