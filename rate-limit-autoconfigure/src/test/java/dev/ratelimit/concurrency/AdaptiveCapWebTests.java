@@ -51,7 +51,10 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 		"rate-limit.routes[0].concurrency=api", "rate-limit.concurrency.jobs.adaptive.algorithm=aimd",
 		"rate-limit.concurrency.jobs.adaptive.initial-limit=1", "rate-limit.concurrency.jobs.adaptive.max-limit=1",
 		"rate-limit.concurrency.jobs.retry-after=2s", "rate-limit.concurrency.jobs.retry-after-spread=0s",
-		"management.endpoints.web.exposure.include=ratelimits" })
+		"management.endpoints.web.exposure.include=ratelimits", "rate-limit.concurrency.trial.adaptive.algorithm=aimd",
+		"rate-limit.concurrency.trial.adaptive.initial-limit=1", "rate-limit.concurrency.trial.adaptive.max-limit=1",
+		"rate-limit.concurrency.trial.shadow=true", "rate-limit.routes[1].pattern=/trial/**",
+		"rate-limit.routes[1].concurrency=trial" })
 @AutoConfigureMockMvc
 class AdaptiveCapWebTests {
 
@@ -134,6 +137,20 @@ class AdaptiveCapWebTests {
 	}
 
 	@Test
+	void aShadowCapLetsThroughWhatItWouldShedAndCountsIt() throws Exception {
+		CompletableFuture<Integer> held = holdInside(get("/trial/hold"));
+		this.mvc.perform(get("/trial/quick")).andExpect(status().isOk());
+		assertThat(this.meters.counter("rate.limit.concurrency.shed", "policy", "trial", "priority", "sheddable",
+				"outcome", "shadow")
+			.count()).isEqualTo(1);
+		assertThat(this.meters.counter("rate.limit.decisions", "kind", "concurrency", "policy", "trial", "outcome",
+				"shadow")
+			.count()).isEqualTo(1);
+		this.gate.release.countDown();
+		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
+	}
+
+	@Test
 	void aServerErrorIsADropThatLowersTheLimit() throws Exception {
 		this.mvc.perform(get("/api/fail").header("X-Priority", "critical")).andExpect(status().isInternalServerError());
 		// AIMD: 2 × 0.9 rounds down to 1.
@@ -211,7 +228,7 @@ class AdaptiveCapWebTests {
 			this.gate = gate;
 		}
 
-		@GetMapping("/api/hold")
+		@GetMapping({ "/api/hold", "/trial/hold" })
 		Map<String, String> hold() throws InterruptedException {
 			return held();
 		}
@@ -222,7 +239,7 @@ class AdaptiveCapWebTests {
 			return this.gate.deferred;
 		}
 
-		@GetMapping("/api/quick")
+		@GetMapping({ "/api/quick", "/trial/quick" })
 		Map<String, String> quick() {
 			return Map.of("ok", "yes");
 		}
