@@ -71,7 +71,7 @@ final class ConcurrencyPropertiesBinder {
 		builder.adaptive(new AdaptiveLimit(adaptive.getAlgorithm(), adaptive.getInitialLimit(),
 				adaptive.getMinLimit(), adaptive.getMaxLimit(), micros("adaptive.timeout", adaptive.getTimeout()),
 				adaptive.getSmoothing(), adaptive.getRttTolerance(), adaptive.getQueueSize(),
-				adaptive.getBackoffRatio()))
+				adaptive.getBackoffRatio(), adaptive.getLongWindow()))
 			.shedding(new Shedding(source.getShares().isEmpty() ? Shedding.DEFAULT_SHARES : source.getShares(),
 					source.getDefaultPriority(), micros("retry-after", source.getRetryAfter()),
 					micros("retry-after-spread", source.getRetryAfterSpread())))

@@ -1615,6 +1615,21 @@ public class RateLimitProperties implements InitializingBean {
 		private Double backoffRatio;
 
 		/**
+		 * gradient2: calls its long-term latency, the baseline each call is
+		 * compared with, averages over (at least 10); unset for 600. A longer window
+		 * lets the baseline creep less under sustained load.
+		 */
+		private Integer longWindow;
+
+		public Integer getLongWindow() {
+			return this.longWindow;
+		}
+
+		public void setLongWindow(Integer longWindow) {
+			this.longWindow = longWindow;
+		}
+
+		/**
 		 * Returns whether a setting other than the algorithm differs from its
 		 * default: it would be ignored without an algorithm.
 		 * @return whether the cap was tuned
@@ -1624,7 +1639,7 @@ public class RateLimitProperties implements InitializingBean {
 			return this.initialLimit != defaults.initialLimit || this.minLimit != defaults.minLimit
 					|| this.maxLimit != defaults.maxLimit || !defaults.timeout.equals(this.timeout)
 					|| this.smoothing != null || this.rttTolerance != null || this.queueSize != null
-					|| this.backoffRatio != null;
+					|| this.backoffRatio != null || this.longWindow != null;
 		}
 
 		public AdaptiveLimit.Algorithm getAlgorithm() {

@@ -28,10 +28,30 @@ import dev.ratelimit.core.PolicyValidationException;
  * limit falls, at least 1; {@code null} for 1.5
  * @param queueSize gradient2: calls the limit keeps above the estimate so that it can grow; {@code null} for 4
  * @param backoffRatio aimd: the share of the limit kept after a drop, in [0.5, 1); {@code null} for 0.9
+ * @param longWindow gradient2: the calls its long-term latency averages over, at least 10; {@code null} for 600
  */
 public record AdaptiveLimit(Algorithm algorithm, int initialLimit, int minLimit, int maxLimit, long timeoutMicros,
 		@Nullable Double smoothing, @Nullable Double rttTolerance, @Nullable Integer queueSize,
-		@Nullable Double backoffRatio) {
+		@Nullable Double backoffRatio, @Nullable Integer longWindow) {
+
+	/**
+	 * Creates settings with gradient2's own long window.
+	 * @param algorithm the algorithm
+	 * @param initialLimit the limit before any call has been measured
+	 * @param minLimit the lowest the limit goes
+	 * @param maxLimit the highest the limit goes
+	 * @param timeoutMicros a call that runs longer counts as a drop; 0 for no such bound
+	 * @param smoothing how far each estimate moves the limit; {@code null} for the algorithm's own
+	 * @param rttTolerance gradient2's tolerance; {@code null} for 1.5
+	 * @param queueSize gradient2's queue size; {@code null} for 4
+	 * @param backoffRatio aimd's backoff ratio; {@code null} for 0.9
+	 */
+	public AdaptiveLimit(Algorithm algorithm, int initialLimit, int minLimit, int maxLimit, long timeoutMicros,
+			@Nullable Double smoothing, @Nullable Double rttTolerance, @Nullable Integer queueSize,
+			@Nullable Double backoffRatio) {
+		this(algorithm, initialLimit, minLimit, maxLimit, timeoutMicros, smoothing, rttTolerance, queueSize,
+				backoffRatio, null);
+	}
 
 	/**
 	 * Checks the settings.
@@ -78,6 +98,14 @@ public record AdaptiveLimit(Algorithm algorithm, int initialLimit, int minLimit,
 				throw new PolicyValidationException("adaptive.queue-size", queueSize, "must not be negative");
 			}
 		}
+		if (longWindow != null) {
+			if (algorithm != Algorithm.GRADIENT2) {
+				throw onlyFor("long-window", longWindow, "gradient2");
+			}
+			if (longWindow < 10) {
+				throw new PolicyValidationException("adaptive.long-window", longWindow, "must be at least 10");
+			}
+		}
 		if (backoffRatio != null) {
 			if (algorithm != Algorithm.AIMD) {
 				throw onlyFor("backoff-ratio", backoffRatio, "aimd");
@@ -122,6 +150,9 @@ public record AdaptiveLimit(Algorithm algorithm, int initialLimit, int minLimit,
 				}
 				if (this.queueSize != null) {
 					builder.queueSize(this.queueSize);
+				}
+				if (this.longWindow != null) {
+					builder.longWindow(this.longWindow);
 				}
 				yield builder.build();
 			}

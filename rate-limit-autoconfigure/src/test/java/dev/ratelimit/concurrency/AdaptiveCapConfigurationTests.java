@@ -29,6 +29,7 @@ class AdaptiveCapConfigurationTests {
 			.withPropertyValues("rate-limit.concurrency.api.adaptive.initial-limit=10",
 					"rate-limit.concurrency.api.adaptive.min-limit=2", "rate-limit.concurrency.api.adaptive.max-limit=50",
 					"rate-limit.concurrency.api.adaptive.timeout=2s", "rate-limit.concurrency.api.adaptive.rtt-tolerance=2",
+					"rate-limit.concurrency.api.adaptive.long-window=5000",
 					"rate-limit.concurrency.api.shares.critical=60", "rate-limit.concurrency.api.shares.normal=10",
 					"rate-limit.concurrency.api.default-priority=normal", "rate-limit.concurrency.api.retry-after=2s",
 					"rate-limit.concurrency.api.retry-after-spread=8s", "rate-limit.concurrency.api.shadow=true")
@@ -36,7 +37,7 @@ class AdaptiveCapConfigurationTests {
 				assertThat(context).hasNotFailed();
 				ConcurrencyPolicy cap = context.getBean(LimitRegistry.class).concurrency().find("api").orElseThrow();
 				assertThat(cap.adaptive()).isEqualTo(new AdaptiveLimit(AdaptiveLimit.Algorithm.GRADIENT2, 10, 2, 50,
-						2_000_000L, null, 2.0, null, null));
+						2_000_000L, null, 2.0, null, null, 5000));
 				assertThat(cap.shedding().shares()).containsOnly(org.assertj.core.api.Assertions.entry(Priority.CRITICAL, 60),
 						org.assertj.core.api.Assertions.entry(Priority.NORMAL, 10));
 				assertThat(cap.shedding().defaultPriority()).isEqualTo(Priority.NORMAL);
@@ -72,6 +73,8 @@ class AdaptiveCapConfigurationTests {
 				"rate-limit.concurrency.api.shares.normal=40");
 		assertFails("rate-limit.concurrency.api.adaptive.backoff-ratio=0.8",
 				"rate-limit.concurrency.api.adaptive.backoff-ratio", "aimd only");
+		assertFails("rate-limit.concurrency.api.adaptive.long-window=5", "rate-limit.concurrency.api.adaptive.long-window",
+				"at least 10");
 		assertFails("rate-limit.concurrency.api.adaptive.min-limit=30", "rate-limit.concurrency.api.adaptive.initial-limit",
 				"between min-limit (30)");
 		assertFails("rate-limit.concurrency.api.retry-after=500ms", "rate-limit.concurrency.api.retry-after",
