@@ -302,8 +302,12 @@ final class RetryingLoad {
 				int n = connection.channel.read(ByteBuffer.wrap(connection.in, connection.inLength,
 						connection.in.length - connection.inLength));
 				if (n < 0) {
-					broken(connection, now);
-					return;
+					if (HttpResponses.complete(connection.in, connection.inLength) == 0) {
+						broken(connection, now);
+						return;
+					}
+					// The server closed after a whole answer (Connection: close, as Tomcat does after a 503).
+					break;
 				}
 				if (n == 0) {
 					break;
