@@ -29,7 +29,8 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 
 	private static final Priority[] PRIORITIES = Priority.values();
 
-	private final Shedding shedding;
+	/** Each class's guaranteed share, by ordinal: read at every admission, so not looked up in a map. */
+	private final double[] shares = new double[PRIORITIES.length];
 
 	private final int minLimit;
 
@@ -56,7 +57,9 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 
 	PriorityLimiter(String name, AdaptiveLimit limit, Shedding shedding, LongSupplier nanoClock) {
 		super(new Builder().named(name).limit(limit.newLimit()).nanoClock(nanoClock));
-		this.shedding = shedding;
+		for (Priority priority : PRIORITIES) {
+			this.shares[priority.ordinal()] = shedding.share(priority);
+		}
 		this.minLimit = limit.minLimit();
 		this.maxLimit = limit.maxLimit();
 		this.nanoClock = nanoClock;
@@ -144,7 +147,7 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 	}
 
 	private int guaranteed(Priority priority, int limit) {
-		return (int) (limit * this.shedding.share(priority));
+		return (int) (limit * this.shares[priority.ordinal()]);
 	}
 
 	/** @return the limit now, never below min-limit (Vegas has no floor of its own) */

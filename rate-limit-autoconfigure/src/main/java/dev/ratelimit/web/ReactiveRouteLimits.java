@@ -19,6 +19,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.ClientIpResolver;
@@ -131,7 +132,7 @@ public final class ReactiveRouteLimits {
 	 * @return completes when the request is served or refused
 	 */
 	public Mono<Void> apply(ServerWebExchange exchange, List<BoundPolicy> policies, Continuation next) {
-		return apply(exchange, new MatchedLimits(policies, List.of()), next);
+		return apply(exchange, policies, List.of(), next);
 	}
 
 	/**
@@ -144,27 +145,32 @@ public final class ReactiveRouteLimits {
 	 * @return completes when the request is served or refused
 	 */
 	Mono<Void> apply(ServerWebExchange exchange, MatchedLimits limits, Continuation next) {
-		if (limits.isEmpty()) {
+		return apply(exchange, limits.policies(), limits.caps(), next);
+	}
+
+	private Mono<Void> apply(ServerWebExchange exchange, List<BoundPolicy> policies,
+			List<AppliedLimit<ConcurrencyPolicy>> caps, Continuation next) {
+		if (policies.isEmpty() && caps.isEmpty()) {
 			return next.proceed(exchange);
 		}
 		Principal known = ReactiveKeyRequest.principalIfKnown(exchange);
 		if (known != null) {
 			// No principal to wait for (no security in the pipeline): decided without building a pipeline for it.
-			return apply(exchange, next, limits, known);
+			return apply(exchange, next, policies, caps, known);
 		}
-		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> apply(exchange, next, limits, principal));
+		return ReactiveKeyRequest.principal(exchange)
+			.flatMap((principal) -> apply(exchange, next, policies, caps, principal));
 	}
 
-	private Mono<Void> apply(ServerWebExchange exchange, Continuation proceed, MatchedLimits limits,
-			Principal principal) {
+	private Mono<Void> apply(ServerWebExchange exchange, Continuation proceed, List<BoundPolicy> policies,
+			List<AppliedLimit<ConcurrencyPolicy>> caps, Principal principal) {
 		Disclosures disclosures = Disclosures.attached(exchange.getAttributes());
 		EvaluationContext context = this.expressions
 			.context(new ReactiveKeyRequest(exchange.getRequest(), this.ipResolver, principal), null, null);
-		List<BoundPolicy> policies = limits.policies();
 		// The caps come after the policies, as on an annotated method; a request a cap refuses is answered
 		// there, and a rule counting by outcome settles it by that answer's status.
-		Continuation next = limits.caps().isEmpty() ? proceed
-				: (continued) -> Mono.defer(() -> holdingPermits(continued, proceed, limits, context, disclosures));
+		Continuation next = caps.isEmpty() ? proceed
+				: (continued) -> Mono.defer(() -> holdingPermits(continued, proceed, caps, context, disclosures));
 		if (policies.isEmpty()) {
 			return next.proceed(exchange);
 		}
@@ -212,14 +218,15 @@ public final class ReactiveRouteLimits {
 	 * cap may block, else asynchronously, going on on the request's event loop.
 	 * Permits that arrive after the request was cancelled go back at once.
 	 */
-	private Mono<Void> holdingPermits(ServerWebExchange exchange, Continuation next, MatchedLimits limits,
+	private Mono<Void> holdingPermits(ServerWebExchange exchange, Continuation next,
+			List<AppliedLimit<ConcurrencyPolicy>> caps,
 			EvaluationContext context, Disclosures disclosures) {
 		RoutePermits permits = Objects.requireNonNull(this.permits,
 				"A route rule has a concurrency cap but no ConcurrencyLimiter is given");
 		RoutePermits.Held held = new RoutePermits.Held();
-		if (!permits.mayBlock(limits.caps())) {
+		if (!permits.mayBlock(caps)) {
 			try {
-				held.hold(permits.take(limits.caps(), context, disclosures));
+				held.hold(permits.take(caps, context, disclosures));
 			}
 			catch (RateLimitException refusal) {
 				return this.rejections.send(exchange, refusal);
@@ -227,7 +234,7 @@ public final class ReactiveRouteLimits {
 			return holding(exchange, next, held);
 		}
 		return Mono.fromCompletionStage(() -> RequestLoops.backOnLoop(exchange.getRequest(),
-				permits.takeAsync(limits.caps(), context, disclosures, this.threads).handle((taken, failure) -> {
+				permits.takeAsync(caps, context, disclosures, this.threads).handle((taken, failure) -> {
 					if (failure != null) {
 						return refused(exchange, AsyncCalls.cause(failure));
 					}

@@ -92,7 +92,15 @@ final class RoutePermits {
 		CompletionStage<List<Permit>> taken = CompletableFuture.completedFuture(new ArrayList<>(caps.size()));
 		for (AppliedLimit<ConcurrencyPolicy> cap : caps) {
 			taken = taken.thenCompose((permits) -> {
-				AppliedLimit.Resolved<ConcurrencyPolicy> call = resolve(cap, context, disclosures);
+				AppliedLimit.Resolved<ConcurrencyPolicy> call;
+				try {
+					call = resolve(cap, context, disclosures);
+				}
+				catch (RuntimeException ex) {
+					// A key a cap rejects: the permits of the caps before it go back, as on a refusal.
+					release(permits, Permit.Ending.ABANDONED);
+					throw ex;
+				}
 				if (call == null) {
 					return CompletableFuture.completedFuture(permits);
 				}
