@@ -3,6 +3,7 @@ package dev.ratelimit.concurrency;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 
 import com.netflix.concurrency.limits.limiter.AbstractLimiter;
@@ -24,6 +25,18 @@ import com.netflix.concurrency.limits.limiter.AbstractLimiter;
  * share) pushes the classes below it back to their own shares within about
  * one latency, and they get the room back a few seconds after the demand
  * falls.
+ * <p>
+ * A class is not shed for a burst while its calls, with those of the classes
+ * above it, fit under the limit on average: their arrival rate (remembered
+ * over about a second) times their latency (averaged over a few hundred
+ * calls), Little's law. Such a class may run past the limit, up to three times
+ * it, so a burst of critical calls (or the pile-up behind a pause) queues
+ * briefly instead of being refused while critical demand alone is under
+ * capacity; once it does not fit (a surge, not a burst), the class is held to
+ * the limit again and the latency with it. A class whose calls have not ended
+ * yet has no latency, so no such allowance. A call let past the limit is no
+ * sample for the limit algorithm: the queue it waited in was allowed on
+ * purpose, and heard it would lift the latency baseline and the limit with it.
  */
 final class PriorityLimiter extends AbstractLimiter<Priority> {
 
@@ -53,6 +66,21 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 
 	private final long[] demandAt = new long[PRIORITIES.length];
 
+	/** How long arrival rates are remembered: they decay by e in this long. */
+	static final long RATE_MEMORY_NANOS = 1_000_000_000L;
+
+	/** Each class's arrival rate, in calls per nanosecond, as of {@link #arrivalsAt}; under the monitor. */
+	private final double[] arrivals = new double[PRIORITIES.length];
+
+	private final long[] arrivalsAt = new long[PRIORITIES.length];
+
+	/**
+	 * Each class's latency, an average over its last few hundred calls, in nanoseconds, 0
+	 * until one has ended: written as calls end, outside the monitor (an update
+	 * lost to a race is one sample fewer).
+	 */
+	private final AtomicLongArray latency = new AtomicLongArray(PRIORITIES.length);
+
 	private final LongSupplier nanoClock;
 
 	PriorityLimiter(String name, AdaptiveLimit limit, Shedding shedding, LongSupplier nanoClock) {
@@ -65,6 +93,7 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 		this.nanoClock = nanoClock;
 		long now = nanoClock.getAsLong();
 		Arrays.fill(this.demandAt, now);
+		Arrays.fill(this.arrivalsAt, now);
 	}
 
 	/**
@@ -78,11 +107,15 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 			long now = this.nanoClock.getAsLong();
 			// Asked for, admitted or not: a shed call of a class is demand the classes below must leave room for.
 			remember(priority, this.busy.get(priority.ordinal()) + 1, now);
+			arrived(priority.ordinal(), now);
 			if (!admits(priority, now)) {
 				return createRejectedListener();
 			}
+			// A call let past the limit waits in a queue the cap allowed on purpose: its latency is not the
+			// service's, and heard as such it would lift the latency baseline and with it the limit.
+			boolean pastLimit = getInflight() >= limit();
 			this.busy.incrementAndGet(priority.ordinal());
-			return Optional.of(counted(priority, createListener()));
+			return Optional.of(counted(priority, now, pastLimit, createListener()));
 		}
 	}
 
@@ -94,8 +127,10 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 	 */
 	Listener admit(Priority priority) {
 		synchronized (this.lock) {
+			long now = this.nanoClock.getAsLong();
+			arrived(priority.ordinal(), now);
 			this.busy.incrementAndGet(priority.ordinal());
-			return counted(priority, createListener());
+			return counted(priority, now, false, createListener());
 		}
 	}
 
@@ -108,7 +143,9 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 	 * stand in a higher class's way: a running call cannot be preempted, so they
 	 * are let finish with no successors (their classes now see the higher demand)
 	 * while the calls in flight pass the limit for about one latency, never
-	 * beyond twice the limit nor max-limit.
+	 * beyond twice the limit nor max-limit. A class that fits under the limit on
+	 * average, with the classes above it, is held to three times the limit
+	 * (nor beyond max-limit) instead, so that a burst of it is not shed.
 	 */
 	private boolean admits(Priority priority, long now) {
 		int limit = limit();
@@ -117,7 +154,9 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 			return true;
 		}
 		int inFlight = getInflight();
-		if (inFlight >= Math.min(2L * limit, this.maxLimit)) {
+		boolean burst = fitsOnAverage(priority, limit, now);
+		long ceiling = Math.min((burst ? 3L : 2L) * limit, this.maxLimit);
+		if (inFlight >= ceiling) {
 			return false;
 		}
 		long atOrAbove = own;
@@ -128,7 +167,39 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 			atOrAbove += busy;
 			reserved += Math.max(0, kept - busy);
 		}
-		return atOrAbove + reserved < limit;
+		long bound = burst ? ceiling : limit;
+		return atOrAbove + reserved < bound;
+	}
+
+	/**
+	 * Whether a class's calls and those above it, at their recent arrival rates
+	 * and latencies, would keep fewer calls in flight than the limit. False while
+	 * any of them has no latency yet: an allowance is not given on no evidence.
+	 */
+	private boolean fitsOnAverage(Priority priority, int limit, long now) {
+		double offered = 0;
+		for (int index = 0; index <= priority.ordinal(); index++) {
+			long latency = this.latency.get(index);
+			if (latency == 0 && this.arrivals[index] > 0) {
+				return false;
+			}
+			offered += decayed(this.arrivals[index], this.arrivalsAt[index], now, RATE_MEMORY_NANOS) * latency;
+		}
+		return offered < limit;
+	}
+
+	/** Counts an arrival of a class into its decaying rate (each adds 1/memory). */
+	private void arrived(int index, long now) {
+		this.arrivals[index] = decayed(this.arrivals[index], this.arrivalsAt[index], now, RATE_MEMORY_NANOS)
+				+ 1.0 / RATE_MEMORY_NANOS;
+		this.arrivalsAt[index] = now;
+	}
+
+	/** Folds an ended call's latency into its class's average (weight 1/256, about its last 256 calls). */
+	private void ended(int index, long startedAt) {
+		long sample = Math.max(1, this.nanoClock.getAsLong() - startedAt);
+		long average = this.latency.get(index);
+		this.latency.set(index, (average == 0) ? sample : average + (sample - average) / 256);
 	}
 
 	/** Raises a class's remembered demand to what it asks for now, if that is more. */
@@ -141,9 +212,13 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 
 	/** A class's remembered demand, decayed to now. */
 	private double demand(int index, long now) {
-		long elapsed = now - this.demandAt[index];
-		return (elapsed <= 0) ? this.demand[index]
-				: this.demand[index] * Math.exp(-(double) elapsed / DEMAND_MEMORY_NANOS);
+		return decayed(this.demand[index], this.demandAt[index], now, DEMAND_MEMORY_NANOS);
+	}
+
+	/** A value as of a time, decayed exponentially to now. */
+	private static double decayed(double value, long at, long now, long memoryNanos) {
+		long elapsed = now - at;
+		return (elapsed <= 0) ? value : value * Math.exp(-(double) elapsed / memoryNanos);
 	}
 
 	private int guaranteed(Priority priority, int limit) {
@@ -164,14 +239,25 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 		return this.busy.get(priority.ordinal());
 	}
 
-	private Listener counted(Priority priority, Listener listener) {
+	/**
+	 * Wraps Netflix's listener to count the class's calls and latency; a
+	 * success of a call admitted past the limit is no sample for the limit
+	 * (a drop still is).
+	 */
+	private Listener counted(Priority priority, long startedAt, boolean pastLimit, Listener listener) {
 		int index = priority.ordinal();
 		return new Listener() {
 
 			@Override
 			public void onSuccess() {
 				PriorityLimiter.this.busy.decrementAndGet(index);
-				listener.onSuccess();
+				ended(index, startedAt);
+				if (pastLimit) {
+					listener.onIgnore();
+				}
+				else {
+					listener.onSuccess();
+				}
 			}
 
 			@Override
@@ -183,6 +269,7 @@ final class PriorityLimiter extends AbstractLimiter<Priority> {
 			@Override
 			public void onDropped() {
 				PriorityLimiter.this.busy.decrementAndGet(index);
+				ended(index, startedAt);
 				listener.onDropped();
 			}
 

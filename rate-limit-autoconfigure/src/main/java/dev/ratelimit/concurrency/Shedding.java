@@ -16,7 +16,9 @@ import dev.ratelimit.core.PolicyValidationException;
  * whichever is larger, less their calls in flight. So when the cap fills, the
  * lowest class is refused first and the highest last, and calls of lower
  * classes already running never keep a higher class out (the calls in flight
- * may pass the limit while they end, never beyond twice it nor max-limit). A call
+ * may pass the limit while they end, never beyond twice it nor max-limit). A
+ * class whose calls, with those of the classes above it, fit under the limit on
+ * average is not shed for a burst: it may run up to three times the limit. A call
  * whose priority expression names no class (nothing, or an unknown word) is
  * in the default class.
  * <p>

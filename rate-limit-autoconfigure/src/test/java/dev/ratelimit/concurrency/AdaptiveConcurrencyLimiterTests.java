@@ -96,6 +96,41 @@ class AdaptiveConcurrencyLimiterTests {
 	}
 
 	@Test
+	void aBurstOfAClassThatFitsUnderTheLimitOnAverageQueuesInsteadOfBeingShed() {
+		ConcurrencyPolicy cap = aimd(10, Map.of(Priority.CRITICAL, 20));
+		// Ten critical calls a second of 40 ms each: 0.4 in flight on average, well under the limit.
+		steadyCalls(cap, "critical", Duration.ofMillis(40), Duration.ofMillis(100), 20);
+		// A burst at once: critical runs past the limit up to its burst ceiling (three times it), then is shed...
+		List<Permit> burst = take(cap, "critical", 30);
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
+		assertThat(this.limiter.inFlight("api", Priority.CRITICAL)).isEqualTo(30);
+		// ...while a normal call, which has no such allowance while critical is asking, is shed.
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "normal"));
+		assertThat(this.shed).containsExactly("critical", "normal");
+		release(burst);
+	}
+
+	@Test
+	void aClassWhoseCallsDoNotFitUnderTheLimitOnAverageIsHeldToTheLimit() {
+		ConcurrencyPolicy cap = aimd(10, Map.of(Priority.CRITICAL, 20));
+		// Slow critical calls (1.5 s): a burst of them soon means more in flight than the limit on average...
+		steadyCalls(cap, "critical", Duration.ofMillis(1500), Duration.ofMillis(100), 3);
+		List<Permit> burst = take(cap, "critical", 10);
+		// ...so the burst is held to the limit (and the latency with it), not to the ceiling.
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
+		assertThat(this.limiter.inFlight("api", Priority.CRITICAL)).isEqualTo(10);
+		release(burst);
+	}
+
+	@Test
+	void aClassWithNoEndedCallsYetHasNoAllowanceForABurst() {
+		ConcurrencyPolicy cap = aimd(10, Map.of());
+		List<Permit> burst = take(cap, "critical", 10);
+		assertThatExceptionOfType(LoadShedException.class).isThrownBy(() -> this.limiter.acquire(cap, "critical"));
+		release(burst);
+	}
+
+	@Test
 	void theCallsInFlightNeverPassTwiceTheLimitNorMaxLimit() {
 		ConcurrencyPolicy cap = ConcurrencyPolicy.builder("api")
 			.adaptive(new AdaptiveLimit(AdaptiveLimit.Algorithm.AIMD, 10, 1, 12, 0, null, null, null, null))
@@ -149,6 +184,20 @@ class AdaptiveConcurrencyLimiterTests {
 		held.get(2).release(Permit.Ending.FAILED);
 		assertThat(this.limiter.limit("api")).hasValue(8);
 		release(held.subList(3, 10));
+	}
+
+	@Test
+	void aCallLetPastTheLimitIsNoSampleForIt() {
+		ConcurrencyPolicy cap = aimd(10, Map.of());
+		List<Permit> held = take(cap, "normal", 10);
+		// The normal calls running do not keep critical out: it runs past the limit, in a queue the cap allowed.
+		Permit pastLimit = this.limiter.acquire(cap, "critical");
+		pastLimit.release();
+		assertThat(this.limiter.limit("api")).hasValue(10);
+		// A call admitted within the limit, with the cap busy, is heard.
+		held.get(9).release();
+		assertThat(this.limiter.limit("api")).hasValue(11);
+		release(held.subList(0, 9));
 	}
 
 	@Test
@@ -226,6 +275,17 @@ class AdaptiveConcurrencyLimiterTests {
 			.shedding(new Shedding(shares, Priority.SHEDDABLE, 1_000_000L, 4_000_000L))
 			.key("header('X-Priority')")
 			.build();
+	}
+
+	/** Calls of a class one after another, each lasting {@code latency}, then the clock moves on by {@code gap}. */
+	private void steadyCalls(ConcurrencyPolicy cap, String priority, Duration latency, Duration gap, int count) {
+		for (int i = 0; i < count; i++) {
+			Permit permit = this.limiter.acquire(cap, priority);
+			this.time.advance(latency);
+			permit.release();
+			this.time.advance(gap);
+		}
+		assertThat(this.limiter.limit("api")).hasValue(10);
 	}
 
 	private List<Permit> take(ConcurrencyPolicy cap, String priority, int count) {
