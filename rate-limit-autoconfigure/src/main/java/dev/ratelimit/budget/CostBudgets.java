@@ -2,6 +2,7 @@ package dev.ratelimit.budget;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
@@ -160,12 +161,31 @@ public final class CostBudgets {
 
 	private Reservation decided(Attempt attempt, BudgetDecision decision, BudgetStore used, DecisionSource source) {
 		BudgetPolicy policy = attempt.policy();
-		this.listener.decided(policy, decision.allowed(), source);
+		tellDecided(attempt, decision, source);
 		if (!decision.allowed()) {
 			throw new BudgetExceededException(policy, decision, attempt.estimateMicros());
 		}
 		return new Reservation(this, policy, attempt.storageKey(), attempt.id(), attempt.estimateMicros(), decision,
 				used);
+	}
+
+	/** Tells the listener of a reservation's decision, with what the budget's tightest limit has left. */
+	private void tellDecided(Attempt attempt, BudgetDecision decision, DecisionSource source) {
+		BudgetPolicy policy = attempt.policy();
+		List<BudgetLimit> limits = policy.limits();
+		long[] remaining = decision.remainingMicros();
+		int tightest = 0;
+		for (int i = 1; i < limits.size() && i < remaining.length; i++) {
+			// remaining/amount compared without dividing: the one with the least share left
+			if ((double) remaining[i] * limits.get(tightest).amountMicros()
+					< (double) remaining[tightest] * limits.get(i).amountMicros()) {
+				tightest = i;
+			}
+		}
+		long left = (remaining.length == 0) ? -1 : remaining[tightest];
+		long capacity = (remaining.length == 0) ? -1 : limits.get(tightest).amountMicros();
+		this.listener.decided(policy, attempt.storageKey(), attempt.estimateMicros(), decision.allowed(), left,
+				capacity, source);
 	}
 
 	/** A reservation about to be asked of the store, and when it was. */

@@ -72,7 +72,7 @@ public final class AdaptiveConcurrencyLimiter implements ConcurrencyLimiter {
 				throw new LoadShedException(policy, priority, limiter.limit(),
 						shedding.retryAfterMicros(this.jitter.getAsDouble()));
 			}
-			this.listener.decided(policy, false, DecisionSource.SHADOW);
+			this.listener.decided(policy, key, 1, false, -1, -1, DecisionSource.SHADOW);
 			listener = limiter.admit(priority);
 		}
 		return new AdaptivePermit(listener, this.time, adaptive.timeoutMicros());

@@ -79,9 +79,9 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 			permit = limiter.acquire(policy, key);
 		}
 		catch (ConcurrencyLimitExceededException ex) {
-			throw refused(policy, ex);
+			throw refused(policy, key, ex);
 		}
-		return granted(policy, permit);
+		return granted(policy, key, permit);
 	}
 
 	@Override
@@ -89,10 +89,10 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 		return AsyncCalls.started(() -> limiterOf(policy).acquireAsync(policy, key, threads))
 			.handle((permit, failure) -> {
 				if (failure == null) {
-					return granted(policy, permit);
+					return granted(policy, key, permit);
 				}
 				RuntimeException cause = AsyncCalls.cause(failure);
-				throw (cause instanceof ConcurrencyLimitExceededException refusal) ? refused(policy, refusal) : cause;
+				throw (cause instanceof ConcurrencyLimitExceededException refusal) ? refused(policy, key, refusal) : cause;
 			});
 	}
 
@@ -110,14 +110,15 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 		return this.distributed;
 	}
 
-	private ConcurrencyLimitExceededException refused(ConcurrencyPolicy policy, ConcurrencyLimitExceededException ex) {
-		this.listener.decided(policy, false, DecisionSource.STORE);
+	private ConcurrencyLimitExceededException refused(ConcurrencyPolicy policy, String key,
+			ConcurrencyLimitExceededException ex) {
+		this.listener.decided(policy, key, 1, false, -1, -1, DecisionSource.STORE);
 		return ex;
 	}
 
 	/** Counts a permit granted, whichever way it was taken, and uncounts it when released. */
-	private Permit granted(ConcurrencyPolicy policy, Permit permit) {
-		this.listener.decided(policy, true, DecisionSource.STORE);
+	private Permit granted(ConcurrencyPolicy policy, String key, Permit permit) {
+		this.listener.decided(policy, key, 1, true, -1, -1, DecisionSource.STORE);
 		AtomicInteger count = this.inFlight.computeIfAbsent(policy.name(), (name) -> {
 			AtomicInteger created = new AtomicInteger();
 			this.newPolicyObserver.accept(name, created::get);

@@ -24,6 +24,14 @@ final class CompositeLimitListener implements LimitListener {
 	}
 
 	@Override
+	public void decided(Limit limit, @Nullable String key, long units, boolean allowed, long remaining,
+			long capacity, DecisionSource source) {
+		for (LimitListener listener : this.listeners) {
+			listener.decided(limit, key, units, allowed, remaining, capacity, source);
+		}
+	}
+
+	@Override
 	public void fellBack(Limit limit, FailureMode mode, RuntimeException cause) {
 		for (LimitListener listener : this.listeners) {
 			listener.fellBack(limit, mode, cause);

@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -81,6 +82,62 @@ public final class LimitKeys {
 		}
 		String encoded = needsEncoding(value) ? encode(value) : value;
 		return (encoded.length() <= this.maxLength) ? encoded : hashed(encoded);
+	}
+
+	/**
+	 * Returns the caller's key a storage key was built from, as the key
+	 * expression produced it, for showing to an operator: the inverse of
+	 * {@link #build} for every value kept readable. A value too long to keep
+	 * stays in its hashed form ({@code %h...}), and the shared bucket of
+	 * keyless callers reads {@code %none}.
+	 * @param storageKey a key built by {@link #build} or {@link #sharedKey}
+	 * @return the caller's value, or {@code storageKey} itself when it is not of that form
+	 */
+	public static String callerValue(String storageKey) {
+		int open = storageKey.lastIndexOf('{');
+		if (open < 0 || !storageKey.endsWith("}")) {
+			return storageKey;
+		}
+		String safe = storageKey.substring(open + 1, storageKey.length() - 1);
+		if (safe.equals("%e")) {
+			return "";
+		}
+		if (safe.startsWith("%h") || safe.equals("%none") || safe.indexOf('%') < 0) {
+			return safe;
+		}
+		return decode(safe);
+	}
+
+	private static String decode(String safe) {
+		StringBuilder out = new StringBuilder(safe.length());
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+		int i = 0;
+		while (i < safe.length()) {
+			char c = safe.charAt(i);
+			if (c == '%' && i + 6 <= safe.length() && safe.charAt(i + 1) == 'u') {
+				flush(bytes, out);
+				out.append((char) Integer.parseInt(safe.substring(i + 2, i + 6), 16));
+				i += 6;
+			}
+			else if (c == '%' && i + 3 <= safe.length()) {
+				bytes.write(Integer.parseInt(safe.substring(i + 1, i + 3), 16));
+				i += 3;
+			}
+			else {
+				flush(bytes, out);
+				out.append(c);
+				i++;
+			}
+		}
+		flush(bytes, out);
+		return out.toString();
+	}
+
+	private static void flush(ByteArrayOutputStream bytes, StringBuilder out) {
+		if (bytes.size() > 0) {
+			out.append(bytes.toString(StandardCharsets.UTF_8));
+			bytes.reset();
+		}
 	}
 
 	private static boolean needsEncoding(String value) {

@@ -29,6 +29,33 @@ public interface LimitListener {
 	}
 
 	/**
+	 * A limit decided one caller's call, with what the call asked for and what
+	 * it left: what the heavy hitters, the near-limit counter and traces hear.
+	 * Every decision reported to {@link #decided(Limit, boolean, DecisionSource)}
+	 * is reported here first; the default passes it on there, so a listener
+	 * implements one or the other. Called on the request thread for every
+	 * decision: do not allocate here on an admitted call.
+	 * @param limit the limit
+	 * @param key the key the call counted under: for a rate limit or a budget its
+	 * storage key ({@link LimitKeys#callerValue} gives back the caller's value),
+	 * for a concurrency cap the caller's value; {@code null} when the limit
+	 * keeps no key for the call (a cap without a key expression)
+	 * @param units what the call asked for: tokens of a rate limit, micro-units
+	 * of a budget reserved, one permit of a cap
+	 * @param allowed whether the call may proceed as far as this limit goes
+	 * @param remaining what the key has left after the decision, in the same
+	 * units, or -1 when the limit cannot say (a cap)
+	 * @param capacity the key's whole allowance in the same units (for a budget
+	 * with several limits, the one with the least share left), or -1 when the
+	 * limit cannot say
+	 * @param source who decided
+	 */
+	default void decided(Limit limit, @Nullable String key, long units, boolean allowed, long remaining,
+			long capacity, DecisionSource source) {
+		decided(limit, allowed, source);
+	}
+
+	/**
 	 * A limit's store could not decide a call (it was unavailable) and the
 	 * limit's failure mode applied:
 	 * {@link FailureMode#OPEN} let the call through unchecked,

@@ -498,7 +498,7 @@ public final class RateLimiter {
 
 	private void shadowDecided(List<PolicyDecision> result, Acquisition acquisition, Decision decision) {
 		result.add(new PolicyDecision(acquisition.policy(), decision));
-		this.listener.decided(acquisition.policy(), decision.allowed(), DecisionSource.SHADOW);
+		decided(this.listener, acquisition, decision, DecisionSource.SHADOW);
 	}
 
 	/**
@@ -546,19 +546,26 @@ public final class RateLimiter {
 				RateLimitPolicy policy = this.acquisitions.get(0).policy();
 				Decision decision = this.raw.get(0);
 				this.decisions = List.of(new PolicyDecision(policy, decision));
-				listener.decided(policy, decision.allowed(), source);
+				decided(listener, this.acquisitions.get(0), decision, source);
 				return this;
 			}
 			List<PolicyDecision> result = new ArrayList<>(this.raw.size());
 			for (int i = 0; i < this.raw.size(); i++) {
 				RateLimitPolicy policy = this.acquisitions.get(i).policy();
 				result.add(new PolicyDecision(policy, this.raw.get(i)));
-				listener.decided(policy, this.raw.get(i).allowed(), source);
+				decided(listener, this.acquisitions.get(i), this.raw.get(i), source);
 			}
 			this.decisions = result;
 			return this;
 		}
 
+	}
+
+	/** Tells the listener of one policy's decision, with the key, the cost and what it left. */
+	private static void decided(LimitListener listener, Acquisition acquisition, Decision decision,
+			DecisionSource source) {
+		listener.decided(acquisition.policy(), acquisition.key(), acquisition.cost(), decision.allowed(),
+				decision.remaining(), decision.limit(), source);
 	}
 
 	private static long checkCost(RateLimitPolicy policy, long cost) {

@@ -62,4 +62,15 @@ class LimitKeysTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> new LimitKeys("rl", 3)).withMessageContaining("16");
 	}
 
+	@Test
+	void theCallersValueComesBackFromItsStorageKeyForAnOperatorToRead() {
+		for (String value : new String[] { "alice", "", "a b{c}%d", "t\u00e9l\u00e9phone x", "\uD83D\uDE00 smile",
+				"lone\uD800surrogate", "line\nbreak" }) {
+			assertThat(LimitKeys.callerValue(this.keys.build("api:x", value))).isEqualTo(value);
+		}
+		assertThat(LimitKeys.callerValue(this.keys.sharedKey("api"))).isEqualTo("%none");
+		assertThat(LimitKeys.callerValue(this.keys.build("api", "x".repeat(200)))).startsWith("%h");
+		assertThat(LimitKeys.callerValue("not-a-storage-key")).isEqualTo("not-a-storage-key");
+	}
+
 }
