@@ -25,6 +25,8 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitProperties;
 import dev.ratelimit.aop.AnnotatedBeans;
+import dev.ratelimit.insight.HeavyHitters;
+import dev.ratelimit.insight.TopKeysExchange;
 import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.AdaptiveConcurrencyLimiter;
@@ -70,9 +72,16 @@ public class RateLimitActuatorAutoConfiguration {
 		RateLimitEndpoint rateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 				ObjectProvider<CostBudgets> costBudgets, LocalConcurrencyLimiter localConcurrency,
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency,
-				ObjectProvider<AdaptiveConcurrencyLimiter> adaptiveConcurrency, LimitOverrides overrides) {
-			return new RateLimitEndpoint(limits, usages, backend, keys, costBudgets.getIfAvailable(), localConcurrency,
-					distributedConcurrency.getIfAvailable(), adaptiveConcurrency.getIfAvailable(), overrides);
+				ObjectProvider<AdaptiveConcurrencyLimiter> adaptiveConcurrency, LimitOverrides overrides,
+				ObjectProvider<HeavyHitters> heavyHitters, ObjectProvider<TopKeysExchange> topKeysExchange,
+				RateLimitProperties properties) {
+			RateLimitEndpoint endpoint = new RateLimitEndpoint(limits, usages, backend, keys,
+					costBudgets.getIfAvailable(), localConcurrency, distributedConcurrency.getIfAvailable(),
+					adaptiveConcurrency.getIfAvailable(), overrides);
+			heavyHitters.ifAvailable((counts) -> endpoint.setTopKeys(new TopKeysReport(counts,
+					topKeysExchange.getIfAvailable(), properties.getHeavyHitters().getListed(),
+					properties.getHeavyHitters().isHashKeys())));
+			return endpoint;
 		}
 
 		@Bean

@@ -37,6 +37,7 @@ import dev.ratelimit.concurrency.Priority;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
@@ -88,6 +89,9 @@ public class RateLimitEndpoint {
 	/** The target of an override of the limit's own numbers rather than a plan's, in reports. */
 	public static final String OWN = "(limit)";
 
+	/** The key segment that lists a limit's heaviest keys rather than reading a caller's key. */
+	public static final String TOP = "top";
+
 	/** The access the endpoint has unless configured otherwise: reads only. */
 	public static final Access DEFAULT_ACCESS = Access.READ_ONLY;
 
@@ -114,6 +118,8 @@ public class RateLimitEndpoint {
 	private final LimitRegistry limits;
 
 	private final LimitOverrides overrides;
+
+	private @Nullable TopKeysReport topKeys;
 
 	/**
 	 * Creates the endpoint.
@@ -146,6 +152,14 @@ public class RateLimitEndpoint {
 	}
 
 	/**
+	 * Lists each limit's heaviest keys under {@code /actuator/ratelimits/{policy}/top}.
+	 * @param topKeys the report, or {@code null} when heavy hitters are off
+	 */
+	void setTopKeys(@Nullable TopKeysReport topKeys) {
+		this.topKeys = topKeys;
+	}
+
+	/**
 	 * Lists every policy: the configured ones and those defined inline in
 	 * annotations, each with where it applies.
 	 * @return the policies
@@ -173,6 +187,43 @@ public class RateLimitEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable KeyState key(@Selector String policy, @Selector String key) {
+		if (TOP.equals(key)) {
+			return top(policy);
+		}
+		return state(policy, key);
+	}
+
+	/**
+	 * Lists a limit's heaviest keys: those refused most and those that consumed
+	 * most over the last one to two windows, across the fleet with the Redis
+	 * backend, each with its state now.
+	 * @param policy the limit's name
+	 * @return the list, or {@code null} (404) when no limit has that name
+	 * @throws InvalidEndpointRequestException (400) when heavy hitters are off
+	 */
+	private @Nullable TopKeysState top(String policy) {
+		LimitKind kind = kindOf(policy);
+		if (kind == null) {
+			return null;
+		}
+		if (this.topKeys == null) {
+			String reason = "Heavy hitters are off (rate-limit.heavy-hitters.enabled=false): no top keys are kept";
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+		return this.topKeys.report(kind, policy, this::state);
+	}
+
+	private @Nullable LimitKind kindOf(String name) {
+		if (findRateLimit(name, "").isPresent()) {
+			return LimitKind.RATE_LIMIT;
+		}
+		if (this.budgets.live(name).isPresent()) {
+			return LimitKind.BUDGET;
+		}
+		return findConcurrency(name, "").isPresent() ? LimitKind.CONCURRENCY : null;
+	}
+
+	private @Nullable KeyState state(String policy, String key) {
 		Optional<RateLimitPolicy> rateLimit = findRateLimit(policy, key);
 		if (rateLimit.isPresent()) {
 			String storageKey = this.keys.build(policy, key);
@@ -669,7 +720,44 @@ public class RateLimitEndpoint {
 	/**
 	 * The state of one key of one policy.
 	 */
-	public sealed interface KeyState permits RateLimitKeyState, BudgetKeyState, ConcurrencyKeyState {
+	public sealed interface KeyState permits RateLimitKeyState, BudgetKeyState, ConcurrencyKeyState, TopKeysState {
+	}
+
+	/**
+	 * A limit's heaviest keys: what {@code {policy}/top} answers.
+	 *
+	 * @param policy the limit's name
+	 * @param type {@code rate-limit}, {@code budget} or {@code concurrency}
+	 * @param window how long a window lasts, ISO-8601
+	 * @param covers the longest past the counts cover (two windows), ISO-8601
+	 * @param counted whose counts are summed: this instance, or every instance sharing the backend
+	 * @param instances how many instances' counts are summed
+	 * @param keysHashed whether keys are listed as {@code sha256:} hashes
+	 * @param units what {@code units} counts
+	 * @param byRefusals the keys refused most, most first
+	 * @param byUnits the keys that consumed most, most first
+	 */
+	public record TopKeysState(String policy, String type, String window, String covers, String counted,
+			int instances, boolean keysHashed, String units, List<TopKey> byRefusals, List<TopKey> byUnits)
+			implements KeyState {
+	}
+
+	/**
+	 * One of a limit's heaviest keys. A count is never below the truth and
+	 * exceeds it by at most its overestimate; 0 when the key is not among the
+	 * heaviest of that ranking.
+	 *
+	 * @param key the caller's key as the key expression produced it, or its hash
+	 * @param refusals calls refused
+	 * @param refusalsOverestimate how much of {@code refusals} may be overcounted
+	 * @param units units consumed by allowed calls
+	 * @param unitsOverestimate how much of {@code units} may be overcounted
+	 * @param state the key's state now, or {@code null} when it cannot be read by key
+	 * (the shared bucket of keyless callers, a key too long to keep readable) or
+	 * keys are listed hashed (the state names the key)
+	 */
+	public record TopKey(String key, long refusals, long refusalsOverestimate, BigDecimal units,
+			BigDecimal unitsOverestimate, @Nullable KeyState state) {
 	}
 
 	/**

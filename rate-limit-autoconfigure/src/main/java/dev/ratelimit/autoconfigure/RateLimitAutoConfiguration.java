@@ -52,7 +52,8 @@ import dev.ratelimit.core.RateLimitPolicy;
 		RateLimitWebContractConfiguration.class, RateLimitWebConfiguration.class,
 		RateLimitReactiveWebConfiguration.class, RateLimitMetricsConfiguration.class,
 		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class,
-		RateLimitRefreshConfiguration.class, RateLimitClientConfiguration.class })
+		RateLimitRefreshConfiguration.class, RateLimitClientConfiguration.class,
+		RateLimitInsightConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	// Static: the binder asks for converters when it first binds, maybe before this class exists.

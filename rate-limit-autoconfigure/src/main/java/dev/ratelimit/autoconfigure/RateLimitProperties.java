@@ -97,6 +97,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final Memory memory = new Memory();
 
+	private final HeavyHitters heavyHitters = new HeavyHitters();
+
 	private final Filter filter = new Filter();
 
 	private final Aspect aspect = new Aspect();
@@ -216,6 +218,10 @@ public class RateLimitProperties implements InitializingBean {
 
 	public Memory getMemory() {
 		return this.memory;
+	}
+
+	public HeavyHitters getHeavyHitters() {
+		return this.heavyHitters;
 	}
 
 	public Filter getFilter() {
@@ -885,6 +891,99 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setIncludeShadow(boolean includeShadow) {
 			this.includeShadow = includeShadow;
+		}
+
+	}
+
+	/**
+	 * Each limit's heaviest keys, listed by {@code GET
+	 * /actuator/ratelimits/{policy}/top}.
+	 */
+	public static class HeavyHitters {
+
+		/**
+		 * Whether each instance keeps, per limit, the keys refused most and the keys
+		 * that consumed most over the recent window.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Keys each limit's sketches track, from 8 to 4096: fixed memory per limit
+		 * (about 100 bytes per key), whatever the number of keys. Every key heavier
+		 * than the lightest tracked one is listed, with a count never below the truth.
+		 */
+		private int trackedKeys = 64;
+
+		/**
+		 * How long a window lasts; a list covers the last one to two windows, at
+		 * least 1s.
+		 */
+		private Duration window = Duration.ofMinutes(1);
+
+		/**
+		 * Keys listed per ranking, from 1 to tracked-keys.
+		 */
+		private int listed = 10;
+
+		/**
+		 * Whether keys are listed as a hash ({@code sha256:} and 16 hex digits of the
+		 * SHA-256 of the caller's key) instead of as the key expression produced
+		 * them, for privacy: an operator can still hash a known key to find it.
+		 */
+		private boolean hashKeys;
+
+		/**
+		 * How often each instance publishes its counts for the fleet's list, with the
+		 * Redis backend; at least 1s.
+		 */
+		private Duration publishInterval = Duration.ofSeconds(10);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getTrackedKeys() {
+			return this.trackedKeys;
+		}
+
+		public void setTrackedKeys(int trackedKeys) {
+			this.trackedKeys = trackedKeys;
+		}
+
+		public Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(Duration window) {
+			this.window = window;
+		}
+
+		public int getListed() {
+			return this.listed;
+		}
+
+		public void setListed(int listed) {
+			this.listed = listed;
+		}
+
+		public boolean isHashKeys() {
+			return this.hashKeys;
+		}
+
+		public void setHashKeys(boolean hashKeys) {
+			this.hashKeys = hashKeys;
+		}
+
+		public Duration getPublishInterval() {
+			return this.publishInterval;
+		}
+
+		public void setPublishInterval(Duration publishInterval) {
+			this.publishInterval = publishInterval;
 		}
 
 	}

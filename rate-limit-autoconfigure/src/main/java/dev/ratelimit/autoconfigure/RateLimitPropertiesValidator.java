@@ -49,6 +49,7 @@ final class RateLimitPropertiesValidator {
 		validator.limits(properties);
 		validator.routes(properties);
 		validator.memory(properties.getMemory());
+		validator.heavyHitters(properties.getHeavyHitters());
 		validator.redis(properties.getRedis());
 		properties.getClients().forEach((name, client) -> validator.client(properties, name, client));
 		validator.notNegative("rate-limit.unavailable-retry-after", properties.getUnavailableRetryAfter());
@@ -100,6 +101,25 @@ final class RateLimitPropertiesValidator {
 		if (memory.getOverflowSlots() < 1 || memory.getOverflowSlots() > KeyBound.MAX_OVERFLOW_SLOTS) {
 			invalid("rate-limit.memory.overflow-slots", memory.getOverflowSlots(),
 					"must be between 1 and " + KeyBound.MAX_OVERFLOW_SLOTS);
+		}
+	}
+
+	private void heavyHitters(RateLimitProperties.HeavyHitters heavyHitters) {
+		int tracked = heavyHitters.getTrackedKeys();
+		if (tracked < 8 || tracked > 4096) {
+			invalid("rate-limit.heavy-hitters.tracked-keys", tracked, "must be between 8 and 4096");
+		}
+		if (heavyHitters.getListed() < 1 || heavyHitters.getListed() > tracked) {
+			invalid("rate-limit.heavy-hitters.listed", heavyHitters.getListed(),
+					"must be between 1 and rate-limit.heavy-hitters.tracked-keys (" + tracked + ")");
+		}
+		atLeastASecond("rate-limit.heavy-hitters.window", heavyHitters.getWindow());
+		atLeastASecond("rate-limit.heavy-hitters.publish-interval", heavyHitters.getPublishInterval());
+	}
+
+	private void atLeastASecond(String property, Duration value) {
+		if (value == null || value.compareTo(Duration.ofSeconds(1)) < 0) {
+			invalid(property, value, "must be at least 1s");
 		}
 	}
 

@@ -1,0 +1,96 @@
+package dev.ratelimit.insight;
+
+/**
+ * One limit's heaviest keys over a recent window, in fixed memory: a
+ * {@link SpaceSaving} sketch of refusals and one of units consumed, for the
+ * window now and the one before it. A reading sums both windows, so it covers
+ * between one and two windows of the past; a window older than that is
+ * forgotten whole. Recording takes a short monitor and allocates nothing.
+ */
+final class TopKeys {
+
+	private final long windowNanos;
+
+	private final SpaceSaving[] refusals;
+
+	private final SpaceSaving[] units;
+
+	/** Which of the two sketches of each pair is the window now. */
+	private int current;
+
+	private long windowStart;
+
+	/**
+	 * Creates the sketches.
+	 * @param capacity the keys each sketch tracks
+	 * @param windowNanos how long a window lasts
+	 * @param now the time now, in nanoseconds
+	 */
+	TopKeys(int capacity, long windowNanos, long now) {
+		this.windowNanos = windowNanos;
+		this.refusals = new SpaceSaving[] { new SpaceSaving(capacity), new SpaceSaving(capacity) };
+		this.units = new SpaceSaving[] { new SpaceSaving(capacity), new SpaceSaving(capacity) };
+		this.windowStart = now;
+	}
+
+	/**
+	 * Counts a decision.
+	 * @param key the key the call counted under
+	 * @param consumed the units an allowed call consumed
+	 * @param allowed whether the call was allowed (a refusal counts one refusal)
+	 * @param now the time now, in nanoseconds
+	 */
+	synchronized void record(String key, long consumed, boolean allowed, long now) {
+		rotate(now);
+		if (!allowed) {
+			this.refusals[this.current].add(key, 1);
+		}
+		else if (consumed > 0) {
+			this.units[this.current].add(key, consumed);
+		}
+	}
+
+	/**
+	 * Reads the counts of both windows.
+	 * @param now the time now, in nanoseconds
+	 * @return refusals and units by key
+	 */
+	synchronized Reading read(long now) {
+		rotate(now);
+		Tally refused = new Tally();
+		Tally consumed = new Tally();
+		for (int i = 0; i < 2; i++) {
+			this.refusals[i].addTo(refused);
+			this.units[i].addTo(consumed);
+		}
+		return new Reading(refused, consumed);
+	}
+
+	/** Starts a new window when the current one is over, forgetting the one before it. */
+	private void rotate(long now) {
+		long elapsed = now - this.windowStart;
+		if (elapsed < this.windowNanos) {
+			return;
+		}
+		int previous = 1 - this.current;
+		this.refusals[previous].clear();
+		this.units[previous].clear();
+		if (elapsed >= 2 * this.windowNanos) {
+			// Idle for two windows: nothing recent is left.
+			this.refusals[this.current].clear();
+			this.units[this.current].clear();
+		}
+		this.current = previous;
+		this.windowStart = now - (elapsed % this.windowNanos);
+	}
+
+	/**
+	 * The counts of a limit's recent windows.
+	 *
+	 * @param refusals refusals by key
+	 * @param units units consumed by key
+	 */
+	record Reading(Tally refusals, Tally units) {
+	}
+
+}
