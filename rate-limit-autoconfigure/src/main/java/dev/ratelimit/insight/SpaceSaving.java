@@ -27,6 +27,12 @@ final class SpaceSaving {
 
 	private final long[] errors;
 
+	/**
+	 * Each entry's spread hash: probes and moves compare and place by it without
+	 * reading the tracked string (a cache miss per key on a flood of keys).
+	 */
+	private final int[] hashes;
+
 	/** Open addressing by the key's hash: each slot holds an entry's index + 1, or 0 when empty. */
 	private final int[] table;
 
@@ -41,6 +47,7 @@ final class SpaceSaving {
 		this.keys = new String[capacity];
 		this.counts = new long[capacity];
 		this.errors = new long[capacity];
+		this.hashes = new int[capacity];
 		// A quarter full at most: probes stay short.
 		int slots = Integer.highestOneBit(capacity * 4 - 1) << 1;
 		this.table = new int[slots];
@@ -53,21 +60,22 @@ final class SpaceSaving {
 	 * @param weight how much to add, positive
 	 */
 	void add(String key, long weight) {
-		int slot = slotOf(key);
+		int hash = spread(key.hashCode());
+		int slot = slotOf(key, hash);
 		int entry = this.table[slot] - 1;
 		if (entry >= 0) {
 			this.counts[entry] += weight;
 			return;
 		}
 		if (this.size < this.keys.length) {
-			place(this.size++, slot, key, weight, 0);
+			place(this.size++, slot, key, hash, weight, 0);
 			return;
 		}
 		int lightest = lightest();
 		long floor = this.counts[lightest];
-		unlink(slotOf(this.keys[lightest]));
+		unlink(slotOf(this.keys[lightest], this.hashes[lightest]));
 		// The slot found above may have moved while unlinking: look again.
-		place(lightest, slotOf(key), key, floor + weight, floor);
+		place(lightest, slotOf(key, hash), key, hash, floor + weight, floor);
 	}
 
 	/** Forgets every key. */
@@ -98,8 +106,9 @@ final class SpaceSaving {
 		return entries;
 	}
 
-	private void place(int entry, int slot, String key, long count, long error) {
+	private void place(int entry, int slot, String key, int hash, long count, long error) {
 		this.keys[entry] = key;
+		this.hashes[entry] = hash;
 		this.counts[entry] = count;
 		this.errors[entry] = error;
 		this.table[slot] = entry + 1;
@@ -116,11 +125,11 @@ final class SpaceSaving {
 	}
 
 	/** The slot holding the key, or the empty slot where it would go. */
-	private int slotOf(String key) {
-		int slot = spread(key.hashCode()) & this.mask;
+	private int slotOf(String key, int hash) {
+		int slot = hash & this.mask;
 		while (true) {
 			int entry = this.table[slot] - 1;
-			if (entry < 0 || this.keys[entry].equals(key)) {
+			if (entry < 0 || (this.hashes[entry] == hash && this.keys[entry].equals(key))) {
 				return slot;
 			}
 			slot = (slot + 1) & this.mask;
@@ -132,7 +141,7 @@ final class SpaceSaving {
 		int hole = slot;
 		int next = (hole + 1) & this.mask;
 		while (this.table[next] != 0) {
-			int home = spread(this.keys[this.table[next] - 1].hashCode()) & this.mask;
+			int home = this.hashes[this.table[next] - 1] & this.mask;
 			// The entry may fill the hole unless its home lies cyclically after the hole, up to it.
 			if (((next - home) & this.mask) >= ((next - hole) & this.mask)) {
 				this.table[hole] = this.table[next];

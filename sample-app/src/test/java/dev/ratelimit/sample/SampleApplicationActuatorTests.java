@@ -65,6 +65,22 @@ class SampleApplicationActuatorTests {
 	}
 
 	@Test
+	void ratelimitsListsTheNoisyCallerFirst() throws Exception {
+		// A runaway agent: 8 runs against a limit of 5, and a quiet neighbour with one.
+		for (int i = 0; i < 8; i++) {
+			this.http.post("/agent/run", "X-User-Id", "runaway");
+		}
+		this.http.post("/agent/run", "X-User-Id", "quiet");
+		HttpResponse<String> response = this.http.get("/actuator/ratelimits/agent-runs/top");
+		assertThat(response.statusCode()).isEqualTo(200);
+		String body = response.body();
+		assertThat((String) JsonPath.read(body, "$.byRefusals[0].key")).isEqualTo("runaway");
+		assertThat((Integer) JsonPath.read(body, "$.byRefusals[0].refusals")).isEqualTo(3);
+		assertThat((Integer) JsonPath.read(body, "$.byRefusals[0].state.remaining")).isZero();
+		assertThat((List<String>) JsonPath.read(body, "$.byUnits[*].key")).contains("runaway", "quiet");
+	}
+
+	@Test
 	void ratelimitsIsReadOnly() throws Exception {
 		assertThat(this.http.delete("/actuator/ratelimits/agent-runs/olga").statusCode()).isEqualTo(405);
 	}
