@@ -8,10 +8,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.metrics.ObservationLimitListener;
+import dev.ratelimit.web.RequestObservations;
 
 /**
  * Decisions in traces, when the application has an {@link ObservationRegistry}
@@ -42,6 +44,23 @@ class RateLimitObservationConfiguration {
 	@Bean
 	SmartInitializingSingleton rateLimitObservationRegistrySettled() {
 		return this.registryLookup::settle;
+	}
+
+	/**
+	 * WebFlux keeps a request's observation in Reactor's context: the route
+	 * limits put it in scope while they decide, for the listener to find.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	@ConditionalOnClass(name = "org.springframework.web.server.ServerWebExchange")
+	static class Reactive {
+
+		@Bean
+		@ConditionalOnMissingBean
+		RequestObservations rateLimitRequestObservations() {
+			return new RequestObservations();
+		}
+
 	}
 
 }
