@@ -46,9 +46,11 @@ import dev.ratelimit.core.LimitListener;
  * seen by more people than the limiter's store, and a key may be an API key or
  * an e-mail address.
  * <p>
- * Without a current observation (a decision outside any request, an
- * observation switched off, WebFlux without context propagation), every event
- * returns at once and allocates nothing.
+ * Without a current observation (no registry, a decision outside any
+ * request, an observation switched off, a WebFlux decision taken outside the
+ * route filter's scope) every event returns at once and allocates nothing.
+ * With one, recording allocates (the event, its text, the key values): the
+ * price of the trace, paid only where a trace is taken.
  */
 public final class ObservationLimitListener implements LimitListener {
 
