@@ -44,16 +44,17 @@ import dev.ratelimit.core.RateLimitPolicy;
  * servlet applications, the route filter and the HTTP contract.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration",
-		"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration" })
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnProperty(prefix = "rate-limit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ InMemoryBackendConfiguration.class, RedisBackendConfiguration.class,
 		RedisBackendConfiguration.RedisMissing.class, RateLimitAnnotationConfiguration.class,
 		RateLimitWebContractConfiguration.class, RateLimitWebConfiguration.class,
 		RateLimitReactiveWebConfiguration.class, RateLimitMetricsConfiguration.class,
-		RateLimitBudgetConfiguration.class, RateLimitConcurrencyConfiguration.class,
-		RateLimitRefreshConfiguration.class, RateLimitClientConfiguration.class,
-		RateLimitInsightConfiguration.class })
+		RateLimitObservationConfiguration.class, RateLimitBudgetConfiguration.class,
+		RateLimitConcurrencyConfiguration.class, RateLimitRefreshConfiguration.class,
+		RateLimitClientConfiguration.class, RateLimitInsightConfiguration.class })
 public class RateLimitAutoConfiguration {
 
 	// Static: the binder asks for converters when it first binds, maybe before this class exists.

@@ -107,6 +107,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final Web web = new Web();
 
+	private final Observations observations = new Observations();
+
 	/**
 	 * Retry-After sent with a 503 when a fail-closed policy's backend cannot
 	 * answer.
@@ -238,6 +240,10 @@ public class RateLimitProperties implements InitializingBean {
 
 	public Web getWeb() {
 		return this.web;
+	}
+
+	public Observations getObservations() {
+		return this.observations;
 	}
 
 	public Duration getUnavailableRetryAfter() {
@@ -1125,6 +1131,46 @@ public class RateLimitProperties implements InitializingBean {
 				this.enabled = enabled;
 			}
 
+		}
+
+	}
+
+	/**
+	 * Settings of what the limits show in traces, through the application's
+	 * ObservationRegistry.
+	 */
+	public static class Observations {
+
+		/**
+		 * Whether every decision of a limit is recorded on the current observation
+		 * (the HTTP request's, in a trace), as an event and key values of the policy,
+		 * the outcome and the units remaining. Only applies when the application has
+		 * an ObservationRegistry.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Whether the caller's key (an IP address, a user, an API key: whatever the
+		 * key expression yields) is recorded too, as
+		 * rate.limit.<kind>.<name>.key. Off by default: traces are often kept longer
+		 * and read by more people than the limiter's own store.
+		 */
+		private boolean includeKey = false;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public boolean isIncludeKey() {
+			return this.includeKey;
+		}
+
+		public void setIncludeKey(boolean includeKey) {
+			this.includeKey = includeKey;
 		}
 
 	}

@@ -1,5 +1,6 @@
 package dev.ratelimit.autoconfigure;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -24,6 +25,7 @@ import dev.ratelimit.web.ReactiveRequestBinding;
 import dev.ratelimit.web.ReactiveRouteLimits;
 import dev.ratelimit.web.ReactorDecisionThreads;
 import dev.ratelimit.web.Refusals;
+import dev.ratelimit.web.RequestObservations;
 import dev.ratelimit.web.WebContract;
 
 /**
@@ -63,8 +65,9 @@ class RateLimitReactiveWebConfiguration {
 	@ConditionalOnMissingBean
 	ReactiveRouteLimits rateLimitReactiveRouteLimits(RateLimiter limiter, KeyExpressions expressions,
 			ClientIpResolver ipResolver, RateLimitHeaders headers, ReactiveRejections rejections,
-			DecisionThreads threads, ConcurrencyLimiters concurrency) {
-		return new ReactiveRouteLimits(limiter, concurrency, expressions, ipResolver, headers, rejections, threads);
+			DecisionThreads threads, ConcurrencyLimiters concurrency, ObjectProvider<RequestObservations> observations) {
+		return new ReactiveRouteLimits(limiter, concurrency, expressions, ipResolver, headers, rejections, threads,
+				observations.getIfAvailable());
 	}
 
 	/**

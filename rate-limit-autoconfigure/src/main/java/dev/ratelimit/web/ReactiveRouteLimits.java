@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -71,6 +72,8 @@ public final class ReactiveRouteLimits {
 
 	private final @Nullable RoutePermits permits;
 
+	private final @Nullable RequestObservations observations;
+
 	/**
 	 * Creates the route limits.
 	 * @param limiter decides
@@ -98,6 +101,26 @@ public final class ReactiveRouteLimits {
 	public ReactiveRouteLimits(RateLimiter limiter, @Nullable ConcurrencyLimiter concurrency,
 			KeyExpressions expressions, ClientIpResolver ipResolver, RateLimitHeaders headers,
 			ReactiveRejections rejections, DecisionThreads threads) {
+		this(limiter, concurrency, expressions, ipResolver, headers, rejections, threads, null);
+	}
+
+	/**
+	 * Creates the route limits, with concurrency caps, deciding with the
+	 * request's observation in scope.
+	 * @param limiter decides
+	 * @param concurrency hands out the permits of concurrency caps; {@code null} for routes without caps
+	 * @param expressions evaluates keys
+	 * @param ipResolver resolves client addresses
+	 * @param headers writes the header fields
+	 * @param rejections answers refusals
+	 * @param threads where a decision does what it cannot do inline: a store call that can only block, a wait
+	 * @param observations puts the request's observation in scope while it is decided, for the listeners that
+	 * record on it; {@code null} when none does
+	 */
+	public ReactiveRouteLimits(RateLimiter limiter, @Nullable ConcurrencyLimiter concurrency,
+			KeyExpressions expressions, ClientIpResolver ipResolver, RateLimitHeaders headers,
+			ReactiveRejections rejections, DecisionThreads threads, @Nullable RequestObservations observations) {
+		this.observations = observations;
 		this.permits = (concurrency != null) ? new RoutePermits(concurrency) : null;
 		this.limiter = limiter;
 		this.expressions = expressions;
@@ -164,13 +187,22 @@ public final class ReactiveRouteLimits {
 
 	private Mono<Void> apply(ServerWebExchange exchange, Continuation proceed, List<BoundPolicy> policies,
 			List<AppliedLimit<ConcurrencyPolicy>> caps, Principal principal) {
+		RequestObservations observations = this.observations;
+		if (observations != null && observations.observed(exchange)) {
+			return observations.inScope(() -> decide(exchange, proceed, policies, caps, principal));
+		}
+		return decide(exchange, proceed, policies, caps, principal);
+	}
+
+	private Mono<Void> decide(ServerWebExchange exchange, Continuation proceed, List<BoundPolicy> policies,
+			List<AppliedLimit<ConcurrencyPolicy>> caps, Principal principal) {
 		Disclosures disclosures = Disclosures.attached(exchange.getAttributes());
 		EvaluationContext context = this.expressions
 			.context(new ReactiveKeyRequest(exchange.getRequest(), this.ipResolver, principal), null, null);
 		// The caps come after the policies, as on an annotated method; a request a cap refuses is answered
 		// there, and a rule counting by outcome settles it by that answer's status.
 		Continuation next = caps.isEmpty() ? proceed
-				: (continued) -> Mono.defer(() -> holdingPermits(continued, proceed, caps, context, disclosures));
+				: (continued) -> deferred(continued, () -> holdingPermits(continued, proceed, caps, context, disclosures));
 		if (policies.isEmpty()) {
 			return next.proceed(exchange);
 		}
@@ -197,6 +229,13 @@ public final class ReactiveRouteLimits {
 		return acquire(exchange, calls)
 			.flatMap((outcome) -> decided(exchange, next, policies, context, disclosures, outcome, true))
 			.onErrorResume(RateLimitException.class, (refusal) -> this.rejections.send(exchange, refusal));
+	}
+
+	/** Deferred to its subscription, with the request's observation in scope when there is one to record on. */
+	private Mono<Void> deferred(ServerWebExchange exchange, Supplier<Mono<Void>> work) {
+		RequestObservations observations = this.observations;
+		return (observations != null && observations.observed(exchange)) ? observations.inScope(work)
+				: Mono.defer(work);
 	}
 
 	/** Goes on with a decided request: its header fields, then the refusal, or the rest of the chain. */
