@@ -21,11 +21,12 @@ import dev.ratelimit.core.LimitListener;
 /**
  * Shows every decision of every kind of limit in the trace of the request it
  * was taken for: on the current {@link Observation} (the HTTP server request's
- * in a servlet application), an event per decision and high-cardinality key
- * values per limit, which a tracing handler turns into span events and span
- * tags.
+ * in a servlet application), high-cardinality key values per limit for every
+ * decision, and an event for every decision that did not simply let the call
+ * through, which a tracing handler turns into span tags and span events.
  * <ul>
- * <li>events {@value #DECISION_EVENT}, {@value #FALLBACK_EVENT} (a store
+ * <li>events {@value #DECISION_EVENT} (a refusal, a shadow policy's
+ * would-be refusal, a local fallback's decision), {@value #FALLBACK_EVENT} (a store
  * failed and the limit's failure mode applied) and {@value #SHED_EVENT} (an
  * adaptive cap shed a call), each with a contextual name that says the limit,
  * the outcome and what is left, for example
@@ -40,7 +41,7 @@ import dev.ratelimit.core.LimitListener;
  * {@code fallback} (the failure mode that applied), {@code priority} (the
  * class of a call an adaptive cap shed) and, only when asked for,
  * {@code key} (the caller's value). A limit deciding twice in one request
- * keeps its last values; the events keep every decision.</li>
+ * keeps its last values; the events keep every refusal.</li>
  * </ul>
  * The caller's key is left out by default: traces are often kept longer and
  * seen by more people than the limiter's store, and a key may be an API key or
@@ -96,19 +97,26 @@ public final class ObservationLimitListener implements LimitListener {
 		KeyNames names = names(limit);
 		String outcome = outcome(allowed, source);
 		observation.highCardinalityKeyValue(names.outcome, outcome);
-		StringBuilder text = new StringBuilder(64).append(names.label).append(' ').append(outcome);
-		if (source == DecisionSource.LOCAL_FALLBACK) {
+		// A call simply let through is told by the key values alone: an event per admitted decision would cost
+		// every request an event, and Micrometer's meter handler a counter increment per event.
+		boolean event = !allowed || source != DecisionSource.STORE;
+		StringBuilder text = event ? new StringBuilder(64).append(names.label).append(' ').append(outcome) : null;
+		if (event && source == DecisionSource.LOCAL_FALLBACK) {
 			// "fallback" is the metrics' outcome; whether the local decision let the call through is worth a word.
 			text.append(allowed ? " (allowed locally)" : " (denied locally)");
 		}
 		if (remaining >= 0) {
 			String left = amount(limit, remaining);
 			observation.highCardinalityKeyValue(names.remaining, left);
-			text.append(", remaining ").append(left);
+			if (event) {
+				text.append(", remaining ").append(left);
+			}
 			if (capacity >= 0) {
 				String whole = amount(limit, capacity);
 				observation.highCardinalityKeyValue(names.capacity, whole);
-				text.append(" of ").append(whole);
+				if (event) {
+					text.append(" of ").append(whole);
+				}
 			}
 		}
 		if (this.includeKey && key != null) {
@@ -116,7 +124,9 @@ public final class ObservationLimitListener implements LimitListener {
 			String caller = (limit.kind() == LimitKind.CONCURRENCY) ? key : LimitKeys.callerValue(key);
 			observation.highCardinalityKeyValue(names.key, caller);
 		}
-		observation.event(Observation.Event.of(DECISION_EVENT, text.toString()));
+		if (event) {
+			observation.event(Observation.Event.of(DECISION_EVENT, text.toString()));
+		}
 	}
 
 	@Override

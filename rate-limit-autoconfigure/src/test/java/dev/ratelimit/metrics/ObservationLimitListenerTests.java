@@ -47,7 +47,7 @@ class ObservationLimitListenerTests {
 	}
 
 	@Test
-	void everyKindOfDecisionIsAnEventAndKeyValuesOfItsLimit() {
+	void everyKindOfDecisionIsKeyValuesOfItsLimitAndEveryRefusalAnEvent() {
 		ObservationLimitListener listener = new ObservationLimitListener(() -> this.registry, false);
 		Observation.Context context = observed(() -> {
 			listener.decided(this.search, this.storageKey, 1, true, 9, 10, DecisionSource.STORE);
@@ -57,9 +57,10 @@ class ObservationLimitListenerTests {
 			listener.decided(this.trial, this.storageKey, 1, false, 0, 1, DecisionSource.SHADOW);
 		});
 
-		assertThat(this.handler.events(context, ObservationLimitListener.DECISION_EVENT)).containsExactly(
-				"policy search allowed, remaining 9 of 10", "budget llm denied, remaining 1.5 of 5",
-				"concurrency uploads allowed", "policy trial shadow, remaining 0 of 1");
+		// Calls simply let through are key values only: no event per admitted decision.
+		assertThat(this.handler.events(context, ObservationLimitListener.DECISION_EVENT))
+			.containsExactly("budget llm denied, remaining 1.5 of 5", "policy trial shadow, remaining 0 of 1");
+		assertThat(value(context, "rate.limit.policy.search.remaining")).isEqualTo("9");
 		assertThat(value(context, "rate.limit.policy.search.outcome")).isEqualTo("allowed");
 		assertThat(value(context, "rate.limit.budget.llm.remaining")).isEqualTo("1.5");
 		assertThat(value(context, "rate.limit.budget.llm.capacity")).isEqualTo("5");
