@@ -34,6 +34,7 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.plans.RecentCallers;
 import dev.ratelimit.redis.RedisLimiterConnection;
 
 /**
@@ -70,9 +71,18 @@ public class RateLimitActuatorAutoConfiguration {
 		RateLimitEndpoint rateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 				ObjectProvider<CostBudgets> costBudgets, LocalConcurrencyLimiter localConcurrency,
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency,
-				ObjectProvider<AdaptiveConcurrencyLimiter> adaptiveConcurrency, LimitOverrides overrides) {
+				ObjectProvider<AdaptiveConcurrencyLimiter> adaptiveConcurrency, LimitOverrides overrides,
+				ObjectProvider<RecentCallers> recentCallers) {
 			return new RateLimitEndpoint(limits, usages, backend, keys, costBudgets.getIfAvailable(), localConcurrency,
-					distributedConcurrency.getIfAvailable(), adaptiveConcurrency.getIfAvailable(), overrides);
+					distributedConcurrency.getIfAvailable(), adaptiveConcurrency.getIfAvailable(), overrides,
+					recentCallers.getIfAvailable());
+		}
+
+		// A listener like any other: counts each plan's recent callers, so that an override says whom it reaches.
+		@Bean
+		@ConditionalOnMissingBean
+		RecentCallers rateLimitRecentCallers(TimeSource time) {
+			return new RecentCallers(time, RecentCallers.DEFAULT_WINDOW);
 		}
 
 		@Bean
