@@ -130,7 +130,8 @@ final class ChangeReports {
 		long all = 0;
 		for (Map.Entry<String, Long> count : recent.thisInstance().entrySet()) {
 			all += count.getValue();
-			if (reach.plans().contains(target(count.getKey()))) {
+			boolean listed = LISTED_KEYS.equals(count.getKey()) && !reach.keys().isEmpty();
+			if (listed || reach.plans().contains(target(count.getKey()))) {
 				reached += count.getValue();
 			}
 		}

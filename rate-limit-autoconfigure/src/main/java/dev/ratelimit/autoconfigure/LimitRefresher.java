@@ -170,7 +170,6 @@ final class LimitRefresher implements AopInfrastructureBean {
 		}
 		RecentCallers callers = this.recentCallers.get();
 		Map<String, Long> recent = (callers != null) ? callers.byPlan(name) : Map.of();
-		StringBuilder text = new StringBuilder("changes the numbers of ");
 		List<String> parts = new ArrayList<>();
 		for (String plan : reach.plans()) {
 			String who = plan.isEmpty() ? "every caller" : "plan '" + plan + "'";
@@ -179,7 +178,7 @@ final class LimitRefresher implements AopInfrastructureBean {
 		if (!reach.keys().isEmpty()) {
 			parts.add("the listed keys " + reach.keys());
 		}
-		return text.append(String.join(", ", parts)).toString();
+		return "changes the numbers of " + String.join(", ", parts);
 	}
 
 	/**
