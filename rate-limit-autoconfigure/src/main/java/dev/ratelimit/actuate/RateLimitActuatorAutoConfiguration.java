@@ -36,6 +36,7 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.plans.RecentCallers;
 import dev.ratelimit.redis.RedisLimiterConnection;
 
 /**
@@ -73,15 +74,22 @@ public class RateLimitActuatorAutoConfiguration {
 				ObjectProvider<CostBudgets> costBudgets, LocalConcurrencyLimiter localConcurrency,
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency,
 				ObjectProvider<AdaptiveConcurrencyLimiter> adaptiveConcurrency, LimitOverrides overrides,
-				ObjectProvider<HeavyHitters> heavyHitters, ObjectProvider<TopKeysExchange> topKeysExchange,
-				RateLimitProperties properties) {
+				ObjectProvider<RecentCallers> recentCallers, ObjectProvider<HeavyHitters> heavyHitters,
+				ObjectProvider<TopKeysExchange> topKeysExchange, RateLimitProperties properties) {
 			RateLimitEndpoint endpoint = new RateLimitEndpoint(limits, usages, backend, keys,
 					costBudgets.getIfAvailable(), localConcurrency, distributedConcurrency.getIfAvailable(),
-					adaptiveConcurrency.getIfAvailable(), overrides);
+					adaptiveConcurrency.getIfAvailable(), overrides, recentCallers.getIfAvailable());
 			heavyHitters.ifAvailable((counts) -> endpoint.setTopKeys(new TopKeysReport(counts,
 					topKeysExchange.getIfAvailable(), properties.getHeavyHitters().getListed(),
 					properties.getHeavyHitters().isHashKeys())));
 			return endpoint;
+		}
+
+		// A listener like any other: counts each plan's recent callers, so that an override says whom it reaches.
+		@Bean
+		@ConditionalOnMissingBean
+		RecentCallers rateLimitRecentCallers(TimeSource time) {
+			return new RecentCallers(time, RecentCallers.DEFAULT_WINDOW);
 		}
 
 		@Bean

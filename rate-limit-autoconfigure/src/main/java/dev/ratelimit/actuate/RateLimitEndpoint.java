@@ -51,6 +51,7 @@ import dev.ratelimit.core.Quota;
 import dev.ratelimit.live.LimitOverrides;
 import dev.ratelimit.live.OverrideStoreException;
 import dev.ratelimit.live.QuotaText;
+import dev.ratelimit.plans.RecentCallers;
 
 /**
  * The {@code ratelimits} endpoint: every active policy with its effective
@@ -120,6 +121,7 @@ public class RateLimitEndpoint {
 	private final LimitOverrides overrides;
 
 	private @Nullable TopKeysReport topKeys;
+	private final ChangeReports changes;
 
 	/**
 	 * Creates the endpoint.
@@ -132,13 +134,16 @@ public class RateLimitEndpoint {
 	 * @param distributedConcurrency the limiter of distributed caps, or {@code null}
 	 * without the Redis backend
 	 * @param overrides the run-time overrides of the limits' numbers
+	 * @param recentCallers each plan's recent callers on this instance, or {@code null} when not counted
 	 */
 	RateLimitEndpoint(LimitRegistry limits, PolicyUsages usages, RateLimitBackend backend, LimitKeys keys,
 			@Nullable CostBudgets costBudgets, LocalConcurrencyLimiter localConcurrency,
 			@Nullable DistributedConcurrencyLimiter distributedConcurrency,
-			@Nullable AdaptiveConcurrencyLimiter adaptiveConcurrency, LimitOverrides overrides) {
+			@Nullable AdaptiveConcurrencyLimiter adaptiveConcurrency, LimitOverrides overrides,
+			@Nullable RecentCallers recentCallers) {
 		this.limits = limits;
 		this.overrides = overrides;
+		this.changes = new ChangeReports(recentCallers);
 		this.rateLimits = limits.rateLimits();
 		this.budgets = limits.budgets();
 		this.concurrency = limits.concurrency();
@@ -246,10 +251,12 @@ public class RateLimitEndpoint {
 	/**
 	 * Resets one key of a rate limit or a budget: its state is deleted, so its
 	 * next call finds the full quota. Concurrency caps cannot be reset, since
-	 * their permits belong to calls in flight.
+	 * their permits belong to calls in flight. A key that had its full quota
+	 * already is reset all the same (nothing changes) with a warning: the key
+	 * may be mistyped, or be a storage key rather than the caller's value.
 	 * @param policy the policy name
 	 * @param key the caller's key
-	 * @return what was reset
+	 * @return what was reset, with the warnings
 	 * @throws InvalidEndpointRequestException (400) for an unknown policy, a
 	 * concurrency cap, or a backend that cannot reset keys
 	 */
@@ -259,13 +266,18 @@ public class RateLimitEndpoint {
 			Optional<RateLimitPolicy> rateLimit = findRateLimit(policy, key);
 			if (rateLimit.isPresent()) {
 				String storageKey = this.keys.build(policy, key);
+				List<String> warnings = untouched(hadFullQuota(policy, rateLimit.get(), storageKey), policy, key,
+						rateLimit.get().key(), storageKey);
 				this.backend.reset(rateLimit.get(), storageKey);
-				return new ResetDescriptor(policy, Kind.RATE_LIMIT.label(), key, storageKey);
+				return new ResetDescriptor(policy, Kind.RATE_LIMIT.label(), key, storageKey, warnings);
 			}
 			Optional<BudgetPolicy> budget = selected(this.budgets, policy, key);
 			if (budget.isPresent()) {
+				String storageKey = budgetStorageKey(policy, key);
+				List<String> warnings = untouched(unspent(budget.get(), key), policy, key, budget.get().key(),
+						storageKey);
 				this.costBudgets.reset(budget.get(), key);
-				return new ResetDescriptor(policy, Kind.BUDGET.label(), key, budgetStorageKey(policy, key));
+				return new ResetDescriptor(policy, Kind.BUDGET.label(), key, storageKey, warnings);
 			}
 		}
 		catch (UnsupportedOperationException ex) {
@@ -279,6 +291,43 @@ public class RateLimitEndpoint {
 		// A DELETE answering null would be 204 No Content, which reads as success.
 		String reason = "No rate limit, budget or concurrency cap named '" + policy + "'";
 		throw new InvalidEndpointRequestException(reason, reason);
+	}
+
+	/**
+	 * Whether a key has its full quota under every variant of the limit: a plan's
+	 * larger capacity would show a key the default plan's numbers cap at full.
+	 */
+	private boolean hadFullQuota(String name, RateLimitPolicy selected, String storageKey) {
+		List<RateLimitPolicy> variants = this.rateLimits.live(name)
+			.map((live) -> live.current().variants())
+			.orElse(List.of(selected));
+		for (RateLimitPolicy variant : variants) {
+			Decision decision = this.backend.peek(variant, storageKey);
+			if (decision.remaining() < decision.limit()) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private boolean unspent(BudgetPolicy budget, String key) {
+		BudgetDecision decision = this.costBudgets.remaining(budget, key);
+		for (long spent : decision.spentMicros()) {
+			if (spent != 0) {
+				return false;
+			}
+		}
+		return decision.reservedMicros() == 0;
+	}
+
+	private static List<String> untouched(boolean full, String policy, String key, String keyExpression,
+			String storageKey) {
+		if (!full) {
+			return List.of();
+		}
+		return List.of("Key '" + key + "' of '" + policy + "' had its full quota: the reset changed nothing. "
+				+ "The key is the caller's value as the key expression " + keyExpression + " yields it (stored as "
+				+ storageKey + "); check it against GET /actuator/ratelimits/" + policy + "/{key}");
 	}
 
 	private Optional<RateLimitPolicy> findRateLimit(String name, String key) {
@@ -342,13 +391,19 @@ public class RateLimitEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable OverridesDescriptor overrides(@Selector String name) {
-		return this.limits.live(name).map(this::overridesOf).orElse(null);
+		return this.limits.live(name).map((live) -> overridesOf(live, null, List.of())).orElse(null);
 	}
 
 	/**
 	 * Overrides a configured limit's numbers at run time, or one plan's: on
 	 * every instance sharing the Redis backend, on this one with the memory
 	 * backend. Numbers not given keep their value. Write access is required.
+	 * <p>
+	 * An override that would change no caller's limit is refused: one of the
+	 * limit's own numbers when every caller is decided by a plan that sets that
+	 * number itself, numbers equal to those in force, or a plan none of the
+	 * limit's recent callers on this instance was on while others had callers.
+	 * With {@code force} it is applied, and the answer carries the reason as a warning.
 	 * @param name the limit's name
 	 * @param plan the plan to override, or {@code null} for the limit itself
 	 * @param capacity a rate limit's capacity
@@ -356,18 +411,27 @@ public class RateLimitEndpoint {
 	 * @param window a window algorithm's window, such as {@code 1m}
 	 * @param amount a budget's amount, in units
 	 * @param permits a concurrency cap's permits
-	 * @return the limit's overrides now
+	 * @param force whether to apply an override that would change no caller
+	 * @return the limit's overrides now, whom the override reaches and warnings
 	 * @throws InvalidEndpointRequestException (400) for an unknown limit or plan,
 	 * a number the limit's kind does not have, or a value it refuses
+	 * @throws ChangeRefusedException (409 over HTTP) for an override that would change no caller
 	 * @throws OverrideStoreException when the store did not take the override
 	 * (503 over HTTP, see {@link RateLimitEndpointWebExtension}); nothing changes then
 	 */
 	@WriteOperation
 	public OverridesDescriptor override(@Selector String name, @Nullable String plan, @Nullable String capacity,
-			@Nullable String refill, @Nullable String window, @Nullable String amount, @Nullable String permits) {
+			@Nullable String refill, @Nullable String window, @Nullable String amount, @Nullable String permits,
+			@Nullable Boolean force) {
 		LiveLimit<? extends Limit> live = configured(name);
+		List<String> warnings = new ArrayList<>();
+		AffectsDescriptor affects;
 		try {
 			Quota quota = QuotaText.of(capacity, refill, window, amount, permits);
+			Map<String, Quota> next = new LinkedHashMap<>(live.overrides());
+			next.put(target(plan), quota);
+			affects = this.changes.override(target(plan), quota, live.current(),
+					live.configured().overriddenBy(next), Boolean.TRUE.equals(force), warnings);
 			this.overrides.set(name, target(plan), quota);
 		}
 		catch (PolicyValidationException ex) {
@@ -375,7 +439,7 @@ public class RateLimitEndpoint {
 					+ ex.getMessage();
 			throw new InvalidEndpointRequestException(reason, reason, ex);
 		}
-		return overridesOf(live);
+		return overridesOf(live, affects, warnings);
 	}
 
 	/**
@@ -383,7 +447,7 @@ public class RateLimitEndpoint {
 	 * configured numbers apply again. Write access is required.
 	 * @param name the limit's name
 	 * @param plan the plan whose override to remove, or {@code null} for the limit's own
-	 * @return the limit's overrides now
+	 * @return the limit's overrides now, whom the removal reaches and warnings
 	 * @throws InvalidEndpointRequestException (400) for an unknown limit, or no such override
 	 * @throws OverrideStoreException when the store did not take the removal
 	 * (503 over HTTP, see {@link RateLimitEndpointWebExtension}); nothing changes then
@@ -391,13 +455,16 @@ public class RateLimitEndpoint {
 	@DeleteOperation
 	public OverridesDescriptor removeOverride(@Selector String name, @Nullable String plan) {
 		LiveLimit<? extends Limit> live = configured(name);
+		LimitDefinition<? extends Limit> before = live.current();
 		if (this.overrides.remove(name, target(plan)) == null) {
 			String reason = "No override of " + live.current().limit().kind().label() + " '" + name + "'"
 					+ ((plan != null) ? " plan '" + plan + "'" : "") + " to remove; active: "
 					+ texts(live.overrides()).keySet();
 			throw new InvalidEndpointRequestException(reason, reason);
 		}
-		return overridesOf(live);
+		List<String> warnings = new ArrayList<>();
+		AffectsDescriptor affects = this.changes.removal(target(plan), before, live.current(), warnings);
+		return overridesOf(live, affects, warnings);
 	}
 
 	private LiveLimit<? extends Limit> configured(String name) {
@@ -417,7 +484,8 @@ public class RateLimitEndpoint {
 		return (plan != null) ? plan.strip() : "";
 	}
 
-	private OverridesDescriptor overridesOf(LiveLimit<? extends Limit> live) {
+	private OverridesDescriptor overridesOf(LiveLimit<? extends Limit> live, @Nullable AffectsDescriptor affects,
+			List<String> warnings) {
 		LimitDefinition<? extends Limit> configured = live.configured();
 		LimitDefinition<? extends Limit> current = live.current();
 		Map<String, Map<String, Object>> plans = new LinkedHashMap<>();
@@ -426,7 +494,7 @@ public class RateLimitEndpoint {
 		}
 		return new OverridesDescriptor(live.name(), current.limit().kind().label(), this.overrides.isShared(),
 				texts(live.overrides()), LimitOverrides.numbers(configured.limit()),
-				LimitOverrides.numbers(current.limit()), plans);
+				LimitOverrides.numbers(current.limit()), plans, this.changes.recent(current), affects, warnings);
 	}
 
 	private @Nullable DefinitionDescriptor definition(LiveLimit<? extends Limit> live) {
@@ -691,12 +759,42 @@ public class RateLimitEndpoint {
 	 * @param shared whether the overrides apply on every instance (Redis) or on this one (memory)
 	 * @param overrides the overrides in force by target: a plan, or {@value #OWN} for the limit's own numbers
 	 * @param configured the limit's numbers from the configuration
-	 * @param effective the limit's numbers in force, for callers without a plan
+	 * @param effective the limit's own numbers in force: those of every caller when it has no plans, of
+	 * no caller when it has (callers without a plan are decided by the default plan's)
 	 * @param plans each plan's numbers in force
+	 * @param recentCallers each plan's recent callers on this instance; {@code null} when not counted
+	 * @param affects whom the change just made reaches; {@code null} in a read
+	 * @param warnings what the operator should know about the change just made
 	 */
 	public record OverridesDescriptor(String name, String type, boolean shared,
 			Map<String, Map<String, Object>> overrides, Map<String, Object> configured, Map<String, Object> effective,
-			Map<String, Map<String, Object>> plans) {
+			Map<String, Map<String, Object>> plans, @Nullable RecentCallersDescriptor recentCallers,
+			@Nullable AffectsDescriptor affects, List<String> warnings) {
+	}
+
+	/**
+	 * How many distinct callers a limit's plans had recently, counted by this
+	 * instance alone (an estimate, exact for a few callers, within about 6 %
+	 * beyond): on other instances behind the same load balancer the counts are
+	 * similar, not added here.
+	 *
+	 * @param window a caller counts when seen within at least this long, at most twice as long (ISO-8601)
+	 * @param thisInstance the callers by the plan that decided their calls: every plan, or
+	 * {@value #OWN} for a limit without plans; {@code (listed keys)} for the listed keys of a limit with plans
+	 */
+	public record RecentCallersDescriptor(String window, Map<String, Long> thisInstance) {
+	}
+
+	/**
+	 * Whom a change reaches: the callers whose numbers it changes.
+	 *
+	 * @param plans the plans whose callers' numbers change, or {@value #OWN} for every caller of a limit
+	 * without plans; empty when it changes none
+	 * @param keys the listed keys ({@code overrides.<key>}) whose numbers change
+	 * @param recentCallersThisInstance the recent callers of those plans and keys on this instance;
+	 * {@code null} when not counted
+	 */
+	public record AffectsDescriptor(List<String> plans, List<String> keys, @Nullable Long recentCallersThisInstance) {
 	}
 
 	/**
@@ -825,8 +923,9 @@ public class RateLimitEndpoint {
 	 * @param type {@code rate-limit} or {@code budget}
 	 * @param key the caller's key
 	 * @param storageKey the storage key deleted
+	 * @param warnings what the operator should know: a key that had its full quota, so that nothing changed
 	 */
-	public record ResetDescriptor(String policy, String type, String key, String storageKey) {
+	public record ResetDescriptor(String policy, String type, String key, String storageKey, List<String> warnings) {
 	}
 
 }

@@ -17,11 +17,15 @@ import dev.ratelimit.live.OverrideStoreException;
  * The HTTP side of the {@code ratelimits} endpoint's override operations: an
  * override store that cannot take a change (Redis down) answers
  * {@code 503 Service Unavailable} with the reason, rather than 500, since the
- * request was fine and can be sent again once the store answers. The endpoint
- * itself throws, which JMX reports with the same reason.
+ * request was fine and can be sent again once the store answers; an override
+ * that would change no caller answers {@code 409 Conflict} with the reason and
+ * the requests that would reach callers. The endpoint itself throws, which JMX
+ * reports with the same reason.
  */
 @EndpointWebExtension(endpoint = RateLimitEndpoint.class)
 public class RateLimitEndpointWebExtension {
+
+	private static final int STATUS_CONFLICT = 409;
 
 	private final RateLimitEndpoint endpoint;
 
@@ -42,15 +46,20 @@ public class RateLimitEndpointWebExtension {
 	 * @param window a window algorithm's window
 	 * @param amount a budget's amount, in units
 	 * @param permits a concurrency cap's permits
-	 * @return the limit's overrides now, or 503 with the reason when the store did not take it
+	 * @param force whether to apply an override that would change no caller
+	 * @return the limit's overrides now; 409 with the reason when the override would change no
+	 * caller; 503 with the reason when the store did not take it
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Object> override(@Selector String name, @Nullable String plan,
 			@Nullable String capacity, @Nullable String refill, @Nullable String window, @Nullable String amount,
-			@Nullable String permits) {
+			@Nullable String permits, @Nullable Boolean force) {
 		try {
 			return new WebEndpointResponse<>(
-					this.endpoint.override(name, plan, capacity, refill, window, amount, permits));
+					this.endpoint.override(name, plan, capacity, refill, window, amount, permits, force));
+		}
+		catch (ChangeRefusedException ex) {
+			return conflict(ex);
 		}
 		catch (OverrideStoreException ex) {
 			return unavailable(ex);
@@ -71,6 +80,16 @@ public class RateLimitEndpointWebExtension {
 		catch (OverrideStoreException ex) {
 			return unavailable(ex);
 		}
+	}
+
+	private static WebEndpointResponse<Object> conflict(ChangeRefusedException ex) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("status", STATUS_CONFLICT);
+		body.put("error", "Conflict");
+		body.put("message", ex.getReason());
+		body.put("recentCallers", ex.recentCallers());
+		body.put("instead", ex.instead());
+		return new WebEndpointResponse<>(body, STATUS_CONFLICT);
 	}
 
 	private static WebEndpointResponse<Object> unavailable(OverrideStoreException ex) {

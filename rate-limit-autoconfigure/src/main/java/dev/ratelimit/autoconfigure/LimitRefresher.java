@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -30,6 +31,8 @@ import dev.ratelimit.core.Quota;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.live.LimitOverrides;
+import dev.ratelimit.plans.ChangeReach;
+import dev.ratelimit.plans.RecentCallers;
 
 /**
  * Rebuilds the configured limits from the environment when the configuration
@@ -43,6 +46,12 @@ import dev.ratelimit.live.LimitOverrides;
  * restart and left as it is: limits added or removed, a limit that changed
  * kind, and every other {@code rate-limit.*} property (routes, backend, Redis
  * settings, headers).
+ * <p>
+ * Each rebuilt limit is logged with whom the change reaches (the plans whose
+ * callers are decided by other numbers, with their recent callers on this
+ * instance when they are counted); a change of a limit's own numbers that
+ * reaches no caller, since every caller is decided by a plan that sets those
+ * numbers itself, is logged at {@code WARN} with the properties to change instead.
  */
 final class LimitRefresher implements AopInfrastructureBean {
 
@@ -61,13 +70,16 @@ final class LimitRefresher implements AopInfrastructureBean {
 
 	private final boolean distributedCaps;
 
+	private final Supplier<RecentCallers> recentCallers;
+
 	LimitRefresher(ConfigurableEnvironment environment, LimitRegistry registry, KeyExpressions expressions,
-			LimitOverrides overrides, boolean distributedCaps) {
+			LimitOverrides overrides, boolean distributedCaps, Supplier<RecentCallers> recentCallers) {
 		this.environment = environment;
 		this.registry = registry;
 		this.expressions = expressions;
 		this.overrides = overrides;
 		this.distributedCaps = distributedCaps;
+		this.recentCallers = recentCallers;
 	}
 
 	/**
@@ -140,13 +152,51 @@ final class LimitRefresher implements AopInfrastructureBean {
 			if (same(before, definition)) {
 				continue;
 			}
+			LimitDefinition<L> inForce = live.get().current();
 			Map<String, Quota> dropped = live.get().reconfigure(definition);
+			ChangeReach reach = ChangeReach.between(inForce, live.get().current());
 			logger.info("Refreshed " + definition.limit().kind().property(name) + ": " + summary(before) + " -> "
-					+ summary(definition));
+					+ summary(definition) + "; " + reaches(reach, name));
+			warnUnreached(before, definition, reach);
 			dropped.forEach((target, quota) -> logger.warn("The override " + quota + " of "
 					+ definition.limit().kind().property(name) + (target.isEmpty() ? "" : " plan '" + target + "'")
 					+ " no longer fits it and is no longer applied"));
 		}
+	}
+
+	private String reaches(ChangeReach reach, String name) {
+		if (reach.isEmpty()) {
+			return "changes no caller's numbers";
+		}
+		RecentCallers callers = this.recentCallers.get();
+		Map<String, Long> recent = (callers != null) ? callers.byPlan(name) : Map.of();
+		List<String> parts = new ArrayList<>();
+		for (String plan : reach.plans()) {
+			String who = plan.isEmpty() ? "every caller" : "plan '" + plan + "'";
+			parts.add((callers != null) ? who + " (" + recent.getOrDefault(plan, 0L) + " recent callers here)" : who);
+		}
+		if (!reach.keys().isEmpty()) {
+			parts.add("the listed keys " + reach.keys());
+		}
+		return "changes the numbers of " + String.join(", ", parts);
+	}
+
+	/**
+	 * Warns of new numbers of the limit itself that no caller is decided by: on a
+	 * limit with plans every caller is decided by a plan, and a plan that sets a
+	 * number itself does not take the limit's.
+	 */
+	private static void warnUnreached(LimitDefinition<?> before, LimitDefinition<?> after, ChangeReach reach) {
+		String name = after.limit().name();
+		boolean ownNumbersChanged = !LimitOverrides.numbers(before.limit()).equals(LimitOverrides.numbers(after.limit()));
+		if (after.planExpression() == null || !ownNumbersChanged || !reach.plans().isEmpty()) {
+			return;
+		}
+		String property = after.limit().kind().property(name);
+		logger.warn("The refreshed numbers of " + property + " " + LimitOverrides.numbers(after.limit())
+				+ " change no caller's limit: every caller is decided by one of its plans "
+				+ after.planQuotas().keySet() + " (without a plan by the default plan '" + after.defaultPlan()
+				+ "'), and each sets these numbers itself; set " + property + ".plans.<plan>.* instead");
 	}
 
 	private static boolean same(LimitDefinition<?> a, LimitDefinition<?> b) {

@@ -20,6 +20,7 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.live.LimitOverrides;
+import dev.ratelimit.plans.RecentCallers;
 
 /**
  * Rebuilds the limits when Spring Cloud refreshes the configuration (its
@@ -47,10 +48,10 @@ class RateLimitRefreshConfiguration {
 	@ConditionalOnMissingBean
 	LimitRefresher rateLimitRefresher(ConfigurableEnvironment environment, LimitRegistry registry,
 			KeyExpressions expressions, LimitOverrides overrides,
-			ObjectProvider<DistributedConcurrencyLimiter> distributed) {
+			ObjectProvider<DistributedConcurrencyLimiter> distributed, ObjectProvider<RecentCallers> recentCallers) {
 		keepPropertiesOutOfRebinding(environment);
 		return new LimitRefresher(environment, registry, expressions, overrides,
-				distributed.getIfAvailable() != null);
+				distributed.getIfAvailable() != null, recentCallers::getIfAvailable);
 	}
 
 	@Bean

@@ -107,6 +107,11 @@ public final class BudgetPolicy extends AbstractLimit {
 		return builder.limit(window, quota.amountMicros()).build();
 	}
 
+	@Override
+	public BudgetPolicy withPlan(String plan) {
+		return Objects.equals(plan, plan()) ? this : toBuilder().plan(plan).build();
+	}
+
 	/**
 	 * Returns a builder initialised with this budget's values, to derive a
 	 * variant (another key, another visibility).

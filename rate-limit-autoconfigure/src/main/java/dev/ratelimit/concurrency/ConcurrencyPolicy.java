@@ -211,6 +211,11 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		return quota.isEmpty() ? this : toBuilder().permits(quota.permits()).build();
 	}
 
+	@Override
+	public ConcurrencyPolicy withPlan(String plan) {
+		return Objects.equals(plan, plan()) ? this : toBuilder().plan(plan).build();
+	}
+
 	/**
 	 * Returns a builder initialised with this cap's values, to derive a variant
 	 * (another key, another max-wait).

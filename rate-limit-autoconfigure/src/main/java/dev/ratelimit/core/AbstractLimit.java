@@ -25,6 +25,8 @@ public abstract class AbstractLimit implements Limit {
 
 	private final Visibility visibility;
 
+	private final String plan;
+
 	/**
 	 * Creates a limit from its builder's common values.
 	 * @param builder the builder
@@ -34,6 +36,7 @@ public abstract class AbstractLimit implements Limit {
 		this.key = builder.key;
 		this.failureMode = builder.failureMode;
 		this.visibility = builder.visibility;
+		this.plan = builder.plan;
 	}
 
 	/** @return the limit's name, unique across every kind */
@@ -60,6 +63,12 @@ public abstract class AbstractLimit implements Limit {
 		return this.visibility;
 	}
 
+	/** @return the plan this variant decides for, or {@code null}; a label, left out of {@code equals} */
+	@Override
+	public final String plan() {
+		return this.plan;
+	}
+
 	/**
 	 * Copies this limit's common values into a builder of a copy, for the kinds'
 	 * {@code toBuilder} methods.
@@ -68,7 +77,7 @@ public abstract class AbstractLimit implements Limit {
 	 * @return the builder
 	 */
 	protected final <B extends AbstractBuilder<B, ?>> B copyTo(B builder) {
-		return builder.key(this.key).failureMode(this.failureMode).visibility(this.visibility);
+		return builder.key(this.key).failureMode(this.failureMode).visibility(this.visibility).plan(this.plan);
 	}
 
 	/**
@@ -87,6 +96,8 @@ public abstract class AbstractLimit implements Limit {
 		private FailureMode failureMode;
 
 		private Visibility visibility = Visibility.AUTO;
+
+		private String plan;
 
 		/**
 		 * Starts a builder.
@@ -127,6 +138,16 @@ public abstract class AbstractLimit implements Limit {
 		 */
 		public B visibility(Visibility visibility) {
 			this.visibility = Objects.requireNonNull(visibility, "visibility");
+			return self();
+		}
+
+		/**
+		 * Labels the limit as the variant of a plan (see {@link Limit#plan()}).
+		 * @param plan the plan's name, or {@code null} for none
+		 * @return this builder
+		 */
+		public B plan(String plan) {
+			this.plan = plan;
 			return self();
 		}
 

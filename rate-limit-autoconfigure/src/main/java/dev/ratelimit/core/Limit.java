@@ -60,6 +60,28 @@ public interface Limit {
 	Visibility visibility();
 
 	/**
+	 * Returns the plan this limit decides for: the plan's name on the variant a
+	 * {@link LimitDefinition} builds for one of its plans, {@code null} on the
+	 * limit itself and on a listed key's override. A label for reports (whom an
+	 * operator's change reaches, how many callers each plan has), not a number
+	 * that decides: every plan's variant keeps the limit's name and storage keys,
+	 * and two variants with equal numbers are equal whatever their plans.
+	 * @return the plan's name, or {@code null}
+	 */
+	default String plan() {
+		return null;
+	}
+
+	/**
+	 * Returns this limit labelled as the variant of a plan (see {@link #plan()}).
+	 * @param plan the plan's name
+	 * @return the labelled limit; this limit when its kind keeps no label
+	 */
+	default Limit withPlan(String plan) {
+		return this;
+	}
+
+	/**
 	 * Returns this limit with some of its numbers replaced: a plan's quota, a
 	 * per-key override or a run-time override. Every other value stays.
 	 * @param quota the numbers to replace; {@link Quota#NONE} returns this limit

@@ -75,8 +75,8 @@ public final class LimitDefinition<L extends Limit> {
 					"must name one of the plans " + this.planQuotas.keySet());
 		}
 		this.defaultPlan = (this.planExpression != null) ? defaultPlan : null;
-		this.plans = variants("plans", this.planQuotas);
-		this.keyOverrides = variants("overrides", this.keyQuotas);
+		this.plans = variants("plans", this.planQuotas, true);
+		this.keyOverrides = variants("overrides", this.keyQuotas, false);
 		this.defaultVariant = (this.defaultPlan != null) ? this.plans.get(this.defaultPlan) : limit;
 		this.plain = this.planExpression == null && this.keyOverrides.isEmpty() && exemption.isNone();
 	}
@@ -92,12 +92,14 @@ public final class LimitDefinition<L extends Limit> {
 	}
 
 	@SuppressWarnings("unchecked")
-	private Map<String, L> variants(String property, Map<String, Quota> quotas) {
+	private Map<String, L> variants(String property, Map<String, Quota> quotas, boolean plans) {
 		Map<String, L> variants = new LinkedHashMap<>();
 		quotas.forEach((name, quota) -> {
 			try {
-				// Safe: withQuota returns the kind of the limit it is called on.
-				variants.put(name, (L) this.limit.withQuota(quota));
+				// Safe: withQuota and withPlan return the kind of the limit they are called on.
+				Limit variant = this.limit.withQuota(quota);
+				// A plan's variant carries its plan's name, so that a decision says which plan made it.
+				variants.put(name, (L) (plans ? variant.withPlan(name) : variant));
 			}
 			catch (PolicyValidationException ex) {
 				throw new PolicyValidationException(property + "." + name + "." + ex.getAttribute(), ex.getValue(),

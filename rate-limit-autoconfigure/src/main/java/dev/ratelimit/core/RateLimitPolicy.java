@@ -232,6 +232,11 @@ public final class RateLimitPolicy extends AbstractLimit {
 		return builder.build();
 	}
 
+	@Override
+	public RateLimitPolicy withPlan(String plan) {
+		return Objects.equals(plan, plan()) ? this : toBuilder(name()).plan(plan).build();
+	}
+
 	/**
 	 * Returns a builder initialised with this policy's values.
 	 * @param newName the name of the copy

@@ -62,6 +62,12 @@ class ActuatorTestApplication {
 			return Map.of("ok", "items");
 		}
 
+		// Limited by a route rule of the tests that configure one (the plans' tests).
+		@PostMapping("/agents/run")
+		Map<String, String> agentRun() {
+			return Map.of("ok", "run");
+		}
+
 		@RateLimited("per-user")
 		@PostMapping("/orders")
 		Map<String, String> orders() {

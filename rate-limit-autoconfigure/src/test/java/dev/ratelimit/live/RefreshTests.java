@@ -84,6 +84,27 @@ class RefreshTests {
 		}
 	}
 
+	@Test
+	void newNumbersOfALimitWhosePlansSetThemAreWarnedAboutAndTheOthersSayWhomTheyReach(CapturedOutput output) {
+		try (ConfigurableApplicationContext context = start(Map.of())) {
+			// Every plan of tiered, and its listed key, sets its own capacity.
+			refresh(context, Map.of("rate-limit.policies.tiered.capacity", "7"));
+
+			assertThat(output).contains("Refreshed rate-limit.policies.tiered: {capacity=2, refill=2/1h}")
+				.contains("changes no caller's numbers")
+				.contains("The refreshed numbers of rate-limit.policies.tiered {capacity=7, refill=2/1h} change no "
+						+ "caller's limit: every caller is decided by one of its plans [free, pro] (without a plan by "
+						+ "the default plan 'free'), and each sets these numbers itself; set "
+						+ "rate-limit.policies.tiered.plans.<plan>.* instead");
+
+			// None of them sets its refill.
+			refresh(context, Map.of("rate-limit.policies.tiered.refill", "3/1h"));
+			assertThat(output)
+				.contains("changes the numbers of plan 'free', plan 'pro', the listed keys [partner]")
+				.doesNotContain("The refreshed numbers of rate-limit.policies.tiered {capacity=7, refill=3/1h}");
+		}
+	}
+
 	private void newCapacityAppliesToTheNextDecision(Map<String, String> backend, CapturedOutput output) {
 		try (ConfigurableApplicationContext context = start(backend)) {
 			Limits limits = context.getBean(Limits.class);

@@ -1,0 +1,126 @@
+package dev.ratelimit.plans;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.TimeSource;
+
+/**
+ * Counts, per limit and per plan, how many distinct callers this instance
+ * decided recently: what an operator needs to know before changing a plan's
+ * numbers ("whom does this change?"). A decision counts for the plan whose
+ * variant decided it ({@link Limit#plan()}), or for the limit's own numbers
+ * ({@code ""}) when no plan did: a limit without plans, or a listed key's
+ * override. Counted from {@link LimitListener#decided(Limit, String, long,
+ * boolean, long, long, DecisionSource) every decision}, allowed or not, by its
+ * key; calls without a key (an unkeyed cap) are not callers and are not counted.
+ * <p>
+ * Fixed memory: one {@link RecentDistinct} (2 KB) per limit and plan, created
+ * at the first decision of that plan. A decision reads a map and a short
+ * array and allocates nothing.
+ */
+public final class RecentCallers implements LimitListener {
+
+	/** How long a caller counts as recent by default: at least 5 minutes, at most 10. */
+	public static final Duration DEFAULT_WINDOW = Duration.ofMinutes(5);
+
+	private final TimeSource time;
+
+	private final long windowMicros;
+
+	private final ConcurrentHashMap<String, Plans> limits = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates the counts.
+	 * @param time the clock
+	 * @param window how long a caller counts as recent at least (at most twice that)
+	 */
+	public RecentCallers(TimeSource time, Duration window) {
+		this.time = time;
+		this.windowMicros = window.toNanos() / 1_000;
+	}
+
+	/** @return how long a caller counts as recent at least; at most twice as long */
+	public Duration window() {
+		return Duration.ofNanos(this.windowMicros * 1_000);
+	}
+
+	@Override
+	public void decided(Limit limit, @Nullable String key, long units, boolean allowed, long remaining,
+			long capacity, DecisionSource source) {
+		if (key == null) {
+			return;
+		}
+		Plans plans = this.limits.get(limit.name());
+		if (plans == null) {
+			plans = this.limits.computeIfAbsent(limit.name(), (name) -> new Plans());
+		}
+		plans.counter(limit.plan()).add(key.hashCode());
+	}
+
+	/**
+	 * Returns the recent callers of a limit on this instance, by the plan that
+	 * decided their calls ({@code ""} for the limit's own numbers).
+	 * @param limit the limit's name
+	 * @return the estimates, in the order the plans were first seen; empty when no call was decided
+	 */
+	public Map<String, Long> byPlan(String limit) {
+		Plans plans = this.limits.get(limit);
+		return (plans != null) ? plans.estimates() : Map.of();
+	}
+
+	/**
+	 * The counters of one limit's plans: an array copied on the rare write (a
+	 * plan's first decision) and scanned on every read, since a limit has a
+	 * handful of plans.
+	 */
+	private final class Plans {
+
+		private volatile Entry[] entries = new Entry[0];
+
+		RecentDistinct counter(@Nullable String plan) {
+			String target = (plan != null) ? plan : "";
+			for (Entry entry : this.entries) {
+				// Plan names come from the definition's map: the same instance, so equals returns at once.
+				if (entry.target.equals(target)) {
+					return entry.counter;
+				}
+			}
+			return add(target);
+		}
+
+		private synchronized RecentDistinct add(String target) {
+			Entry[] entries = this.entries;
+			for (Entry entry : entries) {
+				if (entry.target.equals(target)) {
+					return entry.counter;
+				}
+			}
+			Entry[] grown = Arrays.copyOf(entries, entries.length + 1);
+			grown[entries.length] = new Entry(target,
+					new RecentDistinct(RecentCallers.this.time, RecentCallers.this.windowMicros));
+			this.entries = grown;
+			return grown[entries.length].counter;
+		}
+
+		Map<String, Long> estimates() {
+			Map<String, Long> estimates = new LinkedHashMap<>();
+			for (Entry entry : this.entries) {
+				estimates.put(entry.target, entry.counter.estimate());
+			}
+			return estimates;
+		}
+
+	}
+
+	private record Entry(String target, RecentDistinct counter) {
+	}
+
+}
