@@ -36,8 +36,8 @@ class RateLimitMetricsConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	MicrometerLimitListener rateLimitMetricsListener() {
-		return new MicrometerLimitListener(this.registryLookup);
+	MicrometerLimitListener rateLimitMetricsListener(RateLimitProperties properties) {
+		return new MicrometerLimitListener(this.registryLookup, properties.getMetrics().getNearLimit());
 	}
 
 	/**

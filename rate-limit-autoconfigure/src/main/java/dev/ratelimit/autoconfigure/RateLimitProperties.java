@@ -108,6 +108,7 @@ public class RateLimitProperties implements InitializingBean {
 	private final Web web = new Web();
 
 	private final Observations observations = new Observations();
+	private final Metrics metrics = new Metrics();
 
 	/**
 	 * Retry-After sent with a 503 when a fail-closed policy's backend cannot
@@ -244,6 +245,10 @@ public class RateLimitProperties implements InitializingBean {
 
 	public Observations getObservations() {
 		return this.observations;
+	}
+
+	public Metrics getMetrics() {
+		return this.metrics;
 	}
 
 	public Duration getUnavailableRetryAfter() {
@@ -1094,6 +1099,29 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setOrder(int order) {
 			this.order = order;
+		}
+
+	}
+
+	/**
+	 * Micrometer metrics settings.
+	 */
+	public static class Metrics {
+
+		/**
+		 * Share of a key's allowance, in percent from 1 to 99, beyond whose use an
+		 * allowed decision counts in rate.limit.near.limit: with 80, a decision that
+		 * left the key less than 20% of its capacity (a rate limit's tokens, a
+		 * budget's amount) is near the limit.
+		 */
+		private int nearLimit = 80;
+
+		public int getNearLimit() {
+			return this.nearLimit;
+		}
+
+		public void setNearLimit(int nearLimit) {
+			this.nearLimit = nearLimit;
 		}
 
 	}

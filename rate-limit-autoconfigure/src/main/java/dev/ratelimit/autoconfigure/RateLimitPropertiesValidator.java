@@ -51,6 +51,7 @@ final class RateLimitPropertiesValidator {
 		validator.memory(properties.getMemory());
 		validator.heavyHitters(properties.getHeavyHitters());
 		validator.redis(properties.getRedis());
+		validator.metrics(properties.getMetrics());
 		properties.getClients().forEach((name, client) -> validator.client(properties, name, client));
 		validator.notNegative("rate-limit.unavailable-retry-after", properties.getUnavailableRetryAfter());
 		if (!validator.problems.isEmpty()) {
@@ -135,6 +136,14 @@ final class RateLimitPropertiesValidator {
 		positive("rate-limit.redis.overrides-poll-interval", redis.getOverridesPollInterval());
 		positive("rate-limit.redis.deny-cache.max-keys", redis.getDenyCache().getMaxKeys());
 		positive("rate-limit.redis.prefetch.max-keys", redis.getPrefetch().getMaxKeys());
+	}
+
+	private void metrics(RateLimitProperties.Metrics metrics) {
+		if (metrics.getNearLimit() < 1 || metrics.getNearLimit() > 99) {
+			invalid("rate-limit.metrics.near-limit", metrics.getNearLimit(),
+					"must be between 1 and 99: the percent of a key's allowance used beyond which an allowed "
+							+ "decision counts as near the limit, such as 80");
+		}
 	}
 
 	private void client(RateLimitProperties properties, String name, RateLimitProperties.Client client) {

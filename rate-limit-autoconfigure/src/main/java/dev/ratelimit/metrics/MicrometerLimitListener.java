@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetPolicy;
@@ -30,6 +31,11 @@ import dev.ratelimit.core.RateLimitException;
  * (a rate limit's decision, a budget's reservation, a cap's permit),
  * {@code fallback} for calls a failure mode decided, {@code shadow} for the
  * would-be rejections of shadow policies;</li>
+ * <li>{@code rate.limit.near.limit} ({@code kind}, {@code policy}): allowed
+ * decisions of a store or of a local fallback that left the caller's key less
+ * than the near-limit share of its allowance (by default less than 20%
+ * left): the callers about to be refused, before they are. A concurrency cap
+ * cannot say what a key has left, so caps never count here;</li>
  * <li>{@code rate.limit.fallbacks} ({@code kind}, {@code policy},
  * {@code mode}): the calls each failure mode handled;</li>
  * <li>{@code rate.limit.store.latency} ({@code kind}, {@code outcome}): each
@@ -79,6 +85,15 @@ public final class MicrometerLimitListener implements LimitListener {
 	/** Name of the counter of calls adaptive caps shed, by class. */
 	public static final String SHED = "rate.limit.concurrency.shed";
 
+	/** Name of the counter of allowed decisions that left their key near its limit. */
+	public static final String NEAR_LIMIT = "rate.limit.near.limit";
+
+	/** Share of a key's allowance, in percent, whose use makes a decision near its limit, by default. */
+	public static final int DEFAULT_NEAR_LIMIT_PERCENT = 80;
+
+	/** A multiplication by 100 of a number up to this one cannot overflow. */
+	private static final long EXACT_PERCENT_LIMIT = Long.MAX_VALUE / 100;
+
 	private final Supplier<MeterRegistry> registry;
 
 	/**
@@ -92,18 +107,63 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	private final Map<String, Counter> otherCounters = new ConcurrentHashMap<>();
 
+	/** What a decision may leave, in percent of the allowance, and not be near the limit: 100 - near-limit. */
+	private final long leftPercent;
+
 	/**
-	 * Creates a listener.
+	 * Creates a listener whose decisions are near their limit once they used
+	 * {@value #DEFAULT_NEAR_LIMIT_PERCENT}% of it.
 	 * @param registry supplies the registry, resolved on first use so that the
 	 * listener can exist before the registry does
 	 */
 	public MicrometerLimitListener(Supplier<MeterRegistry> registry) {
+		this(registry, DEFAULT_NEAR_LIMIT_PERCENT);
+	}
+
+	/**
+	 * Creates a listener.
+	 * @param registry supplies the registry, resolved on first use so that the
+	 * listener can exist before the registry does
+	 * @param nearLimitPercent share of a key's allowance, in percent from 1 to
+	 * 99, beyond whose use an allowed decision counts as near the limit
+	 */
+	public MicrometerLimitListener(Supplier<MeterRegistry> registry, int nearLimitPercent) {
+		if (nearLimitPercent < 1 || nearLimitPercent > 99) {
+			throw new IllegalArgumentException(
+					"nearLimitPercent must be between 1 and 99: " + nearLimitPercent);
+		}
 		this.registry = registry;
+		this.leftPercent = 100 - nearLimitPercent;
 		List<Map<String, AtomicReferenceArray<Counter>>> byKind = new ArrayList<>();
 		for (int i = 0; i < LimitKind.values().length; i++) {
 			byKind.add(new ConcurrentHashMap<>());
 		}
 		this.limitCounters = List.copyOf(byKind);
+	}
+
+	@Override
+	public void decided(Limit limit, @Nullable String key, long units, boolean allowed, long remaining,
+			long capacity, DecisionSource source) {
+		decided(limit, allowed, source);
+		// A shadow decision enforces nothing: its callers are never refused, so never about to be.
+		if (allowed && source != DecisionSource.SHADOW && nearLimit(remaining, capacity)) {
+			count(limit, LimitCounter.NEAR_LIMIT);
+		}
+	}
+
+	/**
+	 * Whether a decision that left {@code remaining} of {@code capacity} left less
+	 * than the share not near the limit; never when either is unknown.
+	 */
+	private boolean nearLimit(long remaining, long capacity) {
+		if (remaining < 0 || capacity <= 0) {
+			return false;
+		}
+		if (capacity <= EXACT_PERCENT_LIMIT && remaining <= EXACT_PERCENT_LIMIT) {
+			// Exact: 20 left of 100 is not less than 20%, however 0.2 rounds.
+			return remaining * 100 < this.leftPercent * capacity;
+		}
+		return remaining * 100.0 < this.leftPercent * (double) capacity;
 	}
 
 	@Override
@@ -235,7 +295,8 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	/**
 	 * Every counter kept per limit: the meter, the tag that tells its series
-	 * apart besides kind and policy, and that tag's value.
+	 * apart besides kind and policy, and that tag's value (none for a meter of
+	 * one series per limit).
 	 */
 	private enum LimitCounter {
 
@@ -259,33 +320,37 @@ public final class MicrometerLimitListener implements LimitListener {
 
 		GIVEN_BACK(GIVE_BACKS, "outcome", "given"),
 
-		GIVE_BACK_FAILED(GIVE_BACKS, "outcome", "failed");
+		GIVE_BACK_FAILED(GIVE_BACKS, "outcome", "failed"),
+
+		NEAR_LIMIT(MicrometerLimitListener.NEAR_LIMIT, null, null);
 
 		static final int COUNT = values().length;
 
 		private final String meter;
 
-		private final String tag;
+		private final @Nullable String tag;
 
-		private final String value;
+		private final @Nullable String value;
 
-		LimitCounter(String meter, String tag, String value) {
+		LimitCounter(String meter, @Nullable String tag, @Nullable String value) {
 			this.meter = meter;
 			this.tag = tag;
 			this.value = value;
 		}
 
 		Counter.Builder builder(Limit limit) {
-			return Counter.builder(this.meter)
+			Counter.Builder builder = Counter.builder(this.meter)
 				.description(switch (this.meter) {
 					case DECISIONS -> "Decisions of limits by kind, name and outcome";
 					case PLAN_DEFAULTED -> "Calls decided by the default plan: their plan was missing or unknown";
 					case GIVE_BACKS -> "Give-backs of calls whose outcome did not count, given or failed";
+					case MicrometerLimitListener.NEAR_LIMIT ->
+						"Allowed decisions that left their key less than the near-limit share of its allowance";
 					default -> "Calls decided by a failure mode while a store could not decide them";
 				})
 				.tag("kind", limit.kind().label())
-				.tag("policy", limit.name())
-				.tag(this.tag, this.value);
+				.tag("policy", limit.name());
+			return (this.tag != null) ? builder.tag(this.tag, this.value) : builder;
 		}
 
 	}

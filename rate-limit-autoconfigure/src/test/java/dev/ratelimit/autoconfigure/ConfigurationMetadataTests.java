@@ -52,6 +52,9 @@ class ConfigurationMetadataTests {
 		List<Object> overflowSlots = JsonPath.read(metadata(),
 				"$.properties[?(@.name == 'rate-limit.memory.overflow-slots')].defaultValue");
 		assertThat(overflowSlots).containsExactly(1024);
+		List<Object> nearLimit = JsonPath.read(metadata(),
+				"$.properties[?(@.name == 'rate-limit.metrics.near-limit')].defaultValue");
+		assertThat(nearLimit).containsExactly(80);
 	}
 
 	private static String metadata() throws IOException {

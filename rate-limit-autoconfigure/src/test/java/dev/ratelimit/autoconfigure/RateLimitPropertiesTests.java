@@ -181,6 +181,20 @@ class RateLimitPropertiesTests {
 	}
 
 	@Test
+	void nearLimitShareIsAPercentFromOneToNinetyNine() {
+		this.contextRunner.withPropertyValues("rate-limit.metrics.near-limit=0")
+			.run((context) -> assertThat(analyze(context).getDescription()).isEqualTo(
+					"Property rate-limit.metrics.near-limit with value '0' is invalid: must be between 1 and 99: "
+							+ "the percent of a key's allowance used beyond which an allowed decision counts as "
+							+ "near the limit, such as 80"));
+		this.contextRunner.withPropertyValues("rate-limit.metrics.near-limit=100")
+			.run((context) -> assertThat(analyze(context).getDescription())
+				.contains("rate-limit.metrics.near-limit with value '100'"));
+		this.contextRunner.withPropertyValues("rate-limit.metrics.near-limit=99")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void redisSettingsAreCheckedWhateverTheBackend() {
 		this.contextRunner.withPropertyValues("rate-limit.redis.deny-cache.max-keys=0")
 			.run((context) -> assertThat(analyze(context).getDescription()).isEqualTo(
