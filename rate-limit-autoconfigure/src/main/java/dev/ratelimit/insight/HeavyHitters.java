@@ -1,10 +1,7 @@
 package dev.ratelimit.insight;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 import org.jspecify.annotations.Nullable;
@@ -12,6 +9,7 @@ import org.jspecify.annotations.Nullable;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.PerLimit;
 
 /**
  * Each limit's heaviest keys on this instance: the keys refused most and the
@@ -33,8 +31,8 @@ public final class HeavyHitters implements LimitListener {
 
 	private final LongSupplier nanoClock;
 
-	/** Per kind (by ordinal), each limit's sketches by name. */
-	private final List<Map<String, TopKeys>> byKind;
+	/** Each limit's sketches. */
+	private final PerLimit<TopKeys> limits;
 
 	/**
 	 * Creates the tracker.
@@ -51,11 +49,7 @@ public final class HeavyHitters implements LimitListener {
 		this.trackedKeys = trackedKeys;
 		this.windowNanos = windowNanos;
 		this.nanoClock = nanoClock;
-		List<Map<String, TopKeys>> maps = new ArrayList<>();
-		for (int i = 0; i < LimitKind.values().length; i++) {
-			maps.add(new ConcurrentHashMap<>());
-		}
-		this.byKind = List.copyOf(maps);
+		this.limits = new PerLimit<>((limit) -> new TopKeys(trackedKeys, windowNanos, nanoClock.getAsLong()));
 	}
 
 	@Override
@@ -64,13 +58,7 @@ public final class HeavyHitters implements LimitListener {
 		if (key == null || source == DecisionSource.SHADOW) {
 			return;
 		}
-		Map<String, TopKeys> limits = this.byKind.get(limit.kind().ordinal());
-		TopKeys top = limits.get(limit.name());
-		if (top == null) {
-			top = limits.computeIfAbsent(limit.name(),
-					(name) -> new TopKeys(this.trackedKeys, this.windowNanos, this.nanoClock.getAsLong()));
-		}
-		top.record(key, units, allowed, this.nanoClock.getAsLong());
+		this.limits.of(limit).record(key, units, allowed, this.nanoClock.getAsLong());
 	}
 
 	/**
@@ -80,7 +68,7 @@ public final class HeavyHitters implements LimitListener {
 	 * @return its counts of the last one to two windows, empty when no call has been decided yet
 	 */
 	public Optional<Snapshot> snapshot(LimitKind kind, String name) {
-		TopKeys top = this.byKind.get(kind.ordinal()).get(name);
+		TopKeys top = this.limits.find(kind, name);
 		if (top == null) {
 			return Optional.empty();
 		}
@@ -95,7 +83,7 @@ public final class HeavyHitters implements LimitListener {
 	 * @return their names
 	 */
 	public List<String> tracked(LimitKind kind) {
-		return List.copyOf(this.byKind.get(kind.ordinal()).keySet());
+		return List.copyOf(this.limits.names(kind));
 	}
 
 	/** @return how long a window lasts, in nanoseconds */

@@ -1,8 +1,6 @@
 package dev.ratelimit.metrics;
 
 import java.lang.reflect.Method;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +18,7 @@ import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.PerLimit;
 import dev.ratelimit.core.RateLimitException;
 
 /**
@@ -97,10 +96,10 @@ public final class MicrometerLimitListener implements LimitListener {
 	private final Supplier<MeterRegistry> registry;
 
 	/**
-	 * Per kind (by ordinal), per limit name, the counters of {@link LimitCounter}
-	 * by ordinal, each registered on first use: found without building a string.
+	 * Per limit, the counters of {@link LimitCounter} by ordinal, each registered
+	 * on first use: found without building a string.
 	 */
-	private final List<Map<String, AtomicReferenceArray<Counter>>> limitCounters;
+	private final PerLimit<AtomicReferenceArray<Counter>> limitCounters;
 
 	/** Store latency timers by kind and outcome: {@code kind.ordinal() * 2}, plus 1 for a failure. */
 	private final AtomicReferenceArray<Timer> timers = new AtomicReferenceArray<>(LimitKind.values().length * 2);
@@ -134,11 +133,7 @@ public final class MicrometerLimitListener implements LimitListener {
 		}
 		this.registry = registry;
 		this.leftPercent = 100 - nearLimitPercent;
-		List<Map<String, AtomicReferenceArray<Counter>>> byKind = new ArrayList<>();
-		for (int i = 0; i < LimitKind.values().length; i++) {
-			byKind.add(new ConcurrentHashMap<>());
-		}
-		this.limitCounters = List.copyOf(byKind);
+		this.limitCounters = new PerLimit<>((limit) -> new AtomicReferenceArray<>(LimitCounter.COUNT));
 	}
 
 	@Override
@@ -263,11 +258,7 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	/** Counts one event of a limit: a map look-up by the limit's name and an increment. */
 	private void count(Limit limit, LimitCounter which) {
-		Map<String, AtomicReferenceArray<Counter>> byName = this.limitCounters.get(limit.kind().ordinal());
-		AtomicReferenceArray<Counter> counters = byName.get(limit.name());
-		if (counters == null) {
-			counters = byName.computeIfAbsent(limit.name(), (name) -> new AtomicReferenceArray<>(LimitCounter.COUNT));
-		}
+		AtomicReferenceArray<Counter> counters = this.limitCounters.of(limit);
 		Counter counter = counters.get(which.ordinal());
 		if (counter == null) {
 			MeterRegistry meters = this.registry.get();

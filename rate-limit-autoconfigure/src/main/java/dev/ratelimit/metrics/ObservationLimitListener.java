@@ -1,11 +1,7 @@
 package dev.ratelimit.metrics;
 
 import java.math.BigDecimal;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import io.micrometer.observation.Observation;
@@ -17,6 +13,7 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.PerLimit;
 
 /**
  * Shows every decision of every kind of limit in the trace of the request it
@@ -68,8 +65,8 @@ public final class ObservationLimitListener implements LimitListener {
 
 	private final boolean includeKey;
 
-	/** Per kind (by ordinal), per limit name, the names of its key values, built once. */
-	private final List<Map<String, KeyNames>> keyNames;
+	/** Each limit's names of its key values, built once. */
+	private final PerLimit<KeyNames> keyNames;
 
 	/**
 	 * Creates a listener.
@@ -80,11 +77,7 @@ public final class ObservationLimitListener implements LimitListener {
 	public ObservationLimitListener(Supplier<@Nullable ObservationRegistry> registry, boolean includeKey) {
 		this.registry = registry;
 		this.includeKey = includeKey;
-		List<Map<String, KeyNames>> byKind = new ArrayList<>();
-		for (int i = 0; i < LimitKind.values().length; i++) {
-			byKind.add(new ConcurrentHashMap<>());
-		}
-		this.keyNames = List.copyOf(byKind);
+		this.keyNames = new PerLimit<>((limit) -> new KeyNames(limit.kind(), limit.name()));
 	}
 
 	@Override
@@ -167,12 +160,7 @@ public final class ObservationLimitListener implements LimitListener {
 	}
 
 	private KeyNames names(Limit limit) {
-		Map<String, KeyNames> byName = this.keyNames.get(limit.kind().ordinal());
-		KeyNames names = byName.get(limit.name());
-		if (names == null) {
-			names = byName.computeIfAbsent(limit.name(), (name) -> new KeyNames(limit.kind(), name));
-		}
-		return names;
+		return this.keyNames.of(limit);
 	}
 
 	/** The outcome as the metrics name it: a shadow policy's allowed call is allowed, its denial a shadow one. */
