@@ -20,7 +20,7 @@ public class ChangeRefusedException extends InvalidEndpointRequestException {
 	/**
 	 * Creates the refusal.
 	 * @param reason why, and what to send instead
-	 * @param recentCallers the limit's recent callers by plan, on this instance
+	 * @param recentCallers the limit's recent callers by plan
 	 * @param instead the requests that would reach callers: the same numbers for each plan
 	 */
 	ChangeRefusedException(String reason, RateLimitEndpoint.RecentCallersDescriptor recentCallers,
@@ -30,7 +30,7 @@ public class ChangeRefusedException extends InvalidEndpointRequestException {
 		this.instead = instead;
 	}
 
-	/** @return the limit's recent callers by plan, on this instance */
+	/** @return the limit's recent callers by plan */
 	public RateLimitEndpoint.RecentCallersDescriptor recentCallers() {
 		return this.recentCallers;
 	}

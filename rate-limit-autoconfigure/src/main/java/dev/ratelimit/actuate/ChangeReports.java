@@ -19,7 +19,7 @@ import dev.ratelimit.plans.RecentCallers;
 /**
  * Says whom an operator's change of a limit reaches, for the endpoint's
  * answers: the plans and listed keys whose numbers change, with the callers
- * each plan had recently on this instance. Refuses an override that reaches no
+ * each plan had recently (across the fleet when the instances share Redis). Refuses an override that reaches no
  * caller, or only plans no recent caller was on while others had callers,
  * unless the operator insists; the answer then carries the reason as a warning.
  */
@@ -39,7 +39,7 @@ final class ChangeReports {
 	}
 
 	/**
-	 * Returns a limit's recent callers on this instance by the plan that decided
+	 * Returns a limit's recent callers (across the fleet when shared) by the plan that decided
 	 * them: every plan (0 when none came), or {@value RateLimitEndpoint#OWN}
 	 * without plans.
 	 * @param definition the limit's definition in force
@@ -49,7 +49,8 @@ final class ChangeReports {
 		if (this.callers == null) {
 			return null;
 		}
-		Map<String, Long> seen = this.callers.byPlan(definition.limit().name());
+		RecentCallers.Counted counted = this.callers.counted(definition.limit().name());
+		Map<String, Long> seen = counted.byPlan();
 		Map<String, Long> counts = new LinkedHashMap<>();
 		for (String target : ChangeReach.targets(definition)) {
 			counts.put(label(target), seen.getOrDefault(target, 0L));
@@ -58,7 +59,7 @@ final class ChangeReports {
 		if (definition.planExpression() != null && listed != null && listed > 0) {
 			counts.put(LISTED_KEYS, listed);
 		}
-		return new RecentCallersDescriptor(this.callers.window().toString(), counts);
+		return new RecentCallersDescriptor(this.callers.window().toString(), counted.counted(), counts);
 	}
 
 	/**
@@ -128,7 +129,7 @@ final class ChangeReports {
 		}
 		long reached = 0;
 		long all = 0;
-		for (Map.Entry<String, Long> count : recent.thisInstance().entrySet()) {
+		for (Map.Entry<String, Long> count : recent.byPlan().entrySet()) {
 			all += count.getValue();
 			boolean listed = LISTED_KEYS.equals(count.getKey()) && !reach.keys().isEmpty();
 			if (listed || reach.plans().contains(target(count.getKey()))) {
@@ -138,7 +139,7 @@ final class ChangeReports {
 		if (reached == 0 && all > 0) {
 			return "changes no recent caller: none of the callers this instance decided in the last "
 					+ recent.window() + " was on the plans " + labels(reach.plans()) + " (recent callers here: "
-					+ recent.thisInstance() + ")";
+					+ recent.byPlan() + ")";
 		}
 		return null;
 	}
@@ -149,7 +150,7 @@ final class ChangeReports {
 		List<String> plans = new ArrayList<>(after.planQuotas().keySet());
 		plans.remove(target);
 		if (recent != null) {
-			plans.sort(Comparator.comparing((String plan) -> recent.thisInstance().getOrDefault(plan, 0L)).reversed());
+			plans.sort(Comparator.comparing((String plan) -> recent.byPlan().getOrDefault(plan, 0L)).reversed());
 		}
 		List<Map<String, Object>> instead = new ArrayList<>();
 		for (String plan : plans) {
@@ -166,10 +167,10 @@ final class ChangeReports {
 		if (recent != null) {
 			long sum = 0;
 			for (String plan : reach.plans()) {
-				sum += recent.thisInstance().getOrDefault(label(plan), 0L);
+				sum += recent.byPlan().getOrDefault(label(plan), 0L);
 			}
 			if (!reach.keys().isEmpty()) {
-				sum += recent.thisInstance().getOrDefault(LISTED_KEYS, 0L);
+				sum += recent.byPlan().getOrDefault(LISTED_KEYS, 0L);
 			}
 			callers = sum;
 		}

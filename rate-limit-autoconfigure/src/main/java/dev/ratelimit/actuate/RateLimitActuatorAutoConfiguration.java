@@ -26,7 +26,7 @@ import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitProperties;
 import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.insight.HeavyHitters;
-import dev.ratelimit.insight.TopKeysExchange;
+import dev.ratelimit.insight.FleetExchange;
 import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.AdaptiveConcurrencyLimiter;
@@ -75,12 +75,12 @@ public class RateLimitActuatorAutoConfiguration {
 				ObjectProvider<DistributedConcurrencyLimiter> distributedConcurrency,
 				ObjectProvider<AdaptiveConcurrencyLimiter> adaptiveConcurrency, LimitOverrides overrides,
 				ObjectProvider<RecentCallers> recentCallers, ObjectProvider<HeavyHitters> heavyHitters,
-				ObjectProvider<TopKeysExchange> topKeysExchange, RateLimitProperties properties) {
+				ObjectProvider<FleetExchange> fleetExchange, RateLimitProperties properties) {
 			RateLimitEndpoint endpoint = new RateLimitEndpoint(limits, usages, backend, keys,
 					costBudgets.getIfAvailable(), localConcurrency, distributedConcurrency.getIfAvailable(),
 					adaptiveConcurrency.getIfAvailable(), overrides, recentCallers.getIfAvailable());
 			heavyHitters.ifAvailable((counts) -> endpoint.setTopKeys(new TopKeysReport(counts,
-					topKeysExchange.getIfAvailable(), properties.getHeavyHitters().getListed(),
+					fleetExchange.getIfAvailable(), properties.getHeavyHitters().getListed(),
 					properties.getHeavyHitters().isHashKeys())));
 			return endpoint;
 		}
@@ -88,8 +88,8 @@ public class RateLimitActuatorAutoConfiguration {
 		// A listener like any other: counts each plan's recent callers, so that an override says whom it reaches.
 		@Bean
 		@ConditionalOnMissingBean
-		RecentCallers rateLimitRecentCallers(TimeSource time) {
-			return new RecentCallers(time, RecentCallers.DEFAULT_WINDOW);
+		RecentCallers rateLimitRecentCallers(TimeSource time, ObjectProvider<FleetExchange> fleetExchange) {
+			return new RecentCallers(time, RecentCallers.DEFAULT_WINDOW, fleetExchange.getIfAvailable());
 		}
 
 		@Bean

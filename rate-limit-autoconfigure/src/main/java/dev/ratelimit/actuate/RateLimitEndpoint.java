@@ -773,16 +773,17 @@ public class RateLimitEndpoint {
 	}
 
 	/**
-	 * How many distinct callers a limit's plans had recently, counted by this
-	 * instance alone (an estimate, exact for a few callers, within about 6 %
-	 * beyond): on other instances behind the same load balancer the counts are
-	 * similar, not added here.
+	 * How many distinct callers a limit's plans had recently (an estimate, exact
+	 * for a few callers, within about 6 % beyond), across every instance sharing
+	 * the Redis backend (a caller seen by two counts once), else on this
+	 * instance.
 	 *
 	 * @param window a caller counts when seen within at least this long, at most twice as long (ISO-8601)
-	 * @param thisInstance the callers by the plan that decided their calls: every plan, or
+	 * @param counted whose calls were counted: this instance, or every instance sharing the backend
+	 * @param byPlan the callers by the plan that decided their calls: every plan, or
 	 * {@value #OWN} for a limit without plans; {@code (listed keys)} for the listed keys of a limit with plans
 	 */
-	public record RecentCallersDescriptor(String window, Map<String, Long> thisInstance) {
+	public record RecentCallersDescriptor(String window, String counted, Map<String, Long> byPlan) {
 	}
 
 	/**
@@ -791,10 +792,10 @@ public class RateLimitEndpoint {
 	 * @param plans the plans whose callers' numbers change, or {@value #OWN} for every caller of a limit
 	 * without plans; empty when it changes none
 	 * @param keys the listed keys ({@code overrides.<key>}) whose numbers change
-	 * @param recentCallersThisInstance the recent callers of those plans and keys on this instance;
-	 * {@code null} when not counted
+	 * @param recentCallers the recent callers of those plans and keys (counted as
+	 * {@code recentCallers.counted} says); {@code null} when not counted
 	 */
-	public record AffectsDescriptor(List<String> plans, List<String> keys, @Nullable Long recentCallersThisInstance) {
+	public record AffectsDescriptor(List<String> plans, List<String> keys, @Nullable Long recentCallers) {
 	}
 
 	/**

@@ -23,7 +23,7 @@ import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.insight.HeavyHitters;
 import dev.ratelimit.insight.HeavyHitters.Count;
 import dev.ratelimit.insight.HeavyHitters.Snapshot;
-import dev.ratelimit.insight.TopKeysExchange;
+import dev.ratelimit.insight.FleetExchange;
 
 /**
  * Builds the answer of {@code GET /actuator/ratelimits/{policy}/top}: this
@@ -34,7 +34,7 @@ final class TopKeysReport {
 
 	private final HeavyHitters heavyHitters;
 
-	private final @Nullable TopKeysExchange exchange;
+	private final @Nullable FleetExchange exchange;
 
 	private final int listed;
 
@@ -47,7 +47,7 @@ final class TopKeysReport {
 	 * @param listed keys listed per ranking
 	 * @param hashKeys whether keys are listed hashed
 	 */
-	TopKeysReport(HeavyHitters heavyHitters, @Nullable TopKeysExchange exchange, int listed, boolean hashKeys) {
+	TopKeysReport(HeavyHitters heavyHitters, @Nullable FleetExchange exchange, int listed, boolean hashKeys) {
 		this.heavyHitters = heavyHitters;
 		this.exchange = exchange;
 		this.listed = listed;
@@ -68,7 +68,7 @@ final class TopKeysReport {
 		int instances = 1;
 		if (this.exchange != null) {
 			try {
-				List<Snapshot> others = this.exchange.others(kind, name);
+				List<Snapshot> others = HeavyHitters.others(this.exchange, kind, name);
 				snapshots.addAll(others);
 				instances += others.size();
 				fleet = "every instance sharing the backend";

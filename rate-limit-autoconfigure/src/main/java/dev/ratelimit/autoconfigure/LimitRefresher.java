@@ -169,7 +169,7 @@ final class LimitRefresher implements AopInfrastructureBean {
 			return "changes no caller's numbers";
 		}
 		RecentCallers callers = this.recentCallers.get();
-		Map<String, Long> recent = (callers != null) ? callers.byPlan(name) : Map.of();
+		Map<String, Long> recent = (callers != null) ? callers.counted(name).byPlan() : Map.of();
 		List<String> parts = new ArrayList<>();
 		for (String plan : reach.plans()) {
 			String who = plan.isEmpty() ? "every caller" : "plan '" + plan + "'";

@@ -1,13 +1,14 @@
 package dev.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -17,23 +18,26 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.UniqueIds;
+import dev.ratelimit.insight.FleetExchange;
+import dev.ratelimit.insight.FleetPublisher;
+import dev.ratelimit.insight.FleetShared;
 import dev.ratelimit.insight.HeavyHitters;
-import dev.ratelimit.insight.TopKeysExchange;
-import dev.ratelimit.insight.TopKeysPublisher;
+import dev.ratelimit.redis.RedisFleetExchange;
 import dev.ratelimit.redis.RedisLimiterConnection;
-import dev.ratelimit.redis.RedisTopKeysExchange;
 
 /**
- * Each limit's heaviest keys ({@code rate-limit.heavy-hitters.*}): a listener
- * of every decision, and with the Redis backend the exchange through which the
- * instances share their counts, published by a background thread.
+ * What the operator's answers are counted from: each limit's heaviest keys
+ * ({@code rate-limit.heavy-hitters.*}, a listener of every decision), and with
+ * the Redis backend the exchange through which the instances share what they
+ * count (heavy hitters, recent callers by plan), published by a background
+ * thread every {@code rate-limit.heavy-hitters.publish-interval}.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnBooleanProperty(name = "rate-limit.heavy-hitters.enabled", matchIfMissing = true)
 class RateLimitInsightConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "rate-limit.heavy-hitters.enabled", matchIfMissing = true)
 	HeavyHitters rateLimitHeavyHitters(RateLimitProperties properties, TimeSource timeSource) {
 		RateLimitProperties.HeavyHitters settings = properties.getHeavyHitters();
 		return new HeavyHitters(settings.getTrackedKeys(), settings.getWindow().toNanos(),
@@ -43,52 +47,52 @@ class RateLimitInsightConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
-	TopKeysExchange rateLimitTopKeysExchange(RedisLimiterConnection connection, RateLimitProperties properties) {
+	FleetExchange rateLimitFleetExchange(RedisLimiterConnection connection, RateLimitProperties properties) {
 		RateLimitProperties.HeavyHitters settings = properties.getHeavyHitters();
-		// A snapshot counts while it is the publisher's latest: a missed publish or two is no gap.
+		// A text counts while it is the publisher's latest: a missed publish or two is no gap.
 		Duration keep = settings.getPublishInterval().multipliedBy(3).plus(settings.getWindow());
-		return new RedisTopKeysExchange(connection.connectionFactory(), properties.getKeyPrefix(), UniqueIds.next(),
+		return new RedisFleetExchange(connection.connectionFactory(), properties.getKeyPrefix(), UniqueIds.next(),
 				keep, System::currentTimeMillis);
 	}
 
 	@Bean
-	TopKeysPublishing rateLimitTopKeysPublishing(HeavyHitters heavyHitters, ObjectProvider<TopKeysExchange> exchange,
+	FleetPublishing rateLimitFleetPublishing(ObjectProvider<FleetShared> shared, ObjectProvider<FleetExchange> exchange,
 			RateLimitProperties properties) {
-		return new TopKeysPublishing(heavyHitters, exchange.getIfAvailable(),
-				properties.getHeavyHitters().getPublishInterval());
+		return new FleetPublishing(shared, exchange.getIfAvailable(), properties.getHeavyHitters().getPublishInterval());
 	}
 
 	/** Publishes this instance's counts every interval while the context runs. */
-	static final class TopKeysPublishing implements SmartLifecycle {
+	static final class FleetPublishing implements SmartLifecycle {
 
-		private final HeavyHitters heavyHitters;
+		private final ObjectProvider<FleetShared> shared;
 
-		private final @Nullable TopKeysExchange exchange;
+		private final @Nullable FleetExchange exchange;
 
 		private final Duration interval;
 
 		private volatile ScheduledExecutorService timer;
 
-		TopKeysPublishing(HeavyHitters heavyHitters, @Nullable TopKeysExchange exchange, Duration interval) {
-			this.heavyHitters = heavyHitters;
+		FleetPublishing(ObjectProvider<FleetShared> shared, @Nullable FleetExchange exchange, Duration interval) {
+			this.shared = shared;
 			this.exchange = exchange;
 			this.interval = interval;
 		}
 
 		@Override
 		public void start() {
-			if (this.exchange == null) {
+			List<FleetShared> counts = this.shared.orderedStream().toList();
+			if (this.exchange == null || counts.isEmpty()) {
 				// One instance with the in-memory backend: it is its own fleet.
 				return;
 			}
 			ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor((task) -> {
-				Thread thread = new Thread(task, "rate-limit-top-keys");
+				Thread thread = new Thread(task, "rate-limit-fleet-publisher");
 				thread.setDaemon(true);
 				return thread;
 			});
 			long millis = this.interval.toMillis();
-			timer.scheduleWithFixedDelay(new TopKeysPublisher(this.heavyHitters, this.exchange), millis,
-					millis, TimeUnit.MILLISECONDS);
+			timer.scheduleWithFixedDelay(new FleetPublisher(counts, this.exchange), millis, millis,
+					TimeUnit.MILLISECONDS);
 			this.timer = timer;
 		}
 

@@ -944,8 +944,8 @@ public class RateLimitProperties implements InitializingBean {
 		private boolean hashKeys;
 
 		/**
-		 * How often each instance publishes its counts for the fleet's list, with the
-		 * Redis backend; at least 1s.
+		 * How often each instance publishes its counts for the fleet, with the Redis
+		 * backend: its heavy hitters and each plan's recent callers; at least 1s.
 		 */
 		private Duration publishInterval = Duration.ofSeconds(10);
 

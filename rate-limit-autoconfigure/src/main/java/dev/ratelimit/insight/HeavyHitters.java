@@ -23,7 +23,10 @@ import dev.ratelimit.core.PerLimit;
  * a probe of an open-addressing table and an add: it allocates nothing once a
  * limit has been seen, whatever the key.
  */
-public final class HeavyHitters implements LimitListener {
+public final class HeavyHitters implements LimitListener, FleetShared {
+
+	/** The topic of a {@link FleetExchange} heavy hitters are published under. */
+	public static final String TOPIC = "top";
 
 	private final int trackedKeys;
 
@@ -75,6 +78,31 @@ public final class HeavyHitters implements LimitListener {
 		TopKeys.Reading reading = top.read(this.nanoClock.getAsLong());
 		return Optional.of(new Snapshot(reading.refusals().top(this.trackedKeys * 2),
 				reading.units().top(this.trackedKeys * 2)));
+	}
+
+	@Override
+	public void publishTo(FleetExchange exchange) {
+		for (LimitKind kind : LimitKind.values()) {
+			for (String name : tracked(kind)) {
+				snapshot(kind, name).ifPresent((snapshot) -> exchange.publish(TOPIC, fleetId(kind, name),
+						SnapshotText.write(snapshot)));
+			}
+		}
+	}
+
+	/**
+	 * Reads what the other instances published of a limit.
+	 * @param exchange the fleet's exchange
+	 * @param kind the limit's kind
+	 * @param name the limit's name
+	 * @return their snapshots
+	 */
+	public static List<Snapshot> others(FleetExchange exchange, LimitKind kind, String name) {
+		return exchange.others(TOPIC, fleetId(kind, name)).stream().map(SnapshotText::read).toList();
+	}
+
+	private static String fleetId(LimitKind kind, String name) {
+		return kind.label() + ':' + name;
 	}
 
 	/**

@@ -7,8 +7,7 @@ import dev.ratelimit.insight.HeavyHitters.Count;
 import dev.ratelimit.insight.HeavyHitters.Snapshot;
 
 /**
- * A {@link Snapshot} as one instance publishes it for the others: a first line
- * with the time it was taken (epoch milliseconds), then one line per key,
+ * A {@link Snapshot} as one instance publishes it for the others: one line per key,
  * {@code r} (refusals) or {@code u} (units), count, error and key, separated
  * by tabs. Keys are escaped ({@code %}, tab, CR and LF as {@code %25},
  * {@code %09}, {@code %0D}, {@code %0A}) so that a caller's key cannot break a
@@ -22,12 +21,10 @@ public final class SnapshotText {
 	/**
 	 * Writes a snapshot.
 	 * @param snapshot the snapshot
-	 * @param takenAtMillis when it was taken
 	 * @return its text
 	 */
-	public static String write(Snapshot snapshot, long takenAtMillis) {
+	public static String write(Snapshot snapshot) {
 		StringBuilder text = new StringBuilder(64 + 48 * (snapshot.refusals().size() + snapshot.units().size()));
-		text.append(takenAtMillis).append('\n');
 		append(text, 'r', snapshot.refusals());
 		append(text, 'u', snapshot.units());
 		return text.toString();
@@ -36,20 +33,13 @@ public final class SnapshotText {
 	/**
 	 * Reads a snapshot.
 	 * @param text what {@link #write} wrote
-	 * @return the snapshot and when it was taken, or {@code null} when the text does not read
+	 * @return the snapshot; its lines that do not read left out
 	 */
-	public static Published read(String text) {
+	public static Snapshot read(String text) {
 		String[] lines = text.split("\n");
-		long takenAt;
-		try {
-			takenAt = Long.parseLong(lines[0].trim());
-		}
-		catch (NumberFormatException ex) {
-			return null;
-		}
 		List<Count> refusals = new ArrayList<>();
 		List<Count> units = new ArrayList<>();
-		for (int i = 1; i < lines.length; i++) {
+		for (int i = 0; i < lines.length; i++) {
 			String[] fields = lines[i].split("\t", 4);
 			if (fields.length != 4 || fields[0].length() != 1) {
 				continue;
@@ -62,7 +52,7 @@ public final class SnapshotText {
 				// a line written by hand, or by a later version: skipped
 			}
 		}
-		return new Published(new Snapshot(refusals, units), takenAt);
+		return new Snapshot(refusals, units);
 	}
 
 	private static void append(StringBuilder text, char type, List<Count> counts) {
@@ -91,15 +81,6 @@ public final class SnapshotText {
 			return key;
 		}
 		return key.replace("%09", "\t").replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%");
-	}
-
-	/**
-	 * A snapshot another instance published.
-	 *
-	 * @param snapshot its counts
-	 * @param takenAtMillis when it was taken, epoch milliseconds
-	 */
-	public record Published(Snapshot snapshot, long takenAtMillis) {
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.ratelimit.plans;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,6 +12,8 @@ import org.jspecify.annotations.Nullable;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.insight.FleetExchange;
+import dev.ratelimit.insight.FleetShared;
 
 /**
  * Counts, per limit and per plan, how many distinct callers this instance
@@ -26,7 +29,10 @@ import dev.ratelimit.core.TimeSource;
  * at the first decision of that plan. A decision reads a map and a short
  * array and allocates nothing.
  */
-public final class RecentCallers implements LimitListener {
+public final class RecentCallers implements LimitListener, FleetShared {
+
+	/** The topic of a {@link FleetExchange} recent callers are published under. */
+	public static final String TOPIC = "callers";
 
 	/** How long a caller counts as recent by default: at least 5 minutes, at most 10. */
 	public static final Duration DEFAULT_WINDOW = Duration.ofMinutes(5);
@@ -37,14 +43,99 @@ public final class RecentCallers implements LimitListener {
 
 	private final ConcurrentHashMap<String, Plans> limits = new ConcurrentHashMap<>();
 
+	private final @Nullable FleetExchange fleet;
+
 	/**
 	 * Creates the counts.
 	 * @param time the clock
 	 * @param window how long a caller counts as recent at least (at most twice that)
 	 */
 	public RecentCallers(TimeSource time, Duration window) {
+		this(time, window, null);
+	}
+
+	/**
+	 * Creates the counts, merged with those the other instances publish.
+	 * @param time the clock
+	 * @param window how long a caller counts as recent at least (at most twice that)
+	 * @param fleet where the instances sharing a backend publish theirs, or {@code null}
+	 */
+	public RecentCallers(TimeSource time, Duration window, @Nullable FleetExchange fleet) {
 		this.time = time;
 		this.windowMicros = window.toNanos() / 1_000;
+		this.fleet = fleet;
+	}
+
+	@Override
+	public void publishTo(FleetExchange exchange) {
+		this.limits.forEach((limit, plans) -> {
+			StringBuilder text = new StringBuilder();
+			plans.registers().forEach((plan, registers) -> text.append(plan)
+				.append('\t')
+				.append(HexFormat.of().formatHex(registers))
+				.append('\n'));
+			exchange.publish(TOPIC, limit, text.toString());
+		});
+	}
+
+	/**
+	 * Returns the recent callers of a limit by plan across the fleet: this
+	 * instance's counts merged with those the others published (a caller seen
+	 * by two instances counts once), or this instance's alone without a fleet.
+	 * @param limit the limit's name
+	 * @return the estimates and whose calls they count
+	 */
+	public Counted counted(String limit) {
+		Plans plans = this.limits.get(limit);
+		Map<String, byte[]> merged = new LinkedHashMap<>((plans != null) ? plans.registers() : Map.of());
+		if (this.fleet == null) {
+			return new Counted(estimates(merged), "this instance");
+		}
+		try {
+			for (String text : this.fleet.others(TOPIC, limit)) {
+				for (String line : text.split("\n")) {
+					int tab = line.indexOf('\t');
+					if (tab < 0) {
+						continue;
+					}
+					byte[] registers = parseHex(line.substring(tab + 1));
+					if (registers.length == RecentDistinct.REGISTERS) {
+						RecentDistinct.merge(merged.computeIfAbsent(line.substring(0, tab),
+								(plan) -> new byte[RecentDistinct.REGISTERS]), registers);
+					}
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			return new Counted(estimates(merged),
+					"this instance only: the others' counts could not be read (" + ex.getMessage() + ")");
+		}
+		return new Counted(estimates(merged), "every instance sharing the backend");
+	}
+
+	private static Map<String, Long> estimates(Map<String, byte[]> registers) {
+		Map<String, Long> estimates = new LinkedHashMap<>();
+		registers.forEach((plan, merged) -> estimates.put(plan, RecentDistinct.estimate(merged)));
+		return estimates;
+	}
+
+	private static byte[] parseHex(String hex) {
+		try {
+			return HexFormat.of().parseHex(hex.trim());
+		}
+		catch (IllegalArgumentException ex) {
+			// written by hand or by a later version: left out
+			return new byte[0];
+		}
+	}
+
+	/**
+	 * A limit's recent callers by plan, and whose calls were counted.
+	 *
+	 * @param byPlan the estimates by the plan that decided the calls ({@code ""} for the limit's own numbers)
+	 * @param counted this instance, or every instance sharing the backend
+	 */
+	public record Counted(Map<String, Long> byPlan, String counted) {
 	}
 
 	/** @return how long a caller counts as recent at least; at most twice as long */
@@ -116,6 +207,14 @@ public final class RecentCallers implements LimitListener {
 				estimates.put(entry.target, entry.counter.estimate());
 			}
 			return estimates;
+		}
+
+		Map<String, byte[]> registers() {
+			Map<String, byte[]> registers = new LinkedHashMap<>();
+			for (Entry entry : this.entries) {
+				registers.put(entry.target, entry.counter.registers());
+			}
+			return registers;
 		}
 
 	}

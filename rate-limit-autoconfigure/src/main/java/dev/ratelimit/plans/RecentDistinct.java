@@ -23,7 +23,7 @@ import dev.ratelimit.core.TimeSource;
 public final class RecentDistinct {
 
 	/** Registers per window: 256 bytes' worth of precision, 2 KB of ints for both windows. */
-	static final int REGISTERS = 256;
+	public static final int REGISTERS = 256;
 
 	private static final VarHandle REGISTER = MethodHandles.arrayElementVarHandle(int[].class);
 
@@ -76,13 +76,51 @@ public final class RecentDistinct {
 	 * @return the estimate, rounded
 	 */
 	public long estimate() {
+		return estimate(registers());
+	}
+
+	/**
+	 * Returns the registers of this window and the previous one, merged: what
+	 * another instance merges with its own (by the larger of each register) to
+	 * count the distinct values both saw.
+	 * @return a copy of the merged registers, {@value #REGISTERS} of them
+	 */
+	public byte[] registers() {
 		registersNow();
 		int[] current = this.current;
 		int[] previous = this.previous;
+		byte[] merged = new byte[REGISTERS];
+		for (int i = 0; i < REGISTERS; i++) {
+			merged[i] = (byte) Math.max((int) REGISTER.getVolatile(current, i),
+					(int) REGISTER.getVolatile(previous, i));
+		}
+		return merged;
+	}
+
+	/**
+	 * Merges registers into others, each the larger of the two.
+	 * @param into the registers merged into
+	 * @param from the registers merged from; ignored unless {@value #REGISTERS} long
+	 */
+	public static void merge(byte[] into, byte[] from) {
+		if (from.length != REGISTERS || into.length != REGISTERS) {
+			return;
+		}
+		for (int i = 0; i < REGISTERS; i++) {
+			into[i] = (byte) Math.max(into[i], from[i]);
+		}
+	}
+
+	/**
+	 * Estimates the distinct values registers have seen.
+	 * @param registers {@value #REGISTERS} registers
+	 * @return the estimate, rounded
+	 */
+	public static long estimate(byte[] registers) {
 		double sum = 0;
 		int empty = 0;
 		for (int i = 0; i < REGISTERS; i++) {
-			int rank = Math.max((int) REGISTER.getVolatile(current, i), (int) REGISTER.getVolatile(previous, i));
+			int rank = registers[i];
 			sum += Math.scalb(1.0, -rank);
 			if (rank == 0) {
 				empty++;

@@ -89,8 +89,8 @@ class OverrideReachEndpointTests {
 			.contains("default plan 'free'")
 			.contains("{\"plan\":\"free\",\"capacity\":2,\"refill\":\"1/1s\"}")
 			.contains("\"force\": true");
-		assertThat(body.at("/recentCallers/thisInstance/free").asLong()).isEqualTo(3);
-		assertThat(body.at("/recentCallers/thisInstance/pro").asLong()).isZero();
+		assertThat(body.at("/recentCallers/byPlan/free").asLong()).isEqualTo(3);
+		assertThat(body.at("/recentCallers/byPlan/pro").asLong()).isZero();
 		assertThat(body.at("/recentCallers/window").asString()).isEqualTo("PT5M");
 		assertThat(body.at("/instead/0/plan").asString()).isEqualTo("free");
 		assertThat(body.at("/instead/1/plan").asString()).isEqualTo("pro");
@@ -110,8 +110,8 @@ class OverrideReachEndpointTests {
 		JsonNode body = set.json();
 		assertThat(body.at("/affects/plans").toString()).isEqualTo("[\"free\"]");
 		assertThat(body.at("/affects/keys").isEmpty()).isTrue();
-		assertThat(body.at("/affects/recentCallersThisInstance").asLong()).isEqualTo(3);
-		assertThat(body.at("/recentCallers/thisInstance/free").asLong()).isEqualTo(3);
+		assertThat(body.at("/affects/recentCallers").asLong()).isEqualTo(3);
+		assertThat(body.at("/recentCallers/byPlan/free").asLong()).isEqualTo(3);
 		assertThat(body.get("warnings").isEmpty()).isTrue();
 		assertThat(body.at("/plans/free/capacity").asLong()).isEqualTo(1);
 		// The change reaches the callers it says it does: a new free caller has one call.
@@ -135,7 +135,7 @@ class OverrideReachEndpointTests {
 				"{\"plan\": \"pro\", \"capacity\": 3, \"force\": true}");
 		assertThat(forced.status()).as(forced.body()).isEqualTo(200);
 		assertThat(forced.json().at("/affects/plans").toString()).isEqualTo("[\"pro\"]");
-		assertThat(forced.json().at("/affects/recentCallersThisInstance").asLong()).isZero();
+		assertThat(forced.json().at("/affects/recentCallers").asLong()).isZero();
 		assertThat(forced.json().at("/warnings/0").asString()).contains("changes no recent caller")
 			.contains("applied because \"force\" was set");
 	}
@@ -149,7 +149,7 @@ class OverrideReachEndpointTests {
 		JsonNode body = forced.json();
 		assertThat(body.at("/overrides/(limit)/capacity").asLong()).isEqualTo(2);
 		assertThat(body.at("/affects/plans").isEmpty()).isTrue();
-		assertThat(body.at("/affects/recentCallersThisInstance").asLong()).isZero();
+		assertThat(body.at("/affects/recentCallers").asLong()).isZero();
 		assertThat(body.at("/warnings/0").asString()).contains("changes no caller")
 			.contains("applied because \"force\" was set");
 		// As the warning says: free callers keep their numbers.
@@ -171,8 +171,8 @@ class OverrideReachEndpointTests {
 		JsonNode body = set.json();
 		assertThat(body.at("/effective/capacity").asLong()).isEqualTo(5);
 		assertThat(body.at("/affects/plans").toString()).isEqualTo("[\"(limit)\"]");
-		assertThat(body.at("/affects/recentCallersThisInstance").asLong()).isEqualTo(2);
-		assertThat(body.at("/recentCallers/thisInstance/(limit)").asLong()).isEqualTo(2);
+		assertThat(body.at("/affects/recentCallers").asLong()).isEqualTo(2);
+		assertThat(body.at("/recentCallers/byPlan/(limit)").asLong()).isEqualTo(2);
 		assertThat(body.get("warnings").isEmpty()).isTrue();
 
 		HttpTestClient.Response same = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 5}");
@@ -182,7 +182,7 @@ class OverrideReachEndpointTests {
 
 		JsonNode read = this.http.get("/actuator/ratelimits/per-user").json();
 		assertThat(read.get("affects").isNull()).isTrue();
-		assertThat(read.at("/recentCallers/thisInstance/(limit)").asLong()).isEqualTo(2);
+		assertThat(read.at("/recentCallers/byPlan/(limit)").asLong()).isEqualTo(2);
 	}
 
 	@Test

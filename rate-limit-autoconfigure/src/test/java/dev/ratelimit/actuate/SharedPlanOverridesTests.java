@@ -44,6 +44,9 @@ class SharedPlanOverridesTests {
 			run(onA, "bob", null);
 			run(onB, "cid", "free");
 			run(onB, "dee", "pro");
+			// Each instance publishes its callers every second: A soon counts B's too (dee, on pro, only called B).
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> onA.get("/actuator/ratelimits/agent-runs").json().at("/recentCallers/byPlan/pro").asLong() == 1);
 
 			HttpTestClient.Response refused = onA.postJson("/actuator/ratelimits/agent-runs",
 					"{\"capacity\": 2, \"refill\": \"1/1s\"}");
@@ -59,9 +62,10 @@ class SharedPlanOverridesTests {
 			JsonNode body = set.json();
 			assertThat(body.get("shared").asBoolean()).isTrue();
 			assertThat(body.at("/affects/plans").toString()).isEqualTo("[\"free\"]");
-			// ann and bob (no plan: the default, free) called A; cid and dee called B.
-			assertThat(body.at("/affects/recentCallersThisInstance").asLong()).isEqualTo(2);
-			assertThat(body.at("/recentCallers/thisInstance/pro").asLong()).isZero();
+			// ann and bob (no plan: the default, free) called A, cid B: three free callers in the fleet.
+			assertThat(body.at("/affects/recentCallers").asLong()).isEqualTo(3);
+			assertThat(body.at("/recentCallers/byPlan/pro").asLong()).isEqualTo(1);
+			assertThat(body.at("/recentCallers/counted").asString()).isEqualTo("every instance sharing the backend");
 
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> onB.get("/actuator/ratelimits/agent-runs").json().at("/plans/free/capacity").asLong() == 2);
@@ -97,7 +101,8 @@ class SharedPlanOverridesTests {
 			.properties("server.port=0", "management.endpoints.web.exposure.include=ratelimits",
 					"management.endpoint.ratelimits.access=unrestricted", "spring.web.error.include-message=always",
 					"rate-limit.backend=redis", "spring.data.redis.host=127.0.0.1",
-					"spring.data.redis.port=" + redis.port(), "rate-limit.policies.agent-runs.capacity=5",
+					"spring.data.redis.port=" + redis.port(), "rate-limit.heavy-hitters.publish-interval=1s",
+					"rate-limit.policies.agent-runs.capacity=5",
 					"rate-limit.policies.agent-runs.refill=5/1h",
 					"rate-limit.policies.agent-runs.key=header('X-User-Id')",
 					"rate-limit.policies.agent-runs.plan=header('X-Plan')",

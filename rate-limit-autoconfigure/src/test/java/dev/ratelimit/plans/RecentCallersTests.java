@@ -39,9 +39,10 @@ class RecentCallersTests {
 		// An unkeyed call is nobody's.
 		decide(this.runs.select("pro", null), null);
 
-		assertThat(this.callers.byPlan("agent-runs")).containsExactly(Map.entry("free", 2L), Map.entry("pro", 1L),
+		assertThat(this.callers.counted("agent-runs").byPlan()).containsExactly(Map.entry("free", 2L), Map.entry("pro", 1L),
 				Map.entry("", 1L));
-		assertThat(this.callers.byPlan("other")).isEmpty();
+		assertThat(this.callers.counted("other").byPlan()).isEmpty();
+		assertThat(this.callers.counted("other").counted()).isEqualTo("this instance");
 	}
 
 	@Test
