@@ -1,0 +1,76 @@
+package dev.ratelimit.metrics;
+
+import java.lang.management.ManagementFactory;
+import java.util.List;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import dev.ratelimit.actuate.RateLimitActuatorAutoConfiguration;
+import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.LimitListener.DecisionSource;
+import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.insight.HeavyHitters;
+import dev.ratelimit.plans.RecentCallers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 31's rule for the listeners the starter registers: an admitted
+ * decision allocates nothing in any of them, with every one present (meters
+ * with near-limit, heavy hitters, recent callers, traces with a registry but no
+ * current observation) and keys new and old.
+ */
+class AdmittedDecisionAllocationTests {
+
+	private static final int KEYS = 5_000;
+
+	@Test
+	void everyListenerTheStarterRegistersHearsAnAdmittedDecisionWithoutAllocating() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class,
+					RateLimitActuatorAutoConfiguration.class))
+			.withBean(SimpleMeterRegistry.class)
+			.withBean(ObservationRegistry.class, ObservationRegistry::create)
+			.withPropertyValues("rate-limit.policies.api.capacity=100", "rate-limit.policies.api.refill=100/1s",
+					"management.endpoints.web.exposure.include=ratelimits")
+			.run((context) -> {
+				List<LimitListener> listeners = context.getBeanProvider(LimitListener.class).orderedStream().toList();
+				assertThat(listeners).hasAtLeastOneElementOfType(MicrometerLimitListener.class)
+					.hasAtLeastOneElementOfType(HeavyHitters.class)
+					.hasAtLeastOneElementOfType(RecentCallers.class)
+					.hasAtLeastOneElementOfType(ObservationLimitListener.class);
+				LimitListener all = LimitListener.of(listeners);
+				RateLimitPolicy policy = RateLimitPolicy.builder("api").capacity(100).refill("100/1s").build();
+				LimitKeys keys = new LimitKeys("rl", 128);
+				String[] storageKeys = new String[KEYS];
+				for (int i = 0; i < KEYS; i++) {
+					storageKeys[i] = keys.build("api", "caller-" + i);
+				}
+				com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
+					.getThreadMXBean();
+				long allocated = 0;
+				for (int round = 0; round < 4; round++) {
+					long before = threads.getCurrentThreadAllocatedBytes();
+					for (int i = 0; i < 100_000; i++) {
+						// Mostly a few busy callers, and a stream of others the sketches have not tracked.
+						String key = storageKeys[(i % 4 == 0) ? i % KEYS : i % 16];
+						all.decided(policy, key, 1, true, 50, 100, DecisionSource.STORE);
+						// Near the limit: counted by the near-limit meter too.
+						all.decided(policy, key, 1, true, 5, 100, DecisionSource.STORE);
+					}
+					allocated = threads.getCurrentThreadAllocatedBytes() - before;
+				}
+				// The last round, warm: 200,000 admitted decisions.
+				assertThat(allocated).as("bytes allocated by 200,000 admitted decisions").isLessThan(1_024);
+			});
+	}
+
+}
