@@ -21,6 +21,9 @@ final class Goals {
 
 	private final List<Goal> goals = new ArrayList<>();
 
+	/** What counting a decision into the heavy-hitter sketches may add to it (about twice what it costs now). */
+	private static final double HEAVY_HITTERS_NANOS = 150;
+
 	void inMemory(List<InMemoryRow> rows) {
 		StringJoiner ratios = new StringJoiner("; ");
 		boolean faster = true;
@@ -44,6 +47,39 @@ final class Goals {
 				ratios.toString(), faster));
 		this.goals.add(new Goal("In-memory: allocation per decision", "0 B/op",
 				String.format(Locale.ROOT, "at most %.2f B/op", mostBytes), mostBytes < 1));
+		heavyHitters(rows);
+	}
+
+	/**
+	 * Issue 30's sketches on the admitted path: what counting a decision into its
+	 * limit's heavy hitters adds to the decision ({@code oursWithHeavyHitters}
+	 * against {@code ours}, same threads and keys, same run).
+	 */
+	private void heavyHitters(List<InMemoryRow> rows) {
+		StringJoiner added = new StringJoiner("; ");
+		boolean met = true;
+		boolean measured = false;
+		for (InMemoryRow with : rows) {
+			if (!with.limiter().equals("oursWithHeavyHitters")) {
+				continue;
+			}
+			Optional<InMemoryRow> alone = rows.stream()
+				.filter((row) -> row.limiter().equals("ours") && row.threads() == with.threads()
+						&& row.keys() == with.keys())
+				.findFirst();
+			if (alone.isEmpty()) {
+				continue;
+			}
+			measured = true;
+			double nanos = with.nanos() - alone.get().nanos();
+			met &= nanos <= HEAVY_HITTERS_NANOS && with.bytes() < 1;
+			added.add(String.format(Locale.ROOT, "%d thread(s), %,d key(s): %+.0f ns, %.2f B/op", with.threads(),
+					with.keys(), nanos, with.bytes()));
+		}
+		if (measured) {
+			this.goals.add(new Goal("In-memory: heavy hitters added to an admitted decision",
+					"≤ +" + (int) HEAVY_HITTERS_NANOS + " ns, 0 B/op", added.toString(), met));
+		}
 	}
 
 	void redis(List<RedisDecisionBenchmark.Result> rows) {

@@ -920,7 +920,8 @@ public class RateLimitProperties implements InitializingBean {
 
 		/**
 		 * Keys each limit's sketches track, from 8 to 4096: fixed memory per limit
-		 * (about 100 bytes per key), whatever the number of keys. Every key heavier
+		 * (about 100 bytes per key, four sketches per stripe of threads, twice the
+		 * processors and at most 16 stripes), whatever the number of keys. Every key heavier
 		 * than the lightest tracked one is listed, with a count never below the truth.
 		 */
 		private int trackedKeys = 64;

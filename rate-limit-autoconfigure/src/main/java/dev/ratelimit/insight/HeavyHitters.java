@@ -35,7 +35,7 @@ public final class HeavyHitters implements LimitListener, FleetShared {
 	private final LongSupplier nanoClock;
 
 	/** Each limit's sketches. */
-	private final PerLimit<TopKeys> limits;
+	private final PerLimit<StripedTopKeys> limits;
 
 	/**
 	 * Creates the tracker.
@@ -52,7 +52,7 @@ public final class HeavyHitters implements LimitListener, FleetShared {
 		this.trackedKeys = trackedKeys;
 		this.windowNanos = windowNanos;
 		this.nanoClock = nanoClock;
-		this.limits = new PerLimit<>((limit) -> new TopKeys(trackedKeys, windowNanos, nanoClock.getAsLong()));
+		this.limits = new PerLimit<>((limit) -> new StripedTopKeys(trackedKeys, windowNanos, nanoClock.getAsLong()));
 	}
 
 	@Override
@@ -71,13 +71,14 @@ public final class HeavyHitters implements LimitListener, FleetShared {
 	 * @return its counts of the last one to two windows, empty when no call has been decided yet
 	 */
 	public Optional<Snapshot> snapshot(LimitKind kind, String name) {
-		TopKeys top = this.limits.find(kind, name);
+		StripedTopKeys top = this.limits.find(kind, name);
 		if (top == null) {
 			return Optional.empty();
 		}
-		TopKeys.Reading reading = top.read(this.nanoClock.getAsLong());
-		return Optional.of(new Snapshot(reading.refusals().top(this.trackedKeys * 2),
-				reading.units().top(this.trackedKeys * 2)));
+		Tally refused = new Tally();
+		Tally consumed = new Tally();
+		top.addTo(this.nanoClock.getAsLong(), refused, consumed);
+		return Optional.of(new Snapshot(refused.top(this.trackedKeys * 2), consumed.top(this.trackedKeys * 2)));
 	}
 
 	@Override

@@ -51,19 +51,17 @@ final class TopKeys {
 	}
 
 	/**
-	 * Reads the counts of both windows.
+	 * Adds the counts of both windows to tallies.
 	 * @param now the time now, in nanoseconds
-	 * @return refusals and units by key
+	 * @param refused refusals by key
+	 * @param consumed units by key
 	 */
-	synchronized Reading read(long now) {
+	synchronized void addTo(long now, Tally refused, Tally consumed) {
 		rotate(now);
-		Tally refused = new Tally();
-		Tally consumed = new Tally();
 		for (int i = 0; i < 2; i++) {
 			this.refusals[i].addTo(refused);
 			this.units[i].addTo(consumed);
 		}
-		return new Reading(refused, consumed);
 	}
 
 	/** Starts a new window when the current one is over, forgetting the one before it. */
@@ -82,15 +80,6 @@ final class TopKeys {
 		}
 		this.current = previous;
 		this.windowStart = now - (elapsed % this.windowNanos);
-	}
-
-	/**
-	 * The counts of a limit's recent windows.
-	 *
-	 * @param refusals refusals by key
-	 * @param units units consumed by key
-	 */
-	record Reading(Tally refusals, Tally units) {
 	}
 
 }
