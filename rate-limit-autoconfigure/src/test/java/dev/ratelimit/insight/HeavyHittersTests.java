@@ -53,6 +53,26 @@ class HeavyHittersTests {
 	}
 
 	@Test
+	void threadsCountingInStripesOfTheirOwnAreSummedAtReading() throws Exception {
+		Thread[] threads = new Thread[4];
+		for (int t = 0; t < threads.length; t++) {
+			threads[t] = new Thread(() -> {
+				for (int i = 0; i < 10_000; i++) {
+					decide("rl:api:{alice}", 2, true, DecisionSource.STORE);
+					decide("rl:api:{bob}", 1, false, DecisionSource.STORE);
+				}
+			});
+			threads[t].start();
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		Snapshot snapshot = this.heavyHitters.snapshot(LimitKind.RATE_LIMIT, "api").orElseThrow();
+		assertThat(snapshot.units()).containsExactly(new Count("rl:api:{alice}", 80_000, 0));
+		assertThat(snapshot.refusals()).containsExactly(new Count("rl:api:{bob}", 40_000, 0));
+	}
+
+	@Test
 	void theFleetsCountsAreTheSumOfEachInstances() {
 		Snapshot a = new Snapshot(java.util.List.of(new Count("k1", 5, 1), new Count("k2", 2, 0)),
 				java.util.List.of());
