@@ -44,7 +44,17 @@ public final class AdaptiveCapExperiment {
 	}
 
 	public static void main(String[] args) throws Exception {
-		Options options = Options.parse(args);
+		run(Options.parse(args), String.join(" ", args));
+	}
+
+	/**
+	 * Runs the experiment: every mode at every load, and (unless {@code --out
+	 * none}) its page and charts.
+	 * @param options the options, as {@link #main} reads them
+	 * @param arguments the command line, for the page
+	 * @return each mode's runs, loads in increasing order
+	 */
+	static Map<String, List<Row>> run(Options options, String arguments) throws Exception {
 		int seconds = options.integer("seconds", 15);
 		int warmup = options.integer("warmup", 5);
 		List<Double> loads = options.list("loads", "0.1,1,1.5,2,5").stream().map(Double::parseDouble).toList();
@@ -54,7 +64,9 @@ public final class AdaptiveCapExperiment {
 		// Half of the offered calls are critical: critical keeps half the limit, normal a tenth.
 		String shares = options.string("shares", "critical=50,normal=10");
 		CpuPinning pinning = CpuPinning.of(options.string("pin", "auto"));
-		Path out = Path.of(options.string("out", "docs/adaptive-experiment.md"));
+		String outPath = options.string("out", "docs/adaptive-experiment.md");
+		boolean report = !outPath.equals("none");
+		Path out = Path.of(report ? outPath : "adaptive-experiment.md");
 		Path images = Path.of(options.string("images", "docs/images"));
 		pinning.pinToClient(ProcessHandle.current().pid());
 		Map<String, List<Row>> rows = new LinkedHashMap<>();
@@ -81,7 +93,7 @@ public final class AdaptiveCapExperiment {
 							+ ", retries " + result.retries + ", timeouts " + result.timeouts + ", io errors "
 							+ result.ioErrors + ", connects " + result.connects + ", waited for a connection "
 							+ result.waitedForConnection + ", unfinished " + result.unfinished);
-					if (load == loads.get(loads.size() - 1)) {
+					if (report && load == loads.get(loads.size() - 1)) {
 						Path chart = images.resolve(chartName(mode, load));
 						chart(chart, mode, load, result, samples, wallStart, warmup, seconds);
 						System.out.println("    chart " + chart);
@@ -89,13 +101,16 @@ public final class AdaptiveCapExperiment {
 				}
 			}
 		}
-		double minutes = (System.nanoTime() - began) / 60e9;
-		String report = AdaptiveCapReport.markdown(rows, loads, modes, algorithm, adaptive, shares, pinning, seconds, warmup, minutes,
-				String.join(" ", args), images, out);
-		Files.createDirectories(out.toAbsolutePath().getParent());
-		Files.writeString(out, report);
-		System.out.println();
-		System.out.println(report);
+		if (report) {
+			double minutes = (System.nanoTime() - began) / 60e9;
+			String page = AdaptiveCapReport.markdown(rows, loads, modes, algorithm, adaptive, shares, pinning, seconds,
+					warmup, minutes, arguments, images, out);
+			Files.createDirectories(out.toAbsolutePath().getParent());
+			Files.writeString(out, page);
+			System.out.println();
+			System.out.println(page);
+		}
+		return rows;
 	}
 
 	static String chartName(String mode, double load) {

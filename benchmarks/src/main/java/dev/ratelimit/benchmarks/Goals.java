@@ -211,6 +211,20 @@ final class Goals {
 	}
 
 	/** Records a part of the run that did not complete, as a goal missed. */
+	/** Issue 29's goals for the adaptive cap under a retry storm ({@link AdaptiveCapExperiment}). */
+	void adaptive(List<AdaptiveCapExperiment.Row> rows) {
+		if (rows.isEmpty()) {
+			return;
+		}
+		AdaptiveCapReport.Verdicts verdicts = AdaptiveCapReport.verdicts(rows);
+		this.goals.add(new Goal("Adaptive cap under a retry storm: goodput at 5× capacity", "≥ 90% of capacity",
+				verdicts.goodput(), verdicts.goodputMet()));
+		this.goals.add(new Goal("Adaptive cap: critical calls served while critical demand alone is under capacity",
+				"all", verdicts.criticalServed(), verdicts.criticalServedMet()));
+		this.goals.add(new Goal("Adaptive cap: critical p99 at 5× capacity", "≤ 2× the unloaded p99",
+				verdicts.criticalP99(), verdicts.criticalP99Met()));
+	}
+
 	void overload(OverloadBenchmark.Report report) {
 		this.goals.add(new Goal("Overload: decisions that fall to the failure mode (sample, 2 instances on one Redis, "
 				+ "64 clients, server CPU saturated)", "≤ 0.1%", report.fallbackCounts(), report.fallbackPercent() <= 0.1));

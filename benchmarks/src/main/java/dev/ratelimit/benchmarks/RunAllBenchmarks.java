@@ -28,8 +28,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Run from the repository root, after
  * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
- * (about 45 minutes on 2 cores; a part that fails is reported as a goal missed and
- * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,gateway,startup,accuracy,overload},
+ * (about 50 minutes on 2 cores; a part that fails is reported as a goal missed and
+ * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,gateway,startup,accuracy,overload,adaptive},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
  * prints only).
@@ -51,7 +51,8 @@ public final class RunAllBenchmarks {
 	public static void main(String[] args) throws Exception {
 		Options options = Options.parse(args);
 		boolean quick = Boolean.parseBoolean(options.string("quick", "false"));
-		List<String> parts = options.list("parts", "memory,redis,lua,http,reactive,gateway,startup,accuracy,overload");
+		List<String> parts = options.list("parts",
+				"memory,redis,lua,http,reactive,gateway,startup,accuracy,overload,adaptive");
 		String docs = options.string("docs", "docs/performance.md");
 		long began = System.nanoTime();
 		Goals goals = new Goals();
@@ -130,6 +131,25 @@ public final class RunAllBenchmarks {
 					CpuPinning.of("auto"), quick ? 5 : 30, 64, quick ? 3 : 20, 2, null);
 			results.append(report.toMarkdown()).append('\n');
 			goals.overload(report);
+		});
+
+		part(parts, "adaptive", goals, results, () -> {
+			// The starter's adaptive cap alone (the experiment's page compares it with no cap and Netflix's).
+			Options adaptive = Options.parse(new String[] { "--modes", "adaptive", "--out", "none", "--seconds",
+					quick ? "5" : "15", "--warmup", quick ? "2" : "5", "--adaptive",
+					"rtt-tolerance=1,queue-size=1,min-limit=12,long-window=5000" });
+			List<AdaptiveCapExperiment.Row> rows = AdaptiveCapExperiment.run(adaptive, "").get("adaptive");
+			results.append("### Adaptive cap under a retry storm\n\n")
+				.append("`AdaptiveCapExperiment --modes adaptive` (see [the experiment](adaptive-experiment.md) for the ")
+				.append("setup and the comparison with no cap and Netflix's limiter).\n\n| load | goodput/s | critical served | ")
+				.append("critical p99 ms |\n|---|---:|---:|---:|\n");
+			for (AdaptiveCapExperiment.Row row : rows) {
+				results.append(String.format(Locale.ROOT, "| %s× | %.0f | %.2f%% | %.1f |%n",
+						AdaptiveCapReport.loadLabel(row.load()), row.result().goodput(),
+						100 * row.result().servedShare(true), row.result().latencyMillis(true, 0.99)));
+			}
+			results.append('\n');
+			goals.adaptive(rows);
 		});
 
 		double minutes = (System.nanoTime() - began) / 60e9;
