@@ -49,7 +49,7 @@ final class ChangeReports {
 		if (this.callers == null) {
 			return null;
 		}
-		RecentCallers.Counted counted = this.callers.counted(definition.limit().name());
+		RecentCallers.Counted counted = this.callers.counted(definition.limit().kind(), definition.limit().name());
 		Map<String, Long> seen = counted.byPlan();
 		Map<String, Long> counts = new LinkedHashMap<>();
 		for (String target : ChangeReach.targets(definition)) {
@@ -138,7 +138,7 @@ final class ChangeReports {
 		}
 		if (reached == 0 && all > 0) {
 			return "changes no recent caller: none of the callers this instance decided in the last "
-					+ recent.window() + " was on the plans " + labels(reach.plans()) + " (recent callers here: "
+					+ recent.window() + " was on the plans " + labels(reach.plans()) + " (recent callers: "
 					+ recent.byPlan() + ")";
 		}
 		return null;

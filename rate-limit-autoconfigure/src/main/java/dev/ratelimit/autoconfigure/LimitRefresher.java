@@ -25,6 +25,7 @@ import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.Quota;
@@ -156,7 +157,7 @@ final class LimitRefresher implements AopInfrastructureBean {
 			Map<String, Quota> dropped = live.get().reconfigure(definition);
 			ChangeReach reach = ChangeReach.between(inForce, live.get().current());
 			logger.info("Refreshed " + definition.limit().kind().property(name) + ": " + summary(before) + " -> "
-					+ summary(definition) + "; " + reaches(reach, name));
+					+ summary(definition) + "; " + reaches(reach, definition.limit().kind(), name));
 			warnUnreached(before, definition, reach);
 			dropped.forEach((target, quota) -> logger.warn("The override " + quota + " of "
 					+ definition.limit().kind().property(name) + (target.isEmpty() ? "" : " plan '" + target + "'")
@@ -164,16 +165,16 @@ final class LimitRefresher implements AopInfrastructureBean {
 		}
 	}
 
-	private String reaches(ChangeReach reach, String name) {
+	private String reaches(ChangeReach reach, LimitKind kind, String name) {
 		if (reach.isEmpty()) {
 			return "changes no caller's numbers";
 		}
 		RecentCallers callers = this.recentCallers.get();
-		Map<String, Long> recent = (callers != null) ? callers.counted(name).byPlan() : Map.of();
+		Map<String, Long> recent = (callers != null) ? callers.counted(kind, name).byPlan() : Map.of();
 		List<String> parts = new ArrayList<>();
 		for (String plan : reach.plans()) {
 			String who = plan.isEmpty() ? "every caller" : "plan '" + plan + "'";
-			parts.add((callers != null) ? who + " (" + recent.getOrDefault(plan, 0L) + " recent callers here)" : who);
+			parts.add((callers != null) ? who + " (" + recent.getOrDefault(plan, 0L) + " recent callers)" : who);
 		}
 		if (!reach.keys().isEmpty()) {
 			parts.add("the listed keys " + reach.keys());

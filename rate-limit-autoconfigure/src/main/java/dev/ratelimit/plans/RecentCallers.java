@@ -5,12 +5,13 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.PerLimit;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.insight.FleetExchange;
 import dev.ratelimit.insight.FleetShared;
@@ -41,7 +42,8 @@ public final class RecentCallers implements LimitListener, FleetShared {
 
 	private final long windowMicros;
 
-	private final ConcurrentHashMap<String, Plans> limits = new ConcurrentHashMap<>();
+	/** Each limit's plans, by kind and name: a policy and a budget may share a name. */
+	private final PerLimit<Plans> limits = new PerLimit<>((limit) -> new Plans());
 
 	private final @Nullable FleetExchange fleet;
 
@@ -68,31 +70,35 @@ public final class RecentCallers implements LimitListener, FleetShared {
 
 	@Override
 	public void publishTo(FleetExchange exchange) {
-		this.limits.forEach((limit, plans) -> {
-			StringBuilder text = new StringBuilder();
-			plans.registers().forEach((plan, registers) -> text.append(plan)
-				.append('\t')
-				.append(HexFormat.of().formatHex(registers))
-				.append('\n'));
-			exchange.publish(TOPIC, limit, text.toString());
-		});
+		for (LimitKind kind : LimitKind.values()) {
+			for (String name : this.limits.names(kind)) {
+				Plans plans = this.limits.find(kind, name);
+				StringBuilder text = new StringBuilder();
+				plans.registers().forEach((plan, registers) -> text.append(plan)
+					.append('\t')
+					.append(HexFormat.of().formatHex(registers))
+					.append('\n'));
+				exchange.publish(TOPIC, fleetId(kind, name), text.toString());
+			}
+		}
 	}
 
 	/**
 	 * Returns the recent callers of a limit by plan across the fleet: this
 	 * instance's counts merged with those the others published (a caller seen
 	 * by two instances counts once), or this instance's alone without a fleet.
+	 * @param kind the limit's kind
 	 * @param limit the limit's name
 	 * @return the estimates and whose calls they count
 	 */
-	public Counted counted(String limit) {
-		Plans plans = this.limits.get(limit);
+	public Counted counted(LimitKind kind, String limit) {
+		Plans plans = this.limits.find(kind, limit);
 		Map<String, byte[]> merged = new LinkedHashMap<>((plans != null) ? plans.registers() : Map.of());
 		if (this.fleet == null) {
 			return new Counted(estimates(merged), "this instance");
 		}
 		try {
-			for (String text : this.fleet.others(TOPIC, limit)) {
+			for (String text : this.fleet.others(TOPIC, fleetId(kind, limit))) {
 				for (String line : text.split("\n")) {
 					int tab = line.indexOf('\t');
 					if (tab < 0) {
@@ -111,6 +117,10 @@ public final class RecentCallers implements LimitListener, FleetShared {
 					"this instance only: the others' counts could not be read (" + ex.getMessage() + ")");
 		}
 		return new Counted(estimates(merged), "every instance sharing the backend");
+	}
+
+	private static String fleetId(LimitKind kind, String name) {
+		return kind.label() + ':' + name;
 	}
 
 	private static Map<String, Long> estimates(Map<String, byte[]> registers) {
@@ -149,21 +159,18 @@ public final class RecentCallers implements LimitListener, FleetShared {
 		if (key == null) {
 			return;
 		}
-		Plans plans = this.limits.get(limit.name());
-		if (plans == null) {
-			plans = this.limits.computeIfAbsent(limit.name(), (name) -> new Plans());
-		}
-		plans.counter(limit.plan()).add(key.hashCode());
+		this.limits.of(limit).counter(limit.plan()).add(key.hashCode());
 	}
 
 	/**
 	 * Returns the recent callers of a limit on this instance, by the plan that
 	 * decided their calls ({@code ""} for the limit's own numbers).
+	 * @param kind the limit's kind
 	 * @param limit the limit's name
 	 * @return the estimates, in the order the plans were first seen; empty when no call was decided
 	 */
-	public Map<String, Long> byPlan(String limit) {
-		Plans plans = this.limits.get(limit);
+	public Map<String, Long> byPlan(LimitKind kind, String limit) {
+		Plans plans = this.limits.find(kind, limit);
 		return (plans != null) ? plans.estimates() : Map.of();
 	}
 
