@@ -11,6 +11,9 @@ import java.time.Duration;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
 /**
  * Real HTTP calls to a test server, with JSON bodies read as trees.
  */
@@ -21,6 +24,15 @@ final class HttpTestClient {
 	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
 	private final int port;
+
+	/**
+	 * A client of a running application's server.
+	 * @param context the application, started on a port
+	 * @return its client
+	 */
+	static HttpTestClient of(ConfigurableApplicationContext context) {
+		return new HttpTestClient(((WebServerApplicationContext) context).getWebServer().getPort());
+	}
 
 	HttpTestClient(int port) {
 		this.port = port;

@@ -8,7 +8,6 @@ import tools.jackson.databind.JsonNode;
 
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.ratelimit.support.RedisServerFixture;
@@ -35,8 +34,8 @@ class SharedOverridesTests {
 	void anOverrideMadeOnOneInstanceIsEnforcedByEveryInstanceAndOutlivesARestart() {
 		redis.flushAll();
 		try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
-			HttpTestClient onA = client(a);
-			HttpTestClient onB = client(b);
+			HttpTestClient onA = HttpTestClient.of(a);
+			HttpTestClient onB = HttpTestClient.of(b);
 			assertThat(allowed(onB, "before")).isEqualTo(3);
 
 			long start = System.nanoTime();
@@ -49,7 +48,7 @@ class SharedOverridesTests {
 			assertThat(allowed(onB, "after")).isEqualTo(1);
 
 			try (ConfigurableApplicationContext c = start()) {
-				HttpTestClient onC = client(c);
+				HttpTestClient onC = HttpTestClient.of(c);
 				assertThat(overrides(onC).at("/(limit)/capacity").asLong()).isEqualTo(1);
 				assertThat(allowed(onC, "restarted")).isEqualTo(1);
 			}
@@ -70,7 +69,7 @@ class SharedOverridesTests {
 		redis.call("HSET", "rl:{%overrides}", "tenant-daily:", "amount=0.5");
 		redis.call("HSET", "rl:{%overrides}", "no-colon", "capacity=1");
 		try (ConfigurableApplicationContext a = start()) {
-			HttpTestClient onA = client(a);
+			HttpTestClient onA = HttpTestClient.of(a);
 			assertThat(overrides(onA).isEmpty()).isTrue();
 			assertThat(onA.get("/actuator/ratelimits/tenant-daily").json().at("/effective/amount").asString())
 				.isEqualTo("0.5");
@@ -104,9 +103,6 @@ class SharedOverridesTests {
 		return allowed;
 	}
 
-	private static HttpTestClient client(ConfigurableApplicationContext context) {
-		return new HttpTestClient(((WebServerApplicationContext) context).getWebServer().getPort());
-	}
 
 	private static ConfigurableApplicationContext start() {
 		return new SpringApplicationBuilder(ActuatorTestApplication.class).web(WebApplicationType.SERVLET)

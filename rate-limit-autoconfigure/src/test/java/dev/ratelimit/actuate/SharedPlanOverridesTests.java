@@ -8,7 +8,6 @@ import tools.jackson.databind.JsonNode;
 
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.ratelimit.support.RedisServerFixture;
@@ -38,8 +37,8 @@ class SharedPlanOverridesTests {
 	void anOverrideThatChangesNoCallerReachesNoInstanceAndAPlansReachesBoth() {
 		redis.flushAll();
 		try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
-			HttpTestClient onA = client(a);
-			HttpTestClient onB = client(b);
+			HttpTestClient onA = HttpTestClient.of(a);
+			HttpTestClient onB = HttpTestClient.of(b);
 			run(onA, "ann", "free");
 			run(onA, "bob", null);
 			run(onB, "cid", "free");
@@ -92,9 +91,6 @@ class SharedPlanOverridesTests {
 		return allowed;
 	}
 
-	private static HttpTestClient client(ConfigurableApplicationContext context) {
-		return new HttpTestClient(((WebServerApplicationContext) context).getWebServer().getPort());
-	}
 
 	private static ConfigurableApplicationContext start() {
 		return new SpringApplicationBuilder(ActuatorTestApplication.class).web(WebApplicationType.SERVLET)

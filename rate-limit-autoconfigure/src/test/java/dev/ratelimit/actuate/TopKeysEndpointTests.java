@@ -9,7 +9,6 @@ import tools.jackson.databind.JsonNode;
 
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.ratelimit.support.RedisServerFixture;
@@ -33,7 +32,7 @@ class TopKeysEndpointTests {
 	@Test
 	void theNoisyCallerIsListedFirstWithItsStateNow() {
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory")) {
-			HttpTestClient client = client(app);
+			HttpTestClient client = HttpTestClient.of(app);
 			calls(client, "alice", 10);
 			calls(client, "bob", 2);
 			calls(client, "tab\tand space", 1);
@@ -58,7 +57,7 @@ class TopKeysEndpointTests {
 	void keysCanBeListedAsHashesAndABudgetsUnitsAreInItsUnit() {
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory",
 				"rate-limit.heavy-hitters.hash-keys=true")) {
-			HttpTestClient client = client(app);
+			HttpTestClient client = HttpTestClient.of(app);
 			calls(client, "alice", 4);
 			JsonNode top = client.get("/actuator/ratelimits/per-user/top").json();
 			assertThat(top.get("keysHashed").asBoolean()).isTrue();
@@ -78,11 +77,11 @@ class TopKeysEndpointTests {
 	@Test
 	void anUnknownLimitIsNotFoundAndTurnedOffHeavyHittersSaySo() {
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory")) {
-			assertThat(client(app).get("/actuator/ratelimits/nothing/top").status()).isEqualTo(404);
+			assertThat(HttpTestClient.of(app).get("/actuator/ratelimits/nothing/top").status()).isEqualTo(404);
 		}
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory",
 				"rate-limit.heavy-hitters.enabled=false")) {
-			HttpTestClient.Response response = client(app).get("/actuator/ratelimits/per-user/top");
+			HttpTestClient.Response response = HttpTestClient.of(app).get("/actuator/ratelimits/per-user/top");
 			assertThat(response.status()).isEqualTo(400);
 			assertThat(response.body()).contains("rate-limit.heavy-hitters.enabled");
 		}
@@ -93,8 +92,8 @@ class TopKeysEndpointTests {
 		redis.flushAll();
 		try (ConfigurableApplicationContext a = start(redisBackend()); ConfigurableApplicationContext b = start(
 				redisBackend())) {
-			HttpTestClient onA = client(a);
-			HttpTestClient onB = client(b);
+			HttpTestClient onA = HttpTestClient.of(a);
+			HttpTestClient onB = HttpTestClient.of(b);
 			// The same limit across the fleet: alice is refused on both instances, carol only on B.
 			calls(onA, "alice", 5);
 			calls(onB, "alice", 3);
@@ -123,9 +122,6 @@ class TopKeysEndpointTests {
 		}
 	}
 
-	private static HttpTestClient client(ConfigurableApplicationContext context) {
-		return new HttpTestClient(((WebServerApplicationContext) context).getWebServer().getPort());
-	}
 
 	private static ConfigurableApplicationContext start(String... extra) {
 		return new SpringApplicationBuilder(ActuatorTestApplication.class).web(WebApplicationType.SERVLET)

@@ -15,6 +15,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -79,23 +80,12 @@ class ObservationTracesReactiveTests {
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfigurationWithoutSecurity
+	@Import(RecordingObservationHandler.Registry.class)
 	static class App {
 
 		@Bean
 		ManualTimeSource rateLimitTimeSource() {
 			return new ManualTimeSource();
-		}
-
-		@Bean
-		RecordingObservationHandler recordingObservationHandler() {
-			return new RecordingObservationHandler();
-		}
-
-		@Bean
-		ObservationRegistry observationRegistry(RecordingObservationHandler handler) {
-			ObservationRegistry registry = ObservationRegistry.create();
-			registry.observationConfig().observationHandler(handler);
-			return registry;
 		}
 
 		@Bean

@@ -16,6 +16,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.request.RequestPostProcessor;
@@ -113,23 +114,12 @@ class ObservationTracesWebTests {
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
+	@Import(RecordingObservationHandler.Registry.class)
 	static class App {
 
 		@Bean
 		ManualTimeSource rateLimitTimeSource() {
 			return new ManualTimeSource();
-		}
-
-		@Bean
-		RecordingObservationHandler recordingObservationHandler() {
-			return new RecordingObservationHandler();
-		}
-
-		@Bean
-		ObservationRegistry observationRegistry(RecordingObservationHandler handler) {
-			ObservationRegistry registry = ObservationRegistry.create();
-			registry.observationConfig().observationHandler(handler);
-			return registry;
 		}
 
 		/** Spring's HTTP server observation, first in the chain, as the actuator registers it. */

@@ -8,6 +8,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Keeps what a tracing handler would see: the events of every observation and
@@ -57,6 +61,24 @@ final class RecordingObservationHandler implements ObservationHandler<Observatio
 	void clear() {
 		this.events.clear();
 		this.stopped.clear();
+	}
+
+	/** An observation registry that records into a {@link RecordingObservationHandler} bean. */
+	@Configuration(proxyBeanMethods = false)
+	static class Registry {
+
+		@Bean
+		RecordingObservationHandler recordingObservationHandler() {
+			return new RecordingObservationHandler();
+		}
+
+		@Bean
+		ObservationRegistry observationRegistry(RecordingObservationHandler handler) {
+			ObservationRegistry registry = ObservationRegistry.create();
+			registry.observationConfig().observationHandler(handler);
+			return registry;
+		}
+
 	}
 
 }
