@@ -56,8 +56,11 @@ class AdmittedDecisionAllocationTests {
 				}
 				com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
 					.getThreadMXBean();
-				long allocated = 0;
-				for (int round = 0; round < 4; round++) {
+				// Rounds until the JIT has compiled the path (escape analysis removes what the interpreter
+				// allocates); a busy CI machine compiles late, so the warm-up is bounded by rounds, not fixed.
+				// An allocation on the path itself shows in every round, and the test fails.
+				long fewest = Long.MAX_VALUE;
+				for (int round = 0; round < 40 && fewest >= 1_024; round++) {
 					long before = threads.getCurrentThreadAllocatedBytes();
 					for (int i = 0; i < 100_000; i++) {
 						// Mostly a few busy callers, and a stream of others the sketches have not tracked.
@@ -66,10 +69,9 @@ class AdmittedDecisionAllocationTests {
 						// Near the limit: counted by the near-limit meter too.
 						all.decided(policy, key, 1, true, 5, 100, DecisionSource.STORE);
 					}
-					allocated = threads.getCurrentThreadAllocatedBytes() - before;
+					fewest = Math.min(fewest, threads.getCurrentThreadAllocatedBytes() - before);
 				}
-				// The last round, warm: 200,000 admitted decisions.
-				assertThat(allocated).as("bytes allocated by 200,000 admitted decisions").isLessThan(1_024);
+				assertThat(fewest).as("bytes allocated by 200,000 admitted decisions, warm").isLessThan(1_024);
 			});
 	}
 
