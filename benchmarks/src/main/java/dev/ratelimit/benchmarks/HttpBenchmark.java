@@ -86,6 +86,15 @@ public final class HttpBenchmark {
 	/** The prefix of an ablation's variant name. */
 	static final String ABLATION = "limiter without ";
 
+	/** The ablation that records no decision in traces ({@code rate-limit.observations.enabled=false}). */
+	static final String NO_TRACES = "traces";
+
+	/** Issue 31's goal for traces: what recording the decision on the request's observation adds, in CPU. */
+	public static final double GOAL_TRACES_MICROS = 1;
+
+	/** And in bytes allocated per request. */
+	public static final double GOAL_TRACES_BYTES = 256;
+
 	/** Whether the limiter decides the variant's requests. */
 	static boolean decides(String variant) {
 		return variant.equals(ON) || variant.equals(BEFORE) || variant.startsWith(ABLATION);
@@ -762,6 +771,19 @@ public final class HttpBenchmark {
 					String.format(Locale.ROOT, "%+.1f µs (median of rounds; %.1f against %.1f µs per request at %,.0f/s)", extra,
 							on.cpuMicrosPerRequest(), off.cpuMicrosPerRequest(), on.requestsPerSecond()),
 					extra <= GOAL_CPU_MICROS));
+		}
+		Row untraced = find(rows, "cpu", ABLATION + NO_TRACES, -1);
+		if (on != null && untraced != null && !Double.isNaN(on.cpuAddedMicros())
+				&& !Double.isNaN(untraced.cpuAddedMicros())) {
+			// Both are medians of within-round differences from the same variant without the limiter.
+			double micros = on.cpuAddedMicros() - untraced.cpuAddedMicros();
+			double bytes = on.bytesAdded() - untraced.bytesAdded();
+			goals.add(new GoalCheck(http + ": what recording decisions in traces adds per request (the limiter "
+					+ "against rate-limit.observations.enabled=false, fixed rate)",
+					String.format(Locale.ROOT, "≤ %.0f µs and ≤ %.0f B", GOAL_TRACES_MICROS, GOAL_TRACES_BYTES),
+					String.format(Locale.ROOT, "%+.1f µs, %+.0f B (limiter %+.1f µs, without traces %+.1f µs)", micros,
+							bytes, on.cpuAddedMicros(), untraced.cpuAddedMicros()),
+					micros <= GOAL_TRACES_MICROS && bytes <= GOAL_TRACES_BYTES));
 		}
 		Row saturated = find(rows, "saturated", ON, -1);
 		if (saturated != null && !Double.isNaN(saturated.ratio())) {
