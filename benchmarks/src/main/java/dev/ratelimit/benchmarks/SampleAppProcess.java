@@ -219,8 +219,8 @@ final class SampleAppProcess implements AutoCloseable {
 		String last = "no answer";
 		while (System.nanoTime() - deadline < 0) {
 			if (!this.process.isAlive()) {
-				throw new IllegalStateException(
-						"Sample app exited with " + this.process.exitValue() + " before it was ready" + logTail());
+				throw new NotReady(
+						"Sample app exited with " + this.process.exitValue() + " before it was ready" + logTail(), logText());
 			}
 			try (HttpConnection connection = new HttpConnection("127.0.0.1", this.port, path, 2_000)) {
 				HttpConnection.Response response = connection.getFully();
@@ -234,8 +234,41 @@ final class SampleAppProcess implements AutoCloseable {
 			}
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(pollMillis));
 		}
-		throw new IllegalStateException("Sample app did not answer 200 on " + path + " within "
-				+ STARTUP_TIMEOUT_SECONDS + "s (last: " + last + ")" + logTail());
+		throw new NotReady("Sample app did not answer 200 on " + path + " within "
+				+ STARTUP_TIMEOUT_SECONDS + "s (last: " + last + ")" + logTail(), logText());
+	}
+
+	/**
+	 * The app did not start: it exited, or did not answer in time. The message
+	 * ends with the last lines it logged; {@link #log()} is all of it, for
+	 * callers that look for the cause in the whole stack trace.
+	 */
+	static final class NotReady extends IllegalStateException {
+
+		private static final long serialVersionUID = 1L;
+
+		private final transient String log;
+
+		NotReady(String message, String log) {
+			super(message);
+			this.log = log;
+		}
+
+		/** Everything the app logged until then; empty if the log could not be read. */
+		String log() {
+			return this.log;
+		}
+
+	}
+
+	/** Everything the app logged so far, or nothing if its log cannot be read. */
+	private String logText() {
+		try {
+			return Files.readString(this.log);
+		}
+		catch (IOException | RuntimeException ex) {
+			return "";
+		}
 	}
 
 	/** The last lines the app logged, for error messages. */

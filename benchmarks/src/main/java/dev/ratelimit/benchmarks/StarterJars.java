@@ -48,6 +48,9 @@ import java.util.zip.ZipOutputStream;
  * the sample app's jar, those the application already has (AspectJ, Caffeine)
  * left as they are: what adding the dependency to its build would give, as
  * long as it uses the same Spring Boot version.
+ * <p>
+ * {@link #plus(Path, List, String)}: the same for another library's jars,
+ * given as files (Bucket4j's starter, {@link Bucket4jStarter}).
  */
 final class StarterJars {
 
@@ -145,20 +148,7 @@ final class StarterJars {
 				if (added.stream().noneMatch((entry) -> DEACTIVATED.equals(libraryPrefix(entry.getName())))) {
 					throw new IllegalStateException(donor + " has no " + LIB + DEACTIVATED + "*.jar");
 				}
-				for (ZipEntry entry : source.stream().toList()) {
-					try (InputStream in = source.getInputStream(entry)) {
-						if (entry.getName().equals("BOOT-INF/classpath.idx")) {
-							StringBuilder index = new StringBuilder(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-							for (ZipEntry jar : added) {
-								index.append("- \"").append(jar.getName()).append("\"\n");
-							}
-							writeDeflated(target, entry.getName(), index.toString().getBytes(StandardCharsets.UTF_8));
-						}
-						else {
-							copy(entry, in, target);
-						}
-					}
-				}
+				copyIndexing(source, target, added.stream().map(ZipEntry::getName).toList());
 				for (ZipEntry jar : added) {
 					try (InputStream in = starter.getInputStream(jar)) {
 						copy(jar, in, target);
@@ -169,6 +159,56 @@ final class StarterJars {
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot write a copy of " + appJar + " with the starter", ex);
+		}
+	}
+
+	/**
+	 * Writes a copy of an executable jar with library jars added, those it
+	 * already has by file name left as they are, into a temporary file deleted
+	 * when this JVM exits: as {@link #with(Path, Path)} adds ours, stored
+	 * uncompressed in {@code BOOT-INF/lib} and named in the class-path index.
+	 * @param appJar an executable jar
+	 * @param libraries the jar files to add to its {@code BOOT-INF/lib} and class-path index
+	 * @param what what the libraries are, for the temporary file's name and error messages
+	 * @return the copy
+	 */
+	static Path plus(Path appJar, List<Path> libraries, String what) {
+		try {
+			Path copy = Files.createTempFile("benchmark-app-with-" + what + "-", ".jar");
+			copy.toFile().deleteOnExit();
+			try (ZipFile source = new ZipFile(appJar.toFile());
+					ZipOutputStream target = new ZipOutputStream(Files.newOutputStream(copy))) {
+				List<String> present = source.stream().map(ZipEntry::getName).toList();
+				List<Path> added = libraries.stream()
+					.filter((jar) -> !present.contains(LIB + jar.getFileName()))
+					.toList();
+				copyIndexing(source, target, added.stream().map((jar) -> LIB + jar.getFileName()).toList());
+				for (Path jar : added) {
+					writeStored(target, LIB + jar.getFileName(), Files.readAllBytes(jar));
+				}
+			}
+			return copy;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot write a copy of " + appJar + " with " + what, ex);
+		}
+	}
+
+	/** Copies every entry of {@code source}, the class-path index with a line for each jar added. */
+	private static void copyIndexing(ZipFile source, ZipOutputStream target, List<String> added) throws IOException {
+		for (ZipEntry entry : source.stream().toList()) {
+			try (InputStream in = source.getInputStream(entry)) {
+				if (entry.getName().equals("BOOT-INF/classpath.idx")) {
+					StringBuilder index = new StringBuilder(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+					for (String jar : added) {
+						index.append("- \"").append(jar).append("\"\n");
+					}
+					writeDeflated(target, entry.getName(), index.toString().getBytes(StandardCharsets.UTF_8));
+				}
+				else {
+					copy(entry, in, target);
+				}
+			}
 		}
 	}
 

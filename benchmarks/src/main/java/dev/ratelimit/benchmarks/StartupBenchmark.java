@@ -10,13 +10,19 @@ import java.util.Map;
 
 /**
  * Start-up cost of the starter: CPU seconds and wall time of the sample app's
- * JVM from its launch until {@code GET /api/hello} first answers 200, in three
+ * JVM from its launch until {@code GET /api/hello} first answers 200, in
  * variants started alternately in one run:
  * <ul>
  * <li>{@code starter}: the sample app as built (route rule {@code /api/** -> per-ip},
  * annotated controllers, provider client, actuator endpoint);</li>
  * <li>{@code disabled}: the same jar with {@code rate-limit.enabled=false};</li>
- * <li>{@code without}: a copy of the jar without the starter ({@link StarterJars#without}).</li>
+ * <li>{@code without}: a copy of the jar without the starter ({@link StarterJars#without});</li>
+ * <li>{@code bucket4j}, only when asked for ({@code --cases}): that copy with
+ * Bucket4j's Spring Boot starter limiting the same route the same way
+ * ({@link Bucket4jStarter}), checked to answer 429 once its 20 tokens are
+ * spent (after the measured start). Bucket4j's starter 0.12.10, the newest
+ * that resolves here, does not start on Spring Boot 4: the variant is then
+ * reported, with the cause the app logged, instead of stopping the run.</li>
  * </ul>
  * Or, with {@code --starter-from sample-app.jar}, the other way round for an
  * application built without the starter (Spring PetClinic): {@code without} is
@@ -34,7 +40,7 @@ import java.util.Map;
  * each with its own three variants.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.StartupBenchmark
- * [--runs 7] [--warmup-runs 1] [--cases starter,disabled,without] [--app-jar path | --jars label=path,...]
+ * [--runs 7] [--warmup-runs 1] [--cases starter,disabled,without[,bucket4j]] [--app-jar path | --jars label=path,...]
  * [--starter-from path | label=path,...] [--path /api/hello] [--expect-header true]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}.
  * Other code calls {@link #run(Settings)}.
@@ -51,7 +57,13 @@ public final class StartupBenchmark {
 	private static final long POLL_MILLIS = 10;
 
 	/** The variants, in the order of the table. */
-	public static final List<String> CASES = List.of("starter", "disabled", "without");
+	public static final List<String> CASES = List.of("starter", "disabled", "without", "bucket4j");
+
+	/**
+	 * The variants run unless {@code --cases} says otherwise: not {@code bucket4j}, whose starter does not
+	 * start on this Spring Boot (a failed start each run, to report what is known); back in once one does.
+	 */
+	public static final List<String> DEFAULT_CASES = List.of("starter", "disabled", "without");
 
 	private StartupBenchmark() {
 	}
@@ -62,7 +74,7 @@ public final class StartupBenchmark {
 	 * @param runs measured starts per variant and jar; each variant reports their median
 	 * @param warmupRuns starts per variant and jar before those, not recorded (they fill the
 	 * page cache and the JVM's shared archive)
-	 * @param cases a subset of {@link #CASES}
+	 * @param cases a subset of {@link #CASES}; {@code bucket4j} only for the sample app (no {@code starterFrom})
 	 * @param jars the app jars, by label, in order; a {@code null} path means the sample app's in
 	 * {@code sample-app/target}
 	 * @param starterFrom empty when the jars have the starter; else they were built without it, and the
@@ -79,7 +91,7 @@ public final class StartupBenchmark {
 		public static Settings defaults() {
 			Map<String, String> jars = new LinkedHashMap<>();
 			jars.put("this build", null);
-			return new Settings(7, 1, CASES, jars, Map.of(), PATH, true, HttpBenchmark.Settings.DEFAULT_JVM);
+			return new Settings(7, 1, DEFAULT_CASES, jars, Map.of(), PATH, true, HttpBenchmark.Settings.DEFAULT_JVM);
 		}
 
 		/**
@@ -108,6 +120,10 @@ public final class StartupBenchmark {
 			String donors = given.string("starter-from", null);
 			Map<String, String> starterFrom = (donors == null) ? Map.of()
 					: donors.contains("=") ? labelled("starter-from", donors) : Map.of("*", donors);
+			if (!starterFrom.isEmpty() && cases.contains("bucket4j")) {
+				// Its filter is configured for the sample's /api/**, a route other apps do not have.
+				throw new IllegalArgumentException("--cases bucket4j limits the sample app's /api/**: not with --starter-from");
+			}
 			String jvm = given.string("jvm", null);
 			return new Settings(given.integer("runs", d.runs()), given.integer("warmup-runs", d.warmupRuns()), cases,
 					jars, starterFrom, given.string("path", d.path()),
@@ -138,7 +154,7 @@ public final class StartupBenchmark {
 	 * One variant's result: medians of its runs, and the spread of the total.
 	 *
 	 * @param jar the label of the app jar
-	 * @param variant {@code starter}, {@code disabled} or {@code without}
+	 * @param variant {@code starter}, {@code disabled}, {@code without} or {@code bucket4j}
 	 * @param cpuSeconds median CPU seconds of the JVM (all threads) until it answered
 	 * @param cpuMin the fewest CPU seconds of a run
 	 * @param cpuMax the most CPU seconds of a run
@@ -151,16 +167,22 @@ public final class StartupBenchmark {
 	 * @param cpuShare the median CPU over the same jar's {@code without}, minus 1 (NaN for {@code without})
 	 * @param mainShare the same for the main thread
 	 * @param wallShare the same for the wall time
+	 * @param failure why the variant could not be measured (its figures are then NaN), or {@code null}
 	 */
 	public record Row(String jar, String variant, double cpuSeconds, double cpuMin, double cpuMax, double mainSeconds,
 			double jitSeconds, double wallSeconds, double wallMin, double wallMax, int runs, double cpuShare,
-			double mainShare, double wallShare) {
+			double mainShare, double wallShare, String failure) {
+
+		static Row failed(String jar, String variant, String failure) {
+			double n = Double.NaN;
+			return new Row(jar, variant, n, n, n, n, n, n, n, n, 0, n, n, n, failure);
+		}
 
 		Row comparedTo(Row without) {
 			return new Row(this.jar, this.variant, this.cpuSeconds, this.cpuMin, this.cpuMax, this.mainSeconds,
 					this.jitSeconds, this.wallSeconds, this.wallMin, this.wallMax, this.runs,
 					this.cpuSeconds / without.cpuSeconds - 1, this.mainSeconds / without.mainSeconds - 1,
-					this.wallSeconds / without.wallSeconds - 1);
+					this.wallSeconds / without.wallSeconds - 1, this.failure);
 		}
 
 	}
@@ -176,6 +198,10 @@ public final class StartupBenchmark {
 						row.jar(), GOAL_SHARE * 100, (row.cpuShare() < GOAL_SHARE) ? "met" : "NOT met",
 						row.cpuShare() * 100);
 			}
+			if (row.variant().equals("bucket4j") && !Double.isNaN(row.cpuShare())) {
+				System.out.printf(Locale.ROOT, "For comparison, %s: Bucket4j's starter adds %+.1f%% of start-up CPU%n",
+						row.jar(), row.cpuShare() * 100);
+			}
 		}
 	}
 
@@ -183,10 +209,11 @@ public final class StartupBenchmark {
 	 * Starts every variant of every jar, {@code warmupRuns + runs} times each,
 	 * in rounds (one start of each variant and jar per round, the order rotated
 	 * from round to round, so that none always follows the same one), printing
-	 * a line per start.
+	 * a line per start. A {@code bucket4j} variant that fails to start or to
+	 * limit is not started again and reported as failed, with the cause.
 	 * @param settings what to run
 	 * @return one row per jar and variant, in the order of the settings
-	 * @throws IllegalStateException if a variant did not answer with the limiter on (or off) as it should
+	 * @throws IllegalStateException if a variant of ours did not answer with the limiter on (or off) as it should
 	 */
 	public static List<Row> run(Settings settings) {
 		List<Variant> variants = new ArrayList<>();
@@ -201,7 +228,24 @@ public final class StartupBenchmark {
 			boolean warmup = round < settings.warmupRuns();
 			for (int i = 0; i < variants.size(); i++) {
 				Variant variant = variants.get((i + round) % variants.size());
-				Start start = start(variant, settings);
+				if (variant.failure != null) {
+					continue;
+				}
+				Start start;
+				try {
+					start = start(variant, settings);
+				}
+				catch (RuntimeException ex) {
+					if (!variant.name.equals("bucket4j")) {
+						throw ex;
+					}
+					// Another library's starter: that it fails on this Spring Boot is a result, not an error of ours.
+					variant.failure = failure(ex);
+					System.out.printf(Locale.ROOT, "%-9s %-12s %-8s did not run: %s%n",
+							warmup ? "warm-up" : "run " + (round - settings.warmupRuns() + 1), variant.label,
+							variant.name, variant.failure);
+					continue;
+				}
 				System.out.printf(Locale.ROOT, "%-9s %-12s %-8s CPU %6.2f s (main thread %5.2f, JIT %5.2f)  wall %6.2f s%n",
 						warmup ? "warm-up" : "run " + (round - settings.warmupRuns() + 1), variant.label, variant.name,
 						start.cpu.totalSeconds(), start.cpu.mainSeconds(), start.cpu.jitSeconds(), start.wallSeconds);
@@ -220,7 +264,7 @@ public final class StartupBenchmark {
 				.filter((other) -> other.jar().equals(row.jar()) && other.variant().equals("without"))
 				.findFirst()
 				.orElse(null);
-			compared.add((without != null && row != without) ? row.comparedTo(without) : row);
+			compared.add((without != null && row != without && row.failure() == null) ? row.comparedTo(without) : row);
 		}
 		return compared;
 	}
@@ -248,6 +292,13 @@ public final class StartupBenchmark {
 		}
 		Map<String, Path> jars = new LinkedHashMap<>();
 		for (String name : settings.cases()) {
+			if (name.equals("bucket4j")) {
+				if (donor != null) {
+					throw new IllegalArgumentException("The bucket4j variant is the sample app's, not " + label + "'s");
+				}
+				jars.put(name, Bucket4jStarter.jar((other != null) ? other : StarterJars.without(path)));
+				continue;
+			}
 			boolean withStarter = !name.equals("without");
 			boolean built = (donor == null) == withStarter;
 			jars.put(name, built ? path : other);
@@ -256,8 +307,12 @@ public final class StartupBenchmark {
 	}
 
 	private static Start start(Variant variant, Settings settings) {
-		// The same arguments for all three: with the starter left out, the switch has nothing to switch.
-		List<String> arguments = List.of("--rate-limit.enabled=" + !variant.name.equals("disabled"));
+		// The same arguments for ours: with the starter left out, the switch has nothing to switch.
+		List<String> arguments = new ArrayList<>(List.of("--rate-limit.enabled=" + !variant.name.equals("disabled")));
+		boolean bucket4j = variant.name.equals("bucket4j");
+		if (bucket4j) {
+			arguments.addAll(Bucket4jStarter.ARGUMENTS);
+		}
 		long began = System.nanoTime();
 		SampleAppProcess.Started started = SampleAppProcess.start(variant.path, settings.jvmOptions(), arguments,
 				settings.path(), POLL_MILLIS);
@@ -267,8 +322,22 @@ public final class StartupBenchmark {
 			ProcessCpu cpu = ProcessCpu.of(app.pid());
 			checkLimiter(variant.name.equals("starter") && settings.expectHeader(), settings.path(),
 					started.firstResponse());
+			if (bucket4j) {
+				Bucket4jStarter.checkLimits(app.port(), settings.path(), started.firstResponse());
+			}
 			return new Start(cpu, wall / 1e9);
 		}
+	}
+
+	/** Why a start failed, in one line: the cause the app logged if it did not start, else the exception's message. */
+	private static String failure(RuntimeException ex) {
+		String cause = (ex instanceof SampleAppProcess.NotReady notReady) ? Bucket4jStarter.cause(notReady.log()) : null;
+		if (cause != null) {
+			return cause;
+		}
+		String message = String.valueOf(ex.getMessage());
+		int newline = message.indexOf('\n');
+		return (newline > 0) ? message.substring(0, newline) : message;
 	}
 
 	/**
@@ -304,8 +373,12 @@ public final class StartupBenchmark {
 					+ "| Wall s | Wall s min–max | Wall vs without |\n");
 		out.append(severalJars ? "|---" : "").append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (Row r : rows) {
-			out.append(severalJars ? "| " + r.jar() + " " : "")
-				.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f–%.2f | %s | %.2f | %s | %.2f | %.2f | %.2f–%.2f | %s |%n",
+			out.append(severalJars ? "| " + r.jar() + " " : "");
+			if (r.failure() != null) {
+				out.append("| ").append(r.variant()).append(" | did not run (below) | | | | | | | | |\n");
+				continue;
+			}
+			out.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f–%.2f | %s | %.2f | %s | %.2f | %.2f | %.2f–%.2f | %s |%n",
 						r.variant(), r.cpuSeconds(), r.cpuMin(), r.cpuMax(), Figures.signedPercent(r.cpuShare()),
 						r.mainSeconds(), Figures.signedPercent(r.mainShare()), r.jitSeconds(), r.wallSeconds(),
 						r.wallMin(), r.wallMax(), Figures.signedPercent(r.wallShare())));
@@ -316,19 +389,44 @@ public final class StartupBenchmark {
 						+ "threads from /proc/<pid>/task; medians of %d starts per variant, after %d warm-up start(s), "
 						+ "variants alternating; JVM %s.%n",
 				settings.path(), settings.runs(), settings.warmupRuns(), String.join(" ", settings.jvmOptions())));
+		for (Row r : rows) {
+			if (r.variant().equals("bucket4j")) {
+				out.append(String.format(Locale.ROOT, "%n%s: the copy without our starter, with Bucket4j's Spring Boot "
+						+ "starter %s limiting /api/** per client IP to 20, refilled 10 per second (Caffeine behind "
+						+ "JCache)%s%n", r.variant(), Bucket4jStarter.version(),
+						(r.failure() == null) ? ", checked to answer 429 once the 20 are spent."
+								: "; it did not run: " + r.failure()));
+			}
+		}
 		return out.toString();
 	}
 
 	private record Start(ProcessCpu cpu, double wallSeconds) {
 	}
 
-	private record Variant(String label, String name, Path path, List<Start> starts) {
+	private static final class Variant {
+
+		final String label;
+
+		final String name;
+
+		final Path path;
+
+		final List<Start> starts = new ArrayList<>();
+
+		/** Why it could not be measured, once a start failed (only {@code bucket4j}'s may). */
+		String failure;
 
 		Variant(String label, String name, Path path) {
-			this(label, name, path, new ArrayList<>());
+			this.label = label;
+			this.name = name;
+			this.path = path;
 		}
 
 		Row row() {
+			if (this.failure != null) {
+				return Row.failed(this.label, this.name, this.failure);
+			}
 			double[] cpu = this.starts.stream().mapToDouble((start) -> start.cpu().totalSeconds()).toArray();
 			double[] main = this.starts.stream().mapToDouble((start) -> start.cpu().mainSeconds()).toArray();
 			double[] jit = this.starts.stream().mapToDouble((start) -> start.cpu().jitSeconds()).toArray();
@@ -337,7 +435,7 @@ public final class StartupBenchmark {
 					Arrays.stream(cpu).max().orElse(Double.NaN), Figures.median(main), Figures.median(jit),
 					Figures.median(wall),
 					Arrays.stream(wall).min().orElse(Double.NaN), Arrays.stream(wall).max().orElse(Double.NaN),
-					this.starts.size(), Double.NaN, Double.NaN, Double.NaN);
+					this.starts.size(), Double.NaN, Double.NaN, Double.NaN, null);
 		}
 
 	}
