@@ -45,6 +45,13 @@ public final class RunAllBenchmarks {
 
 	private static final int HOT_KEY_ITERATIONS = 10;
 
+	/**
+	 * The start-up part's variants: Bucket4j's starter beside ours, in the same
+	 * run, as issue 31 asks (reported as not run, with its cause, while it does
+	 * not start on this Spring Boot).
+	 */
+	static final String STARTUP_CASES = "starter,disabled,without,bucket4j";
+
 	/** Rounds of each HTTP part (see {@link #httpArguments}). */
 	static final int HTTP_ROUNDS = 6;
 
@@ -114,8 +121,8 @@ public final class RunAllBenchmarks {
 		part(parts, "gateway", goals, results, () -> results.append(GatewayBenchmark.part(quick, goals)));
 		part(parts, "startup", goals, results, () -> {
 			StartupBenchmark.Settings startup = StartupBenchmark.Settings
-				.from(Options.parse(quick ? new String[] { "--runs", "2", "--warmup-runs", "1" }
-						: new String[] { "--runs", "5" }));
+				.from(Options.parse(quick ? new String[] { "--runs", "2", "--warmup-runs", "1", "--cases", STARTUP_CASES }
+						: new String[] { "--runs", "5", "--cases", STARTUP_CASES }));
 			List<StartupBenchmark.Row> rows = StartupBenchmark.run(startup);
 			results.append("### Start-up of the sample app\n\n").append(StartupBenchmark.table(rows, startup))
 				.append('\n');
