@@ -42,7 +42,7 @@ import java.util.function.ToDoubleFunction;
  * {@code mvn -q -pl benchmarks,sample-gateway -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.GatewayBenchmark
  * [--variants plain,memory,redis,redis-rate-limiter] [--seconds 5] [--warmup 20] [--rounds 6] [--connections 16]
- * [--jvms 2] [--pin auto] [--gateway-jar path] [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}.
+ * [--jvms 2] [--pin auto] [--gateway-jar path] [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"] [--max-warmup 180]}.
  */
 public final class GatewayBenchmark {
 
@@ -59,7 +59,6 @@ public final class GatewayBenchmark {
 
 	private static final int SETTLED_COMPILE_MILLIS = 50;
 
-	private static final int MAX_WARMUP_SECONDS = 180;
 
 	private GatewayBenchmark() {
 	}
@@ -127,9 +126,10 @@ public final class GatewayBenchmark {
 	 * @param pin {@code auto}, {@code none} or {@code SERVER/CLIENT} CPU lists (see {@link CpuPinning#of})
 	 * @param gatewayJar the gateway sample's executable jar, or {@code null} to look in {@code sample-gateway/target}
 	 * @param jvmOptions the gateway JVMs' options
+	 * @param maxWarmup the longest warm-up per JVM, in seconds, however busy its JIT still is
 	 */
 	public record Settings(List<Variant> variants, int seconds, int warmup, int rounds, int connections, int jvms,
-			String pin, String gatewayJar, List<String> jvmOptions) {
+			String pin, String gatewayJar, List<String> jvmOptions, int maxWarmup) {
 
 		/**
 		 * The defaults: about 20 minutes on two busy cores. Two JVMs per route in mirrored
@@ -139,7 +139,7 @@ public final class GatewayBenchmark {
 		 */
 		public static Settings defaults() {
 			return new Settings(List.of(Variant.values()), 5, 20, 6, 16, 2, "auto", null,
-					HttpBenchmark.Settings.DEFAULT_JVM);
+					HttpBenchmark.Settings.DEFAULT_JVM, 180);
 		}
 
 		/**
@@ -157,7 +157,8 @@ public final class GatewayBenchmark {
 			return new Settings(variants, given.integer("seconds", d.seconds()), given.integer("warmup", d.warmup()),
 					given.integer("rounds", d.rounds()), given.integer("connections", d.connections()),
 					given.integer("jvms", d.jvms()), given.string("pin", d.pin()), given.string("gateway-jar", null),
-					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions());
+					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions(),
+					given.integer("max-warmup", d.maxWarmup()));
 		}
 
 		/** @return the command line that runs these settings, for the notes */
@@ -224,8 +225,9 @@ public final class GatewayBenchmark {
 
 	/**
 	 * The part {@code gateway} of {@link RunAllBenchmarks}: runs with the
-	 * defaults but one JVM per route (or briefly), records the goals and returns
-	 * the section. One JVM halves the part's 20 minutes; its goals are throughput
+	 * defaults but one JVM per route and a warm-up of at most
+	 * {@link RunAllBenchmarks#THROUGHPUT_MAX_WARMUP} s (or briefly), records the
+	 * goals and returns the section. One JVM halves the part's 20 minutes; its goals are throughput
 	 * ratios, which the start order moves far less than the goal's margin.
 	 * @param quick whether to run briefly, to try the harness
 	 * @param goals where the goals go
@@ -235,7 +237,7 @@ public final class GatewayBenchmark {
 	static String part(boolean quick, Goals goals) throws InterruptedException {
 		Settings options = Settings.from(Options.parse(quick
 				? new String[] { "--seconds", "2", "--warmup", "2", "--rounds", "1", "--jvms", "1" }
-				: new String[] { "--jvms", "1" }));
+				: new String[] { "--jvms", "1", "--max-warmup", RunAllBenchmarks.THROUGHPUT_MAX_WARMUP }));
 		List<Row> rows = run(options);
 		goals.gateway(goals(rows));
 		return "### Gateway\n\n" + table(rows, options) + '\n';
@@ -358,7 +360,7 @@ public final class GatewayBenchmark {
 		 * Warms every JVM up with the closed loop for at least the warm-up, then
 		 * in steps of {@value #WARMUP_STEP_SECONDS} s until its JIT compilers spent
 		 * less than {@value #SETTLED_COMPILE_MILLIS} ms of CPU in a step (at most
-		 * {@value #MAX_WARMUP_SECONDS} s): a round measured while the gateway still
+		 * {@code --max-warmup} s, 180 by default): a round measured while the gateway still
 		 * compiles measures the compiler.
 		 */
 		void warmUp() throws InterruptedException {
@@ -371,7 +373,7 @@ public final class GatewayBenchmark {
 				checkStatus(instance, result);
 				int total = this.options.warmup();
 				long compiled = -1;
-				while (total < MAX_WARMUP_SECONDS) {
+				while (total < this.options.maxWarmup()) {
 					long before = probe.compileMillis();
 					// Sampled as a round samples it, so that the code that serves the metrics is compiled now.
 					probe.decisions();

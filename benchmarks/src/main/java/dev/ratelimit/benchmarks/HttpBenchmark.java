@@ -54,7 +54,7 @@ import java.util.function.ToDoubleFunction;
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.HttpBenchmark
  * [--stack servlet|reactive] [--modes cpu,saturated,redis] [--seconds 3] [--warmup 15] [--rounds 10] [--jvms 2] [--rate 3000] [--connections 16]
- * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--ablations label=args|...] [--jfr dir]
+ * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--ablations label=args|...] [--jfr dir] [--max-warmup 180]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}. Other code calls {@link #run(Settings)}.
  */
 public final class HttpBenchmark {
@@ -125,11 +125,12 @@ public final class HttpBenchmark {
 	 * @param jfrDirectory where each server JVM writes a JFR recording (profile settings), or {@code null}
 	 * @param jvmOptions the sample app JVM's options, the same for every variant
 	 * @param stack which sample is measured: the servlet one or the reactive one
+	 * @param maxWarmup the longest warm-up per JVM, in seconds, however busy its JIT still is
 	 */
 	public record Settings(List<String> modes, int seconds, int warmup, int rounds, int rate, int connections,
 			List<Integer> redisConnections, int clientIps, String pin, String appJar, String beforeJar,
 			Map<String, List<String>> ablations, int jvms, String jfrDirectory, List<String> jvmOptions,
-			WebStack stack) {
+			WebStack stack, int maxWarmup) {
 
 		/**
 		 * Fixed heap (so no case pays for growing it) and G1 named explicitly, because the JVM
@@ -147,7 +148,7 @@ public final class HttpBenchmark {
 		 */
 		public static Settings defaults() {
 			return new Settings(List.of("cpu", "saturated", "redis"), 3, 15, 10, 3000, 16, List.of(16, 64), 1, "auto",
-					null, null, Map.of(), 2, null, DEFAULT_JVM, WebStack.SERVLET);
+					null, null, Map.of(), 2, null, DEFAULT_JVM, WebStack.SERVLET, 180);
 		}
 
 		/**
@@ -180,7 +181,8 @@ public final class HttpBenchmark {
 					parseAblations(given.string("ablations", null)), given.integer("jvms", d.jvms()),
 					given.string("jfr", null),
 					(jvm != null) ? List.of(jvm.trim().split("\\s+")) : d.jvmOptions(),
-					WebStack.of(given.string("stack", d.stack().option())));
+					WebStack.of(given.string("stack", d.stack().option())),
+					given.integer("max-warmup", d.maxWarmup()));
 		}
 
 	}
@@ -458,8 +460,6 @@ public final class HttpBenchmark {
 
 		private static final int SETTLED_COMPILE_MILLIS = 50;
 
-		private static final int MAX_WARMUP_SECONDS = 180;
-
 		private final Map<Instance, SampleAppProcess> apps = new LinkedHashMap<>();
 
 		private final Map<Instance, ServerProbe> probes = new LinkedHashMap<>();
@@ -519,7 +519,7 @@ public final class HttpBenchmark {
 		 * Warms every variant up with a closed loop for at least {@code seconds}, then
 		 * on in steps of {@value #WARMUP_STEP_SECONDS} s until the JIT compilers spent
 		 * less than {@value #SETTLED_COMPILE_MILLIS} ms of CPU in a step (at most
-		 * {@value #MAX_WARMUP_SECONDS} s): a server pinned to one busy CPU compiles slowly,
+		 * {@code --max-warmup} s, 180 by default): a server pinned to one busy CPU compiles slowly,
 		 * and a round measured while it still compiles measures the compiler. Each
 		 * step samples the server as a round does.
 		 */
@@ -533,7 +533,7 @@ public final class HttpBenchmark {
 				checkStatus(variant, result);
 				int total = seconds;
 				long compiled = -1;
-				while (total < MAX_WARMUP_SECONDS) {
+				while (total < this.options.maxWarmup()) {
 					long before = probe.compileMillis();
 					// Sampled as a round samples it: the probe's first calls (JMX over RMI, the metrics
 					// endpoint) load code in the server whose profiles make C2 throw away and recompile the
