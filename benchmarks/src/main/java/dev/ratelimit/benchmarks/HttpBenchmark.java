@@ -1,5 +1,8 @@
 package dev.ratelimit.benchmarks;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -406,6 +409,15 @@ public final class HttpBenchmark {
 		return rows;
 	}
 
+	private static void createDirectories(Path directory) {
+		try {
+			Files.createDirectories(directory);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot create the JFR directory " + directory, ex);
+		}
+	}
+
 	private static List<String> memoryArguments(boolean limiter, Settings options) {
 		List<String> arguments = new ArrayList<>(commonArguments(options));
 		arguments.add("--rate-limit.enabled=" + limiter);
@@ -494,6 +506,8 @@ public final class HttpBenchmark {
 					Variant variant = instance.variant();
 					List<String> jvm = new ArrayList<>(options.jvmOptions());
 					if (options.jfrDirectory() != null) {
+						// The JVM refuses to start when the recording's directory is missing.
+						createDirectories(Path.of(options.jfrDirectory()));
 						// Denser samples than the profile settings' 10 ms and 300 allocations/s: a request is ~100 µs.
 						// Spring MVC's stacks run deeper than JFR's default 64 frames.
 						jvm.add("-XX:FlightRecorderOptions:stackdepth=512");

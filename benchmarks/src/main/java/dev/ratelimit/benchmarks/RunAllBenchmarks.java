@@ -19,16 +19,17 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * Runs every benchmark, in-memory (JMH), Redis, Redis server time, HTTP (the
- * servlet sample, and the reactive one as the part {@code reactive}), start-up,
- * accuracy and overload, and writes
+ * servlet sample, and the reactive one as the part {@code reactive}), the
+ * gateway, start-up (beside Bucket4j's starter), accuracy, overload and the
+ * adaptive cap, and writes
  * their tables and the goals they meet or miss into {@code docs/performance.md}
  * between the markers {@value #BEGIN} and {@value #END}. The text around the
  * markers, the reading of the numbers, is written by hand.
  * <p>
  * Run from the repository root, after
- * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app -am package -DskipTests}:
+ * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app,sample-gateway -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
- * (about 50 minutes on 2 cores; a part that fails is reported as a goal missed and
+ * (49 minutes on 2 cores in the last run; a part that fails is reported as a goal missed and
  * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,gateway,startup,accuracy,overload,adaptive},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
