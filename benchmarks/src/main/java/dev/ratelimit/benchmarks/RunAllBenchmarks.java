@@ -200,10 +200,9 @@ public final class RunAllBenchmarks {
 
 	/**
 	 * The options of the {@code http} part's runs: {@code HttpBenchmark}'s
-	 * defaults but {@value #HTTP_ROUNDS} rounds, which keeps the whole table
-	 * well under an hour (each variant's warm-up until its JIT settles costs
-	 * more than its rounds; the spread of the median round hardly changes
-	 * between 6 and 10).
+	 * defaults but {@value #HTTP_ROUNDS} rounds (10 alone), which keeps the
+	 * whole table under an hour; each variant's warm-up until its JIT settles
+	 * costs more than its rounds.
 	 */
 	static String[] httpArguments(boolean quick, String... more) {
 		List<String> arguments = new ArrayList<>(List.of(more));
@@ -216,7 +215,7 @@ public final class RunAllBenchmarks {
 	 * The options of the {@code reactive} part: the WebFlux sample's throughput
 	 * with the limiter against without (memory) and against one INCR per request
 	 * (Redis), pinned, as {@code HttpBenchmark} takes them, so that the part and
-	 * {@code HttpBenchmark --stack reactive --modes saturated,redis --jvms 1 --rounds 6}
+	 * {@code HttpBenchmark --stack reactive --modes saturated,redis --jvms 1 --rounds 6 --max-warmup 60}
 	 * measure the same thing. The {@code cpu} mode (server CPU at a fixed rate) is the
 	 * servlet stack's goal and stays out of it; so does the second JVM per variant,
 	 * which guards that goal against the start order's 2–4 µs and would double the
