@@ -445,14 +445,14 @@ public final class GatewayBenchmark {
 					this.redis.call("CONFIG", "RESETSTAT");
 				}
 				long decisionsBefore = probe.decisions();
-				long cpuBefore = probe.cpuNanos();
+				Map<Long, Long> cpuBefore = probe.cpuNanos();
 				long started = System.nanoTime();
 				// A second of closed loop to ramp up, not recorded; the counts include it.
 				LoadGenerator.Result result = LoadGenerator.run("127.0.0.1", app.port(), variant.path,
 						this.options.connections(), 1, Duration.ofSeconds(1),
 						Duration.ofSeconds(this.options.seconds()));
 				double wallNanos = System.nanoTime() - started;
-				double cpuNanos = probe.cpuNanos() - cpuBefore;
+				double cpuNanos = ServerProbe.cpuNanosBetween(cpuBefore, probe.cpuNanos());
 				long decisions = probe.decisions() - decisionsBefore;
 				checkStatus(instance, result);
 				String scripts = checkDecisions(variant, decisions, result.allRequests(), this.redis);

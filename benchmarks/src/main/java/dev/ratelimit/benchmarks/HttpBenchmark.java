@@ -21,7 +21,7 @@ import java.util.function.ToDoubleFunction;
  * without it, measured three ways ({@code --modes}):
  * <ul>
  * <li>{@code cpu}: the server process's CPU time per request (user plus system,
- * every thread, from {@code /proc/<pid>/stat}) and the bytes its threads
+ * every live thread, in nanoseconds from each thread's {@code schedstat}) and the bytes its threads
  * allocated per request, at a fixed request rate (open loop), limiter on
  * against {@code rate-limit.enabled=false}, memory backend;</li>
  * <li>{@code saturated}: requests per second of a closed loop that keeps the
@@ -661,7 +661,7 @@ public final class HttpBenchmark {
 				checkStatus(variant, result);
 				String redisCalls = checkDecisions(variant, after.decisions() - before.decisions(),
 						result.allRequests(), redis);
-				double cpuNanos = after.cpuNanos() - before.cpuNanos();
+				double cpuNanos = after.cpuNanosSince(before);
 				Map<String, Double> threadMicros = new LinkedHashMap<>();
 				after.threadNanosSince(before)
 					.forEach((group, nanos) -> threadMicros.put(group, nanos / 1e3 / result.allRequests()));

@@ -157,6 +157,19 @@ public class InMemoryDecisionBenchmark {
 		return decision.allowed();
 	}
 
+	/**
+	 * The heavy hitters' part of {@link #oursWithHeavyHitters} alone: an
+	 * admitted decision counted into the sketch, no decision taken. With two
+	 * threads on one key it tells the sketch's own cost from what it changes
+	 * in two threads' contention for one key's state.
+	 */
+	@Benchmark
+	public String heavyHittersAlone(Cursor cursor) {
+		String key = this.keyNames[cursor.next(this.indices)];
+		this.heavyHitters.decided(this.policy, key, 1, true, CAPACITY, CAPACITY, LimitListener.DecisionSource.STORE);
+		return key;
+	}
+
 	@Benchmark
 	public boolean bucket4jLockFree(Cursor cursor) {
 		return this.bucket4j[cursor.next(this.indices)].tryConsume(1);

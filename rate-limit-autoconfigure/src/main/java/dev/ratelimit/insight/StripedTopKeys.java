@@ -5,8 +5,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One limit's {@link TopKeys} in stripes, so that threads deciding the same
  * limit at once do not wait for one monitor: a thread counts in its own
- * stripe (handed out in turn, the same for every limit), and a reading sums every stripe (a sum of Space-Saving summaries
- * is a summary of the whole stream, its errors added). With one monitor, two
+ * stripe (handed out in turn, the same for every limit), and a reading sums
+ * every stripe (a sum of Space-Saving summaries is a summary of the whole
+ * stream, its errors added). With one monitor, two
  * threads deciding one limit over 10,000 keys paid several hundred
  * nanoseconds per decision waiting for each other.
  */
@@ -22,7 +23,15 @@ final class StripedTopKeys {
 	private static final ThreadLocal<Integer> STRIPE = ThreadLocal
 		.withInitial(() -> NEXT.getAndIncrement() & (STRIPES - 1));
 
-	private final TopKeys[] stripes = new TopKeys[STRIPES];
+	/**
+	 * Slots never used at the end of {@link #stripes}: every decision reads the
+	 * array, and the stripe allocated (or copied by the collector) right after
+	 * it must not share a cache line with it, or its owner's monitor would take
+	 * the line from every other thread (64 bytes, whatever the reference size).
+	 */
+	private static final int UNUSED_SLOTS = 16;
+
+	private final TopKeys[] stripes = new TopKeys[STRIPES + UNUSED_SLOTS];
 
 	/**
 	 * Creates the stripes.
@@ -32,7 +41,7 @@ final class StripedTopKeys {
 	 */
 	StripedTopKeys(int capacity, long windowNanos, long now) {
 		for (int i = 0; i < STRIPES; i++) {
-			this.stripes[i] = new TopKeys(capacity, windowNanos, now);
+			this.stripes[i] = new TopKeys.Padded(capacity, windowNanos, now);
 		}
 	}
 
@@ -54,8 +63,8 @@ final class StripedTopKeys {
 	 * @param consumed units by key, added to
 	 */
 	void addTo(long now, Tally refused, Tally consumed) {
-		for (TopKeys stripe : this.stripes) {
-			stripe.addTo(now, refused, consumed);
+		for (int i = 0; i < STRIPES; i++) {
+			this.stripes[i].addTo(now, refused, consumed);
 		}
 	}
 
