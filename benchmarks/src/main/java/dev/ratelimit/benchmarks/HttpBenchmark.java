@@ -552,10 +552,10 @@ public final class HttpBenchmark {
 					// Sampled as a round samples it: the probe's first calls (JMX over RMI, the metrics
 					// endpoint) load code in the server whose profiles make C2 throw away and recompile the
 					// request path; that belongs to the warm-up, not to the first measured round.
-					probe.sample();
+					probe.sample(false);
 					result = LoadGenerator.run("127.0.0.1", port, PATH, connections, this.options.clientIps(),
 							Duration.ZERO, Duration.ofSeconds(WARMUP_STEP_SECONDS));
-					probe.sample();
+					probe.sample(true);
 					checkStatus(variant, result);
 					total += WARMUP_STEP_SECONDS;
 					compiled = probe.compileMillis() - before;
@@ -645,7 +645,7 @@ public final class HttpBenchmark {
 				if (redis != null) {
 					redis.call("CONFIG", "RESETSTAT");
 				}
-				ServerProbe.Sample before = probe.sample();
+				ServerProbe.Sample before = probe.sample(false);
 				long compiledBefore = probe.compileMillis();
 				long started = System.nanoTime();
 				Duration period = Duration.ofSeconds(this.options.seconds());
@@ -656,7 +656,7 @@ public final class HttpBenchmark {
 						: LoadGenerator.run("127.0.0.1", app.port(), PATH, connections, this.options.clientIps(),
 								Duration.ofSeconds(1), period);
 				double wallNanos = System.nanoTime() - started;
-				ServerProbe.Sample after = probe.sample();
+				ServerProbe.Sample after = probe.sample(true);
 				long compiled = probe.compileMillis() - compiledBefore;
 				checkStatus(variant, result);
 				String redisCalls = checkDecisions(variant, after.decisions() - before.decisions(),

@@ -104,6 +104,27 @@ public final class RedisDecisionBenchmark {
 	record Result(String name, int keys, long decisions, long denied, double seconds, long[] latenciesNanos,
 			Map<String, Long> commands) {
 
+		/**
+		 * One case's rounds as one result: decisions, time and commands summed,
+		 * latencies pooled.
+		 */
+		static Result merge(List<Result> rounds) {
+			long decisions = 0;
+			long denied = 0;
+			double seconds = 0;
+			Map<String, Long> commands = new LinkedHashMap<>();
+			for (Result round : rounds) {
+				decisions += round.decisions;
+				denied += round.denied;
+				seconds += round.seconds;
+				round.commands.forEach((command, calls) -> commands.merge(command, calls, Long::sum));
+			}
+			long[] latencies = rounds.stream().flatMapToLong((round) -> Arrays.stream(round.latenciesNanos)).toArray();
+			Arrays.sort(latencies);
+			Result first = rounds.get(0);
+			return new Result(first.name, first.keys, decisions, denied, seconds, latencies, commands);
+		}
+
 		double perSecond() {
 			return this.decisions / this.seconds;
 		}
@@ -151,7 +172,8 @@ public final class RedisDecisionBenchmark {
 
 	/**
 	 * Runs every case and returns the results.
-	 * @param options {@code seconds}, {@code warmup}, {@code threads}, {@code cases}
+	 * @param options {@code seconds} (measured per case, split over {@code rounds}, default 3), {@code warmup}
+	 * (once per case first), {@code threads}, {@code cases}
 	 * @return one result per case and key count
 	 * @throws Exception if the server cannot be started or a case fails
 	 */
@@ -159,11 +181,13 @@ public final class RedisDecisionBenchmark {
 		int seconds = options.integer("seconds", 10);
 		int warmup = options.integer("warmup", 3);
 		int threads = options.integer("threads", 64);
+		int rounds = options.integer("rounds", 3);
+		int perRound = Math.max(1, Math.round(seconds / (float) rounds));
 		List<String> cases = options.list("cases", "ours,ours-evalsha,prefetch,incr,floor,bucket4j");
 		List<Result> results = new ArrayList<>();
 		try (RedisServerProcess server = RedisServerProcess.start()) {
-			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %ds measured per case%n",
-					server.version(), server.port(), threads, warmup, seconds);
+			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %d rounds of %ds measured "
+					+ "per case%n", server.version(), server.port(), threads, warmup, rounds, perRound);
 			// Production's connection: the limiter's own factory, scripts called as functions. INCR and the
 			// minimal script go through it too, so every row pays the same client.
 			RedisLimiterConnection limiter = ProductionCommand.connect(server);
@@ -237,20 +261,32 @@ public final class RedisDecisionBenchmark {
 				for (Decider decider : deciders.values()) {
 					run(decider, MANY_KEYS, threads, warmup, false);
 				}
-				for (Map.Entry<String, Decider> decider : deciders.entrySet()) {
-					for (int keys : new int[] { 1, MANY_KEYS }) {
-						server.call("FLUSHALL");
-						run(decider.getValue(), keys, threads, warmup, false);
-						server.call("CONFIG", "RESETSTAT");
-						Result measured = run(decider.getValue(), keys, threads, seconds, true);
-						Map<String, Long> commands = commandStats(server.call("INFO", "commandstats"));
-						Result result = new Result(decider.getKey(), keys, measured.decisions(), measured.denied(),
-								measured.seconds(), measured.latenciesNanos(), commands);
+				for (int keys : new int[] { 1, MANY_KEYS }) {
+					// Rounds, every case once in each, in an order rotated by one: this machine's speed moves
+					// within seconds, and a case measured in one stretch would carry its moment into the ratios.
+					Map<String, List<Result>> measured = new LinkedHashMap<>();
+					List<String> names = new ArrayList<>(deciders.keySet());
+					for (int round = 0; round < rounds; round++) {
+						for (int i = 0; i < names.size(); i++) {
+							String name = names.get((i + round) % names.size());
+							// The cases share key names, and INCR's counters are no state of a script's.
+							server.call("FLUSHALL");
+							run(deciders.get(name), keys, threads, 1, false);
+							server.call("CONFIG", "RESETSTAT");
+							Result one = run(deciders.get(name), keys, threads, perRound, true);
+							measured.computeIfAbsent(name, (n) -> new ArrayList<>())
+								.add(new Result(name, keys, one.decisions(), one.denied(), one.seconds(),
+										one.latenciesNanos(), commandStats(server.call("INFO", "commandstats"))));
+						}
+					}
+					for (String name : names) {
+						Result result = Result.merge(measured.get(name));
 						results.add(result);
 						System.out.printf(Locale.ROOT, "%-28s keys=%-6d %10.0f decisions/s  p50 %7.1f us  p99 %7.1f us"
 								+ "  p99.9 %7.1f us  denied %d  commands/decision %.3f %s%n", result.name(), keys,
 								result.perSecond(), result.percentileMicros(0.50), result.percentileMicros(0.99),
-								result.percentileMicros(0.999), result.denied(), result.commandsPerDecision(), commands);
+								result.percentileMicros(0.999), result.denied(), result.commandsPerDecision(),
+								result.commands());
 					}
 				}
 			}

@@ -124,11 +124,23 @@ final class ServerProbe implements AutoCloseable {
 		return sum;
 	}
 
-	Sample sample() {
-		List<Task> tasks = tasks();
+	/**
+	 * Reads the counters. Reading the allocation (JMX) and the decisions (an
+	 * actuator request) costs the server CPU, which a measured period must not
+	 * count: read its CPU last at its start and first at its end.
+	 * @param cpuFirst whether to read the CPU before the rest (at a period's end)
+	 * @return the counters
+	 */
+	Sample sample(boolean cpuFirst) {
+		List<Task> tasks = cpuFirst ? tasks() : null;
+		Map<Long, Long> allocated = allocated();
+		long decisions = decisions();
+		if (!cpuFirst) {
+			tasks = tasks();
+		}
 		Map<Long, Long> taskNanos = new HashMap<>();
 		tasks.forEach((task) -> taskNanos.put(task.id(), task.nanos()));
-		return new Sample(taskNanos, allocated(), decisions(), threadNanos(tasks));
+		return new Sample(taskNanos, allocated, decisions, threadNanos(tasks));
 	}
 
 	/**
