@@ -138,9 +138,7 @@ final class ServerProbe implements AutoCloseable {
 		if (!cpuFirst) {
 			tasks = tasks();
 		}
-		Map<Long, Long> taskNanos = new HashMap<>();
-		tasks.forEach((task) -> taskNanos.put(task.id(), task.nanos()));
-		return new Sample(taskNanos, allocated, decisions, threadNanos(tasks));
+		return new Sample(nanosByThread(tasks), allocated, decisions, threadNanos(tasks));
 	}
 
 	/**
@@ -149,8 +147,12 @@ final class ServerProbe implements AutoCloseable {
 	 * @return nanoseconds by Linux thread id
 	 */
 	Map<Long, Long> cpuNanos() {
+		return nanosByThread(tasks());
+	}
+
+	private static Map<Long, Long> nanosByThread(List<Task> tasks) {
 		Map<Long, Long> nanos = new HashMap<>();
-		tasks().forEach((task) -> nanos.put(task.id(), task.nanos()));
+		tasks.forEach((task) -> nanos.put(task.id(), task.nanos()));
 		return nanos;
 	}
 
