@@ -59,7 +59,6 @@ public final class GatewayBenchmark {
 
 	private static final int SETTLED_COMPILE_MILLIS = 50;
 
-
 	private GatewayBenchmark() {
 	}
 
@@ -139,7 +138,7 @@ public final class GatewayBenchmark {
 		 */
 		public static Settings defaults() {
 			return new Settings(List.of(Variant.values()), 5, 20, 6, 16, 2, "auto", null,
-					HttpBenchmark.Settings.DEFAULT_JVM, 180);
+					HttpBenchmark.Settings.DEFAULT_JVM, HttpBenchmark.Settings.DEFAULT_MAX_WARMUP);
 		}
 
 		/**

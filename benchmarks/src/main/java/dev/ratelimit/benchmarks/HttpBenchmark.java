@@ -136,6 +136,12 @@ public final class HttpBenchmark {
 			WebStack stack, int maxWarmup) {
 
 		/**
+		 * The longest warm-up per server JVM, in seconds, by default: on a busy
+		 * 2-core machine a JVM's JIT settles after 55 to 100 s.
+		 */
+		public static final int DEFAULT_MAX_WARMUP = 180;
+
+		/**
 		 * Fixed heap (so no case pays for growing it) and G1 named explicitly, because the JVM
 		 * falls back to the serial collector on a machine it does not consider a server
 		 * (fewer than 2 CPUs, as a server pinned to one is, or less than 1792 MB), which would
@@ -151,7 +157,7 @@ public final class HttpBenchmark {
 		 */
 		public static Settings defaults() {
 			return new Settings(List.of("cpu", "saturated", "redis"), 3, 15, 10, 3000, 16, List.of(16, 64), 1, "auto",
-					null, null, Map.of(), 2, null, DEFAULT_JVM, WebStack.SERVLET, 180);
+					null, null, Map.of(), 2, null, DEFAULT_JVM, WebStack.SERVLET, DEFAULT_MAX_WARMUP);
 		}
 
 		/**
@@ -501,13 +507,15 @@ public final class HttpBenchmark {
 					instances.add(new Instance(variant, number));
 				}
 			}
+			if (options.jfrDirectory() != null) {
+				// The JVM refuses to start when the recording's directory is missing.
+				createDirectories(Path.of(options.jfrDirectory()));
+			}
 			try {
 				for (Instance instance : instances) {
 					Variant variant = instance.variant();
 					List<String> jvm = new ArrayList<>(options.jvmOptions());
 					if (options.jfrDirectory() != null) {
-						// The JVM refuses to start when the recording's directory is missing.
-						createDirectories(Path.of(options.jfrDirectory()));
 						// Denser samples than the profile settings' 10 ms and 300 allocations/s: a request is ~100 µs.
 						// Spring MVC's stacks run deeper than JFR's default 64 frames.
 						jvm.add("-XX:FlightRecorderOptions:stackdepth=512");

@@ -125,8 +125,8 @@ final class ServerProbe implements AutoCloseable {
 	}
 
 	/**
-	 * Reads the counters. Reading the allocation (JMX) and the decisions (an
-	 * actuator request) costs the server CPU, which a measured period must not
+	 * Reads the counters. Reading the allocation and the Java threads' CPU
+	 * (JMX) and the decisions (an actuator request) costs the server CPU, which a measured period must not
 	 * count: read its CPU last at its start and first at its end.
 	 * @param cpuFirst whether to read the CPU before the rest (at a period's end)
 	 * @return the counters
@@ -134,11 +134,12 @@ final class ServerProbe implements AutoCloseable {
 	Sample sample(boolean cpuFirst) {
 		List<Task> tasks = cpuFirst ? tasks() : null;
 		Map<Long, Long> allocated = allocated();
+		Map<String, Long> javaGroups = javaThreadNanos();
 		long decisions = decisions();
 		if (!cpuFirst) {
 			tasks = tasks();
 		}
-		return new Sample(nanosByThread(tasks), allocated, decisions, threadNanos(tasks));
+		return new Sample(nanosByThread(tasks), allocated, decisions, threadNanos(tasks, javaGroups));
 	}
 
 	/**
@@ -203,14 +204,16 @@ final class ServerProbe implements AutoCloseable {
 	/**
 	 * CPU nanoseconds so far of the live threads, by group; empty when the JVM
 	 * cannot be attached to (the Java thread names come from it).
+	 * @param tasks the threads read from Linux
+	 * @param javaGroups the groups known by Java thread names ({@link #javaThreadNanos})
 	 */
-	private Map<String, Long> threadNanos(List<Task> tasks) {
-		ThreadMXBean bean = threads();
-		if (bean == null) {
+	private Map<String, Long> threadNanos(List<Task> tasks, Map<String, Long> javaGroups) {
+		if (javaGroups == null) {
 			return Map.of();
 		}
 		Map<String, Long> groups = new LinkedHashMap<>();
 		THREAD_GROUPS.forEach((group) -> groups.put(group, 0L));
+		javaGroups.forEach((group, nanos) -> groups.merge(group, nanos, Long::sum));
 		long total = 0;
 		for (Task task : tasks) {
 			total += task.nanos();
@@ -222,6 +225,22 @@ final class ServerProbe implements AutoCloseable {
 				groups.merge(group, task.nanos(), Long::sum);
 			}
 		}
+		long grouped = groups.values().stream().mapToLong(Long::longValue).sum();
+		groups.put("other", total - grouped);
+		return groups;
+	}
+
+	/**
+	 * CPU nanoseconds so far of the groups known by Java thread names, through
+	 * JMX (a call that costs the server CPU, so read outside a measured period).
+	 * @return nanoseconds by group, or {@code null} when the JVM cannot be attached to
+	 */
+	private Map<String, Long> javaThreadNanos() {
+		ThreadMXBean bean = threads();
+		if (bean == null) {
+			return null;
+		}
+		Map<String, Long> groups = new HashMap<>();
 		long[] ids = bean.getAllThreadIds();
 		long[] cpu = bean.getThreadCpuTime(ids);
 		for (int i = 0; i < ids.length; i++) {
@@ -231,8 +250,6 @@ final class ServerProbe implements AutoCloseable {
 				groups.merge(group, cpu[i], Long::sum);
 			}
 		}
-		long grouped = groups.values().stream().mapToLong(Long::longValue).sum();
-		groups.put("other", total - grouped);
 		return groups;
 	}
 
