@@ -37,6 +37,8 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 
 	private final LimitedMethods limitedMethods;
 
+	private final ProxyExemptions exemptions;
+
 	private volatile List<AnnotatedMethod> methods;
 
 	/**
@@ -45,8 +47,21 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 	 * @param limitedMethods which methods are limited
 	 */
 	public AnnotatedBeans(ConfigurableListableBeanFactory beanFactory, LimitedMethods limitedMethods) {
+		this(beanFactory, limitedMethods, ProxyExemptions.NONE);
+	}
+
+	/**
+	 * Creates the scan of a bean factory's beans.
+	 * @param beanFactory the bean factory
+	 * @param limitedMethods which methods are limited
+	 * @param exemptions the classes whose limits are enforced without a proxy (any of their methods
+	 * is then interceptable)
+	 */
+	public AnnotatedBeans(ConfigurableListableBeanFactory beanFactory, LimitedMethods limitedMethods,
+			ProxyExemptions exemptions) {
 		this.beanFactory = beanFactory;
 		this.limitedMethods = limitedMethods;
+		this.exemptions = exemptions;
 	}
 
 	/**
@@ -82,10 +97,11 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 			if (!seen.add(userClass) || !this.limitedMethods.mayHaveLimitedMethods(userClass)) {
 				continue;
 			}
+			boolean exempt = this.exemptions.isExempt(userClass);
 			ReflectionUtils.doWithMethods(userClass, (method) -> {
 				if (this.limitedMethods.isAnnotated(method)) {
 					found.add(new AnnotatedMethod(userClass, userClass.getName() + "#" + method.getName(), method,
-							isInterceptable(method)));
+							exempt || isInterceptable(method)));
 				}
 			}, (method) -> !method.isBridge() && !method.isSynthetic());
 		}
@@ -125,8 +141,9 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 	 * @param beanType the bean's class (a proxy's user class)
 	 * @param where {@code fully.qualified.Class#method}
 	 * @param method the method
-	 * @param interceptable whether a Spring proxy can intercept it (not private, static or
-	 * final); when not, its limits do not apply
+	 * @param interceptable whether its limits can apply: a Spring proxy can intercept it (not
+	 * private, static or final), or its class is exempt from the proxy (a controller whose handler
+	 * methods Spring MVC calls through the starter's adapter); when not, its limits do not apply
 	 */
 	public record AnnotatedMethod(Class<?> beanType, String where, Method method, boolean interceptable) {
 	}

@@ -18,19 +18,32 @@ import org.springframework.aop.support.StaticMethodMatcher;
  * The auto-proxy creator asks every bean's class: the class filter answers
  * from {@link LimitedMethods}' per-class cache, so a class with no limit
  * annotation anywhere in its hierarchy, nearly every class of an application,
- * is turned down before any of its methods is looked at. Static: the answer
- * for a method never depends on the call's arguments.
+ * is turned down before any of its methods is looked at, and so is a class
+ * whose limits its caller enforces ({@link ProxyExemptions}). Static: the
+ * answer for a method never depends on the call's arguments.
  */
 public final class LimitPointcut extends StaticMethodMatcher implements Pointcut, ClassFilter {
 
 	private final LimitedMethods methods;
 
+	private final ProxyExemptions exemptions;
+
 	/**
-	 * Creates the pointcut.
+	 * Creates the pointcut for every limited method.
 	 * @param methods the shared answer of which methods are limited
 	 */
 	public LimitPointcut(LimitedMethods methods) {
+		this(methods, ProxyExemptions.NONE);
+	}
+
+	/**
+	 * Creates the pointcut.
+	 * @param methods the shared answer of which methods are limited
+	 * @param exemptions the classes whose limits are enforced without a proxy
+	 */
+	public LimitPointcut(LimitedMethods methods, ProxyExemptions exemptions) {
 		this.methods = methods;
+		this.exemptions = exemptions;
 	}
 
 	@Override
@@ -45,7 +58,7 @@ public final class LimitPointcut extends StaticMethodMatcher implements Pointcut
 
 	@Override
 	public boolean matches(Class<?> type) {
-		return this.methods.mayHaveLimitedMethods(type);
+		return this.methods.mayHaveLimitedMethods(type) && !this.exemptions.isExempt(type);
 	}
 
 	@Override

@@ -18,6 +18,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
+import org.springframework.util.function.SingletonSupplier;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.aop.AnnotatedBeans;
@@ -25,6 +26,7 @@ import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.aop.LimitInterceptor;
 import dev.ratelimit.aop.LimitPointcut;
 import dev.ratelimit.aop.LimitedMethods;
+import dev.ratelimit.aop.ProxyExemptions;
 import dev.ratelimit.aop.RateLimitedMethodsValidator;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
@@ -83,21 +85,31 @@ class RateLimitAnnotationConfiguration {
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static Advisor rateLimitAdvisor(LimitedMethods limitedMethods, ObjectProvider<LimitInterceptor> interceptor,
-			Environment environment) {
-		MethodInterceptor lazy = (invocation) -> interceptor.getObject().invoke(invocation);
-		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new LimitPointcut(limitedMethods), lazy);
+			ObjectProvider<ProxyExemptions> exemptions, Environment environment) {
+		LimitPointcut pointcut = new LimitPointcut(limitedMethods, exemptions.getIfAvailable(() -> ProxyExemptions.NONE));
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(pointcut, lazyAdvice(interceptor));
 		// Runs outside transaction, cache and retry advice (which default to the lowest precedence),
 		// so that a refused call starts none of them.
 		advisor.setOrder(environment.getProperty("rate-limit.aspect.order", Integer.class, 0));
 		return advisor;
 	}
 
+	/**
+	 * The limit advice, fetched at its first call and kept: what the proxies
+	 * apply, and what the handler adapter applies to the controllers it limits
+	 * without one.
+	 */
+	static MethodInterceptor lazyAdvice(ObjectProvider<LimitInterceptor> interceptor) {
+		SingletonSupplier<LimitInterceptor> advice = SingletonSupplier.of(interceptor::getObject);
+		return (invocation) -> advice.obtain().invoke(invocation);
+	}
+
 	/** The one walk over the beans' methods, for the start-up report and the {@code ratelimits} endpoint. */
 	@Bean
 	@ConditionalOnMissingBean
 	AnnotatedBeans rateLimitAnnotatedBeans(ConfigurableListableBeanFactory beanFactory,
-			LimitedMethods limitedMethods) {
-		return new AnnotatedBeans(beanFactory, limitedMethods);
+			LimitedMethods limitedMethods, ObjectProvider<ProxyExemptions> exemptions) {
+		return new AnnotatedBeans(beanFactory, limitedMethods, exemptions.getIfAvailable(() -> ProxyExemptions.NONE));
 	}
 
 	@Bean

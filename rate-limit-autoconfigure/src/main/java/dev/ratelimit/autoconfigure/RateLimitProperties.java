@@ -1134,8 +1134,26 @@ public class RateLimitProperties implements InitializingBean {
 
 		private final ExceptionResolver exceptionResolver = new ExceptionResolver();
 
+		/**
+		 * Whether limited @Controller methods are enforced through a CGLIB proxy of the
+		 * controller, as other beans' methods are. By default (false) Spring MVC's handler
+		 * adapter enforces them as it invokes the handler method, and a controller whose
+		 * limited methods are all request handler methods gets no proxy: a Java call of such
+		 * a method, not through Spring MVC, is then not limited. True also limits those
+		 * direct calls, at the cost of the proxies at start-up.
+		 */
+		private boolean controllerProxies;
+
 		public ExceptionResolver getExceptionResolver() {
 			return this.exceptionResolver;
+		}
+
+		public boolean isControllerProxies() {
+			return this.controllerProxies;
+		}
+
+		public void setControllerProxies(boolean controllerProxies) {
+			this.controllerProxies = controllerProxies;
 		}
 
 		/**
