@@ -12,7 +12,6 @@ import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.EvaluationContext;
-import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 
 import dev.ratelimit.budget.Amounts;
@@ -237,7 +236,9 @@ final class BudgetCharges {
 		try {
 			value = expression.getValue(context);
 		}
-		catch (EvaluationException ex) {
+		catch (RuntimeException ex) {
+			// What a bean method throws too (SpEL rethrows it as it is): an estimate that fails is the caller's bad
+			// request, an actual cost that fails charges the estimate, never a 500 or a reservation left open.
 			throw new InvalidCostException(budget.policy().name(), "The " + what + " of budget '"
 					+ budget.policy().name() + "' (" + expression.getExpressionString() + ") could not be evaluated: "
 					+ ex.getMessage());

@@ -13,7 +13,6 @@ import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.EvaluationContext;
-import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -152,8 +151,10 @@ public final class KeyExpressions implements AopInfrastructureBean {
 			String key = value.toString();
 			return key.isEmpty() ? null : key;
 		}
-		catch (EvaluationException ex) {
-			// A key that cannot be computed is a missing key: the policy decides, never a 500.
+		catch (RuntimeException ex) {
+			// A key that cannot be computed is a missing key: the policy decides, never a 500. SpEL rethrows
+			// what a bean method throws as it is (an application's key directory failing), so not only
+			// EvaluationException: the same rule as conditions and plans.
 			if (logger.isDebugEnabled()) {
 				logger.debug("Key expression '" + expression.getExpressionString() + "' failed; treating the key as missing", ex);
 			}
@@ -191,18 +192,8 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * @return the plan, or {@code null} for the default plan
 	 */
 	public String plan(Expression expression, EvaluationContext context, LimitDefinition<?> definition) {
-		String plan;
-		try {
-			plan = key(expression, context);
-		}
-		catch (RuntimeException ex) {
-			// SpEL rethrows what a bean method throws as it is: a plan look-up that fails is the default plan.
-			if (logger.isDebugEnabled()) {
-				logger.debug("Plan expression '" + expression.getExpressionString() + "' failed; deciding with "
-						+ "the default plan", ex);
-			}
-			plan = null;
-		}
+		// A plan look-up that fails yields nothing, as a key does: the default plan.
+		String plan = key(expression, context);
 		if (plan == null) {
 			this.listener.planDefaulted(definition.limit(), false);
 			return null;
@@ -227,7 +218,9 @@ public final class KeyExpressions implements AopInfrastructureBean {
 		try {
 			value = expression.getValue(context);
 		}
-		catch (EvaluationException ex) {
+		catch (RuntimeException ex) {
+			// What a bean method throws included (SpEL rethrows it as it is): a cost nobody can work out is the
+			// caller's bad request, never a 500.
 			throw new InvalidCostException(policy, "Cost expression '" + expression.getExpressionString()
 					+ "' of policy '" + policy + "' could not be evaluated: " + ex.getMessage());
 		}
