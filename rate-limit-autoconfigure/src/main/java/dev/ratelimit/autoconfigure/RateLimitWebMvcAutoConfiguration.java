@@ -15,7 +15,6 @@ import org.springframework.context.annotation.Role;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurationSupport;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
-import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.aop.LimitInterceptor;
 import dev.ratelimit.aop.LimitedMethods;
 import dev.ratelimit.web.LimitedControllers;
@@ -68,9 +67,9 @@ public class RateLimitWebMvcAutoConfiguration {
 	}
 
 	@Bean
-	LimitedHandlerAdapterCheck rateLimitHandlerAdapterCheck(ListableBeanFactory beanFactory, AnnotatedBeans beans,
+	LimitedHandlerAdapterCheck rateLimitHandlerAdapterCheck(ListableBeanFactory beanFactory,
 			LimitedControllers controllers) {
-		return new LimitedHandlerAdapterCheck(beanFactory, beans, controllers);
+		return new LimitedHandlerAdapterCheck(beanFactory, controllers);
 	}
 
 }

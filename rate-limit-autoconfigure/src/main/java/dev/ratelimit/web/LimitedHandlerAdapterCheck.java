@@ -2,73 +2,85 @@ package dev.ratelimit.web;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerAdapter;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
-import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.core.RateLimitConfigurationException;
 
 /**
  * Stops the start-up when a controller left without a proxy would not be
  * limited: {@link LimitedControllers} exempted it because the starter's
- * {@link LimitedHandlerAdapter} is to enforce its limits, so every
- * {@link RequestMappingHandlerAdapter} of the application must be that one.
- * An application whose own configuration replaced it (its own
- * {@code WebMvcRegistrations} or adapter bean, added by a library after the
- * starter's conditions were read) would otherwise run those methods
- * unlimited without a word.
+ * {@link LimitedHandlerAdapter} is to enforce its limits, so for each of its
+ * limited handler methods the adapter the {@code DispatcherServlet} chooses
+ * (the first, in order, that supports it) must be that one. An application
+ * whose adapter was replaced or preceded by another (a library's, registered
+ * after the starter's conditions were read) would otherwise run those methods
+ * unlimited without a word. Adapters that serve other handlers only, such as
+ * Spring Data REST's, do not matter.
  */
 public final class LimitedHandlerAdapterCheck implements SmartInitializingSingleton {
 
 	private final ListableBeanFactory beanFactory;
-
-	private final AnnotatedBeans beans;
 
 	private final LimitedControllers controllers;
 
 	/**
 	 * Creates the check.
 	 * @param beanFactory the application's beans
-	 * @param beans the limited methods of its beans
 	 * @param controllers the rule that exempted controllers from the proxy
 	 */
-	public LimitedHandlerAdapterCheck(ListableBeanFactory beanFactory, AnnotatedBeans beans,
-			LimitedControllers controllers) {
+	public LimitedHandlerAdapterCheck(ListableBeanFactory beanFactory, LimitedControllers controllers) {
 		this.beanFactory = beanFactory;
-		this.beans = beans;
 		this.controllers = controllers;
 	}
 
 	@Override
 	public void afterSingletonsInstantiated() {
 		// Loops, not streams: this runs once, at start-up, where each lambda costs a class.
-		List<String> exempt = new ArrayList<>();
-		for (AnnotatedBeans.AnnotatedMethod method : this.beans.methods()) {
-			if (this.controllers.isExempt(method.beanType())) {
-				exempt.add(method.where());
+		List<HandlerAdapter> adapters = new ArrayList<>(
+				this.beanFactory.getBeansOfType(HandlerAdapter.class, false, false).values());
+		AnnotationAwareOrderComparator.sort(adapters);
+		List<String> unlimited = new ArrayList<>();
+		HandlerAdapter chosen = null;
+		for (RequestMappingInfoHandlerMapping mapping : this.beanFactory
+			.getBeansOfType(RequestMappingInfoHandlerMapping.class, false, false)
+			.values()) {
+			for (HandlerMethod handler : mapping.getHandlerMethods().values()) {
+				if (!this.controllers.enforces(handler)) {
+					continue;
+				}
+				HandlerAdapter adapter = chosen(adapters, handler);
+				if (!(adapter instanceof LimitedHandlerAdapter)) {
+					unlimited.add(handler.getBeanType().getName() + "#" + handler.getMethod().getName());
+					chosen = adapter;
+				}
 			}
 		}
-		if (exempt.isEmpty()) {
-			return;
+		if (!unlimited.isEmpty()) {
+			throw new RateLimitConfigurationException("The limits of " + unlimited + " are enforced by the "
+					+ "starter's LimitedHandlerAdapter, without a proxy, but Spring MVC would call them through "
+					+ ((chosen != null) ? "a " + chosen.getClass().getName() : "no handler adapter")
+					+ ": those methods would not be limited.",
+					"Set rate-limit.web.controller-proxies=true to limit controllers through a proxy, or build the "
+							+ "RequestMappingHandlerAdapter you provide as a dev.ratelimit.web.LimitedHandlerAdapter "
+							+ "(with the LimitedControllers and LimitInterceptor beans).",
+					null);
 		}
-		Map<String, RequestMappingHandlerAdapter> adapters = this.beanFactory
-			.getBeansOfType(RequestMappingHandlerAdapter.class, false, false);
-		for (Map.Entry<String, RequestMappingHandlerAdapter> entry : adapters.entrySet()) {
-			String name = entry.getKey();
-			RequestMappingHandlerAdapter adapter = entry.getValue();
-			if (!(adapter instanceof LimitedHandlerAdapter)) {
-				throw new RateLimitConfigurationException("The limits of " + exempt + " are enforced by the "
-						+ "starter's LimitedHandlerAdapter, without a proxy, but the application's "
-						+ "RequestMappingHandlerAdapter '" + name + "' is a " + adapter.getClass().getName()
-						+ ": those methods would not be limited.",
-						"Set rate-limit.web.controller-proxies=true to limit controllers through a proxy, or "
-								+ "extend dev.ratelimit.web.LimitedHandlerAdapter in the adapter you provide.",
-						null);
+	}
+
+	/** The adapter the {@code DispatcherServlet} would choose for a handler: the first that supports it. */
+	private static HandlerAdapter chosen(List<HandlerAdapter> adapters, HandlerMethod handler) {
+		for (HandlerAdapter adapter : adapters) {
+			if (adapter.supports(handler)) {
+				return adapter;
 			}
 		}
+		return null;
 	}
 
 }

@@ -19,11 +19,13 @@ import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcRegistrations;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
@@ -143,10 +145,20 @@ class ControllersWithoutProxyTests {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).isInstanceOf(RateLimitConfigurationException.class)
 				.hasMessageContaining(Greetings.class.getName() + "#greet")
-				.hasMessageContaining("extraAdapter")
+				.hasMessageContaining("through a " + RequestMappingHandlerAdapter.class.getName())
 				.hasMessageContaining("would not be limited");
 			assertThat(((RateLimitConfigurationException) context.getStartupFailure()).getAction())
 				.contains("rate-limit.web.controller-proxies=true");
+		});
+	}
+
+	@Test
+	void anAdapterServingOtherHandlersOnlyLeavesTheStartersInCharge() {
+		// As Spring Data REST's adapter does: first in order, but only for its own controllers.
+		this.contextRunner.withUserConfiguration(NarrowAdapter.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(AopUtils.isAopProxy(context.getBean(Greetings.class))).isFalse();
+			assertGreetingLimitedOncePerRequest(context);
 		});
 	}
 
@@ -247,6 +259,25 @@ class ControllersWithoutProxyTests {
 	@Configuration(proxyBeanMethods = false)
 	@EnableWebMvc
 	static class OwnMvc {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class NarrowAdapter {
+
+		@Bean
+		RequestMappingHandlerAdapter narrowAdapter() {
+			RequestMappingHandlerAdapter adapter = new RequestMappingHandlerAdapter() {
+
+				@Override
+				protected boolean supportsInternal(HandlerMethod handlerMethod) {
+					return handlerMethod.getBeanType() == OwnMvc.class;
+				}
+
+			};
+			adapter.setOrder(Ordered.HIGHEST_PRECEDENCE);
+			return adapter;
+		}
 
 	}
 
