@@ -7,6 +7,7 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.mvc.method.annotation.ServletInvocableHandlerMethod;
 
@@ -73,7 +74,11 @@ final class LimitedHandlerMethod extends ServletInvocableHandlerMethod {
 
 		@Override
 		public Object getThis() {
-			return getBean();
+			// As behind the starter's own proxy, the call's target is the bean itself, not a proxy other advice
+			// made of it: a fallback is called on it directly, outside that advice.
+			Object bean = getBean();
+			Object target = AopProxyUtils.getSingletonTarget(bean);
+			return (target != null) ? target : bean;
 		}
 
 		@Override

@@ -7,7 +7,8 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.aop.support.ComposablePointcut;
+import org.springframework.aop.support.RootClassFilter;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -100,6 +101,11 @@ class ControllersWithoutProxyTests {
 			assertGreetingLimitedOncePerRequest(context);
 			// The refused request never entered the other advice.
 			assertThat(context.getBean(OtherAdvice.class).calls).hasValue(3);
+			MockMvc mvc = mvc(context);
+			mvc.perform(get("/busy")).andExpect(content().string("served"));
+			mvc.perform(get("/busy")).andExpect(content().string("later"));
+			// The fallback is called on the bean itself, outside the other advice, as behind the starter's proxy.
+			assertThat(context.getBean(OtherAdvice.class).calls).hasValue(4);
 		});
 	}
 
@@ -199,6 +205,16 @@ class ControllersWithoutProxyTests {
 			return "hi " + user;
 		}
 
+		@RateLimited(policy = "busy", capacity = "1", refill = "1/1h", fallback = "later")
+		@GetMapping("/busy")
+		public String busy() {
+			return "served";
+		}
+
+		public String later() {
+			return "later";
+		}
+
 	}
 
 	/** A controller one of whose limited methods is called by other beans, not by Spring MVC. */
@@ -230,7 +246,8 @@ class ControllersWithoutProxyTests {
 				this.calls.incrementAndGet();
 				return invocation.proceed();
 			};
-			return new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, GetMapping.class, true), counting);
+			// Every method of Greetings: its handler methods and the fallback alike.
+			return new DefaultPointcutAdvisor(new ComposablePointcut(new RootClassFilter(Greetings.class)), counting);
 		}
 
 	}
