@@ -101,7 +101,7 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 			ReflectionUtils.doWithMethods(userClass, (method) -> {
 				if (this.limitedMethods.isAnnotated(method)) {
 					found.add(new AnnotatedMethod(userClass, userClass.getName() + "#" + method.getName(), method,
-							exempt || isInterceptable(method)));
+							isInterceptable(method) || (exempt && !Modifier.isStatic(method.getModifiers()))));
 				}
 			}, (method) -> !method.isBridge() && !method.isSynthetic());
 		}
@@ -142,8 +142,9 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 	 * @param where {@code fully.qualified.Class#method}
 	 * @param method the method
 	 * @param interceptable whether its limits can apply: a Spring proxy can intercept it (not
-	 * private, static or final), or its class is exempt from the proxy (a controller whose handler
-	 * methods Spring MVC calls through the starter's adapter); when not, its limits do not apply
+	 * private, static or final), or its class is exempt from the proxy and it is not static (every
+	 * other limited method of such a controller is a handler method Spring MVC calls through the
+	 * starter's adapter); when not, its limits do not apply
 	 */
 	public record AnnotatedMethod(Class<?> beanType, String where, Method method, boolean interceptable) {
 	}

@@ -31,6 +31,7 @@ import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitWebMvcAutoConfiguration;
 import dev.ratelimit.core.RateLimitConfigurationException;
@@ -67,6 +68,11 @@ class ControllersWithoutProxyTests {
 			assertThat(AopUtils.isAopProxy(context.getBean(Greetings.class))).isFalse();
 			assertThat(context.getBean(RequestMappingHandlerAdapter.class)).isInstanceOf(LimitedHandlerAdapter.class);
 			assertGreetingLimitedOncePerRequest(context);
+			// The start-up report still warns of a static limited method neither Spring MVC nor a proxy calls.
+			assertThat(context.getBean(AnnotatedBeans.class).methods())
+				.filteredOn((method) -> method.beanType() == Greetings.class)
+				.extracting((method) -> method.method().getName() + "=" + method.interceptable())
+				.containsExactlyInAnyOrder("greet=true", "busy=true", "tally=false");
 		});
 	}
 
@@ -213,6 +219,11 @@ class ControllersWithoutProxyTests {
 
 		public String later() {
 			return "later";
+		}
+
+		@RateLimited(policy = "tally", capacity = "1", refill = "1/1h")
+		static int tally() {
+			return 0;
 		}
 
 	}
