@@ -104,7 +104,15 @@ public final class MicrometerLimitListener implements LimitListener {
 	/** Store latency timers by kind and outcome: {@code kind.ordinal() * 2}, plus 1 for a failure. */
 	private final AtomicReferenceArray<Timer> timers = new AtomicReferenceArray<>(LimitKind.values().length * 2);
 
-	private final Map<String, Counter> otherCounters = new ConcurrentHashMap<>();
+	/**
+	 * Per adaptive cap, by priority, the counters of calls shed ({@code [0]}) and
+	 * shed in shadow ({@code [1]}): a flood of shed calls builds no string.
+	 */
+	private final PerLimit<Map<String, AtomicReferenceArray<Counter>>> shedCounters = new PerLimit<>(
+			(cap) -> new ConcurrentHashMap<>());
+
+	/** Per fallback method, by the refusal's class, the counter of its calls. */
+	private final Map<Method, Map<Class<?>, Counter>> fallbackCounters = new ConcurrentHashMap<>();
 
 	/** What a decision may leave, in percent of the allowance, and not be near the limit: 100 - near-limit. */
 	private final long leftPercent;
@@ -218,10 +226,7 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	@Override
 	public void charged(Limit budget, long amountMicros) {
-		Counter counter = counter(BUDGET_SPENT, "budget:" + budget.name(), () -> Counter.builder(BUDGET_SPENT)
-			.description("Costs charged to a budget, in its unit")
-			.baseUnit((budget instanceof BudgetPolicy policy) ? policy.unit() : null)
-			.tag("budget", budget.name()));
+		Counter counter = counter(budget, LimitCounter.SPENT);
 		if (counter != null) {
 			counter.increment(amountMicros / (double) Amounts.MICROS_PER_UNIT);
 		}
@@ -229,57 +234,72 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	@Override
 	public void fallbackCalled(Method method, RateLimitException refusal) {
-		String type = method.getDeclaringClass().getName();
-		String refused = refusal.getClass().getSimpleName();
-		Counter counter = counter(METHOD_FALLBACKS, type + '#' + method.getName() + '\u0000' + refused,
-				() -> Counter.builder(METHOD_FALLBACKS)
-					.description("Refused calls answered by the limited method's fallback method")
-					.tag("class", type)
-					.tag("method", method.getName())
-					.tag("refusal", refused));
-		if (counter != null) {
-			counter.increment();
+		Map<Class<?>, Counter> byRefusal = this.fallbackCounters.get(method);
+		if (byRefusal == null) {
+			byRefusal = this.fallbackCounters.computeIfAbsent(method, (m) -> new ConcurrentHashMap<>());
 		}
+		Counter counter = byRefusal.get(refusal.getClass());
+		if (counter == null) {
+			MeterRegistry meters = this.registry.get();
+			if (meters == null) {
+				return;
+			}
+			counter = byRefusal.computeIfAbsent(refusal.getClass(), (refused) -> Counter.builder(METHOD_FALLBACKS)
+				.description("Refused calls answered by the limited method's fallback method")
+				.tag("class", method.getDeclaringClass().getName())
+				.tag("method", method.getName())
+				.tag("refusal", refused.getSimpleName())
+				.register(meters));
+		}
+		counter.increment();
 	}
 
 	@Override
 	public void shed(Limit cap, String priority, boolean shadow) {
-		String outcome = shadow ? "shadow" : "shed";
-		Counter counter = counter(SHED, cap.name() + '\u0000' + priority + '\u0000' + outcome,
-				() -> Counter.builder(SHED)
-					.description("Calls an adaptive concurrency cap shed (or would have, in shadow mode), by class")
-					.tag("policy", cap.name())
-					.tag("priority", priority)
-					.tag("outcome", outcome));
-		if (counter != null) {
-			counter.increment();
+		Map<String, AtomicReferenceArray<Counter>> byPriority = this.shedCounters.of(cap);
+		AtomicReferenceArray<Counter> counters = byPriority.get(priority);
+		if (counters == null) {
+			counters = byPriority.computeIfAbsent(priority, (p) -> new AtomicReferenceArray<>(2));
 		}
-	}
-
-	/** Counts one event of a limit: a map look-up by the limit's name and an increment. */
-	private void count(Limit limit, LimitCounter which) {
-		AtomicReferenceArray<Counter> counters = this.limitCounters.of(limit);
-		Counter counter = counters.get(which.ordinal());
+		int index = shadow ? 1 : 0;
+		Counter counter = counters.get(index);
 		if (counter == null) {
 			MeterRegistry meters = this.registry.get();
 			if (meters == null) {
 				return;
 			}
 			// Registering twice in a race is harmless: the registry hands out one counter per name and tags.
-			counter = which.builder(limit).register(meters);
-			counters.set(which.ordinal(), counter);
+			counter = Counter.builder(SHED)
+				.description("Calls an adaptive concurrency cap shed (or would have, in shadow mode), by class")
+				.tag("policy", cap.name())
+				.tag("priority", priority)
+				.tag("outcome", shadow ? "shadow" : "shed")
+				.register(meters);
+			counters.set(index, counter);
 		}
 		counter.increment();
 	}
 
-	private Counter counter(String name, String key, Supplier<Counter.Builder> builder) {
-		Counter counter = this.otherCounters.get(name + '\u0000' + key);
+	/** Counts one event of a limit: a map look-up by the limit's name and an increment. */
+	private void count(Limit limit, LimitCounter which) {
+		Counter counter = counter(limit, which);
+		if (counter != null) {
+			counter.increment();
+		}
+	}
+
+	/** The limit's counter, registered on first use; {@code null} while there is no registry. */
+	private @Nullable Counter counter(Limit limit, LimitCounter which) {
+		AtomicReferenceArray<Counter> counters = this.limitCounters.of(limit);
+		Counter counter = counters.get(which.ordinal());
 		if (counter == null) {
 			MeterRegistry meters = this.registry.get();
 			if (meters == null) {
 				return null;
 			}
-			counter = this.otherCounters.computeIfAbsent(name + '\u0000' + key, (k) -> builder.get().register(meters));
+			// Registering twice in a race is harmless: the registry hands out one counter per name and tags.
+			counter = which.builder(limit).register(meters);
+			counters.set(which.ordinal(), counter);
 		}
 		return counter;
 	}
@@ -313,7 +333,9 @@ public final class MicrometerLimitListener implements LimitListener {
 
 		GIVE_BACK_FAILED(GIVE_BACKS, "outcome", "failed"),
 
-		NEAR_LIMIT(MicrometerLimitListener.NEAR_LIMIT, null, null);
+		NEAR_LIMIT(MicrometerLimitListener.NEAR_LIMIT, null, null),
+
+		SPENT(BUDGET_SPENT, null, null);
 
 		static final int COUNT = values().length;
 
@@ -330,6 +352,13 @@ public final class MicrometerLimitListener implements LimitListener {
 		}
 
 		Counter.Builder builder(Limit limit) {
+			if (this == SPENT) {
+				// A budget's own meter: named by the budget alone, counted in its unit.
+				return Counter.builder(BUDGET_SPENT)
+					.description("Costs charged to a budget, in its unit")
+					.baseUnit((limit instanceof BudgetPolicy policy) ? policy.unit() : null)
+					.tag("budget", limit.name());
+			}
 			Counter.Builder builder = Counter.builder(this.meter)
 				.description(switch (this.meter) {
 					case DECISIONS -> "Decisions of limits by kind, name and outcome";
