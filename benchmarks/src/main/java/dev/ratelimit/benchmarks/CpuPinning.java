@@ -22,6 +22,13 @@ record CpuPinning(String serverCpus, String clientCpus) {
 	static final CpuPinning NONE = new CpuPinning(null, null);
 
 	/**
+	 * {@code auto}, decided on first use: once this JVM has moved itself to the
+	 * client CPUs it sees only those, and would decide again that there is
+	 * nothing to pin (a table's note said "not pinned" of a pinned run).
+	 */
+	private static CpuPinning auto;
+
+	/**
 	 * Reads {@code --pin}: {@code auto} (the default) pins the server to the last
 	 * CPU and the load to the others when {@code taskset} exists and there are
 	 * at least two CPUs, else nothing; {@code none} pins nothing; {@code S/C}
@@ -29,11 +36,7 @@ record CpuPinning(String serverCpus, String clientCpus) {
 	 */
 	static CpuPinning of(String option) {
 		if (option == null || option.equals("auto")) {
-			int cpus = Runtime.getRuntime().availableProcessors();
-			if (cpus < 2 || !tasksetWorks()) {
-				return NONE;
-			}
-			return new CpuPinning(Integer.toString(cpus - 1), (cpus == 2) ? "0" : "0-" + (cpus - 2));
+			return auto();
 		}
 		if (option.equals("none")) {
 			return NONE;
@@ -43,6 +46,15 @@ record CpuPinning(String serverCpus, String clientCpus) {
 			throw new IllegalArgumentException("--pin takes auto, none or SERVER/CLIENT CPU lists (1/0), got " + option);
 		}
 		return new CpuPinning(parts[0], parts[1]);
+	}
+
+	private static synchronized CpuPinning auto() {
+		if (auto == null) {
+			int cpus = Runtime.getRuntime().availableProcessors();
+			auto = (cpus < 2 || !tasksetWorks()) ? NONE
+					: new CpuPinning(Integer.toString(cpus - 1), (cpus == 2) ? "0" : "0-" + (cpus - 2));
+		}
+		return auto;
 	}
 
 	boolean pins() {

@@ -39,7 +39,8 @@ import java.util.function.ToDoubleFunction;
  * machine's load hits all of them alike, and a variant reports its median
  * round. {@code --before-jar} adds the limiter of
  * another build of the sample app (the code before a change) to the memory
- * variants. {@code --ablations} adds limiter variants (to every mode) with
+ * variants. {@code --ablations} adds limiter variants (measured in the {@code cpu}
+ * mode only) with
  * parts of the limiter turned off by properties, {@code label=--a=1 --b=2|label=...}
  * (e.g. {@code no headers=--rate-limit.headers.mode=none}), to tell what each
  * part costs; they must still decide every request.
@@ -58,7 +59,7 @@ import java.util.function.ToDoubleFunction;
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.HttpBenchmark
  * [--stack servlet|reactive] [--modes cpu,saturated,redis] [--seconds 3] [--warmup 15] [--rounds 10] [--jvms 2] [--rate 3000] [--connections 16]
  * [--redis-connections 16,64] [--client-ips 1] [--pin auto] [--app-jar path] [--before-jar path] [--ablations label=args|...] [--jfr dir] [--max-warmup 180]
- * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}. Other code calls {@link #run(Settings)}.
+ * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC -XX:CICompilerCount=8 -XX:-UseDynamicNumberOfCompilerThreads"]}. Other code calls {@link #run(Settings)}.
  */
 public final class HttpBenchmark {
 
@@ -123,7 +124,7 @@ public final class HttpBenchmark {
 	 * @param appJar the sample app's executable jar, or {@code null} to look in the stack's module's
 	 * {@code target} ({@code sample-app/target} or {@code sample-reactive-app/target})
 	 * @param beforeJar another build of the sample app whose limiter is measured too, or {@code null}
-	 * @param ablations more limiter variants of every mode, by label: extra arguments of the app
+	 * @param ablations more limiter variants of the {@code cpu} mode, by label: extra arguments of the app
 	 * @param jvms server JVMs per variant, started in mirrored order (A B B A): see {@link Servers#start}
 	 * @param jfrDirectory where each server JVM writes a JFR recording (profile settings), or {@code null}
 	 * @param jvmOptions the sample app JVM's options, the same for every variant
@@ -137,7 +138,8 @@ public final class HttpBenchmark {
 
 		/**
 		 * The longest warm-up per server JVM, in seconds, by default: on a busy
-		 * 2-core machine a JVM's JIT settles after 55 to 100 s.
+		 * 2-core machine a JVM's JIT settles after 40 to 60 s with {@link #WARMED_JVM}'s
+		 * compiler threads (55 to 100 s without).
 		 */
 		public static final int DEFAULT_MAX_WARMUP = 180;
 
@@ -150,14 +152,28 @@ public final class HttpBenchmark {
 		public static final List<String> DEFAULT_JVM = List.of("-Xms512m", "-Xmx512m", "-XX:+UseG1GC");
 
 		/**
-		 * About 20 minutes in all on two cores: two JVMs per variant, and many
+		 * The options of a server JVM that is warmed up and then measured: {@link #DEFAULT_JVM}
+		 * and eight compiler threads that stay. Pinned to one CPU, a JVM starts one C1 and one
+		 * C2 thread, which the scheduler gives a share of that CPU like any one of the busy
+		 * request threads: C2 worked through its queue at a fifth of the CPU, and the JIT took
+		 * 55 to 100 s to settle (40 to 60 s with eight, most of its queue done in the first 20 s).
+		 * Once it settles they sit idle, so a round
+		 * measures the same code (the JIT threads' CPU is in the tables). Dynamic compiler
+		 * threads off, because a thread that exits takes its CPU time with it, and the warm-up
+		 * reads the compiler threads' CPU time ({@link ServerProbe#compileMillis}).
+		 */
+		public static final List<String> WARMED_JVM = List.of("-Xms512m", "-Xmx512m", "-XX:+UseG1GC",
+				"-XX:CICompilerCount=8", "-XX:-UseDynamicNumberOfCompilerThreads");
+
+		/**
+		 * About 15 minutes in all on two cores: two JVMs per variant, and many
 		 * short rounds, so that each variant is measured within seconds of the one
 		 * it is compared with, and a slow spell of the machine spoils a few pairs,
 		 * not a third of the run.
 		 */
 		public static Settings defaults() {
 			return new Settings(List.of("cpu", "saturated", "redis"), 3, 15, 10, 3000, 16, List.of(16, 64), 1, "auto",
-					null, null, Map.of(), 2, null, DEFAULT_JVM, WebStack.SERVLET, DEFAULT_MAX_WARMUP);
+					null, null, Map.of(), 2, null, WARMED_JVM, WebStack.SERVLET, DEFAULT_MAX_WARMUP);
 		}
 
 		/**
@@ -584,7 +600,11 @@ public final class HttpBenchmark {
 		List<Row> rounds(String mode, int connections, Settings options, RedisServerProcess redis)
 				throws InterruptedException {
 			String baselineName = (redis != null) ? FLOOR : OFF;
-			List<Instance> instances = new ArrayList<>(this.apps.keySet());
+			// An ablation answers what a part of the limiter costs in server CPU: the cpu mode's question.
+			List<Instance> instances = this.apps.keySet()
+				.stream()
+				.filter((instance) -> mode.equals("cpu") || !instance.variant().name().startsWith(ABLATION))
+				.toList();
 			List<Variant> variants = instances.stream().map(Instance::variant).distinct().toList();
 			Map<Variant, List<Row>> measured = new LinkedHashMap<>();
 			for (int round = 0; round < options.rounds(); round++) {
@@ -902,14 +922,16 @@ public final class HttpBenchmark {
 					options.stack().tablePrefix() + "Redis backend, " + connections + " connections, median round"));
 		}
 		out.append(String.format(Locale.ROOT,
-				"%s sample (%s). Every variant in %d server JVM(s) of its own (%s), started in mirrored order, all warmed up (at "
-						+ "least %d s each, then until the JIT settles), then %d rounds of %d s measuring "
+				"%s sample (%s). Every variant in %d server JVM(s) of its own (%s), started in mirrored order%s, all warmed up (at "
+						+ "least %d s each, then until the JIT settles, at most %d s), then %d rounds of %d s measuring "
 						+ "each JVM in turn; a variant's round is the mean of its JVMs', each row is its variant's median "
 						+ "round, and what the limiter adds (and the "
 						+ "ratio) is the median over rounds of the difference (the ratio) within a round. %s. %d client IP(s). Every request "
 						+ "decided with the limiter and none without (counted); non-2xx: 0.%n",
 				(options.stack() == WebStack.SERVLET) ? "The servlet" : "The reactive", options.stack().module(),
-				options.jvms(), String.join(" ", options.jvmOptions()), options.warmup(), options.rounds(),
+				options.jvms(), String.join(" ", options.jvmOptions()),
+				options.ablations().isEmpty() ? "" : " (an ablation measured at the fixed rate only)",
+				options.warmup(), options.maxWarmup(), options.rounds(),
 				options.seconds(), CpuPinning.of(options.pin()).describe(), options.clientIps()));
 		return out.toString();
 	}

@@ -29,7 +29,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Run from the repository root, after
  * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app,sample-gateway -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
- * (49 minutes on 2 cores in the last run; a part that fails is reported as a goal missed and
+ * (52 minutes on 2 cores in the last run; a part that fails is reported as a goal missed and
  * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,gateway,startup,accuracy,overload,adaptive},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
@@ -57,11 +57,18 @@ public final class RunAllBenchmarks {
 	 * The longest warm-up, in seconds, of a server JVM whose goals are
 	 * throughput ratios (the reactive part, the gateway part, the http part's
 	 * Redis mode), against 180 for the CPU goal's. On this machine a JVM's JIT
-	 * settles after 55 to 100 s; measured while it still compiles, the variant
+	 * settles after 40 to 60 s (see {@link HttpBenchmark.Settings#WARMED_JVM});
+	 * measured while it still compiles, the variant
 	 * with more code to compile, the limiter's, is the one slowed, so a ratio
-	 * met is met, and the whole run stays under an hour.
+	 * met is met.
 	 */
 	static final String THROUGHPUT_MAX_WARMUP = "60";
+
+	/**
+	 * Measured iterations (of 1 s, after 3 of warm-up, one fork) of each case of
+	 * the in-memory table; the two-threads-one-key goal has its own longer run.
+	 */
+	private static final int MEMORY_ITERATIONS = 4;
 
 	/** Each part's name and minutes, in the order run. */
 	private static final List<String> DURATIONS = new ArrayList<>();
@@ -87,7 +94,7 @@ public final class RunAllBenchmarks {
 			List<InMemoryRow> rows = new ArrayList<>();
 			for (int threads : new int[] { 1, 2 }) {
 				rows.addAll(inMemory(InMemoryDecisionBenchmark.class.getName() + "\\.", threads, 1, quick ? 1 : 3,
-						quick ? 2 : 5));
+						quick ? 2 : MEMORY_ITERATIONS));
 			}
 			results.append("### In-memory decision\n\n").append(InMemoryRow.table(rows)).append('\n');
 			goals.inMemory(rows);
@@ -101,7 +108,8 @@ public final class RunAllBenchmarks {
 			goals.hotKey(hot);
 		});
 		part(parts, "redis", goals, results, () -> {
-			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "10", "--warmup", quick ? "1" : "3",
+			// 3 rounds of 2 s a case (3 of 3 s before): some 300,000 decisions a case at 64 callers.
+			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "5", "--warmup", quick ? "1" : "2",
 					"--threads", "64" });
 			List<RedisDecisionBenchmark.Result> rows = RedisDecisionBenchmark.run(redis);
 			results.append("### Redis decision\n\n").append(RedisDecisionBenchmark.table(rows, 64)).append('\n');
@@ -200,9 +208,8 @@ public final class RunAllBenchmarks {
 
 	/**
 	 * The options of the {@code http} part's runs: {@code HttpBenchmark}'s
-	 * defaults but {@value #HTTP_ROUNDS} rounds (10 alone), which keeps the
-	 * whole table under an hour; each variant's warm-up until its JIT settles
-	 * costs more than its rounds.
+	 * defaults but {@value #HTTP_ROUNDS} rounds (10 alone): each variant's
+	 * warm-up until its JIT settles costs more than its rounds.
 	 */
 	static String[] httpArguments(boolean quick, String... more) {
 		List<String> arguments = new ArrayList<>(List.of(more));
