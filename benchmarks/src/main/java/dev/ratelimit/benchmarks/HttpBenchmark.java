@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.Stream;
 
 /**
  * What the limiter costs an HTTP request: the sample app's {@code GET /api/hello}
@@ -162,8 +163,9 @@ public final class HttpBenchmark {
 		 * threads off, because a thread that exits takes its CPU time with it, and the warm-up
 		 * reads the compiler threads' CPU time ({@link ServerProbe#compileMillis}).
 		 */
-		public static final List<String> WARMED_JVM = List.of("-Xms512m", "-Xmx512m", "-XX:+UseG1GC",
-				"-XX:CICompilerCount=8", "-XX:-UseDynamicNumberOfCompilerThreads");
+		public static final List<String> WARMED_JVM = Stream
+			.concat(DEFAULT_JVM.stream(), Stream.of("-XX:CICompilerCount=8", "-XX:-UseDynamicNumberOfCompilerThreads"))
+			.toList();
 
 		/**
 		 * About 15 minutes in all on two cores: two JVMs per variant, and many

@@ -46,7 +46,7 @@ public final class LimitedHandlerAdapterCheck implements SmartInitializingSingle
 				this.beanFactory.getBeansOfType(HandlerAdapter.class, false, false).values());
 		AnnotationAwareOrderComparator.sort(adapters);
 		List<String> unlimited = new ArrayList<>();
-		HandlerAdapter chosen = null;
+		HandlerAdapter offending = null;
 		for (RequestMappingInfoHandlerMapping mapping : this.beanFactory
 			.getBeansOfType(RequestMappingInfoHandlerMapping.class, false, false)
 			.values()) {
@@ -57,14 +57,14 @@ public final class LimitedHandlerAdapterCheck implements SmartInitializingSingle
 				HandlerAdapter adapter = chosen(adapters, handler);
 				if (!(adapter instanceof LimitedHandlerAdapter)) {
 					unlimited.add(handler.getBeanType().getName() + "#" + handler.getMethod().getName());
-					chosen = adapter;
+					offending = adapter;
 				}
 			}
 		}
 		if (!unlimited.isEmpty()) {
 			throw new RateLimitConfigurationException("The limits of " + unlimited + " are enforced by the "
 					+ "starter's LimitedHandlerAdapter, without a proxy, but Spring MVC would call them through "
-					+ ((chosen != null) ? "a " + chosen.getClass().getName() : "no handler adapter")
+					+ ((offending != null) ? "a " + offending.getClass().getName() : "no handler adapter")
 					+ ": those methods would not be limited.",
 					"Set rate-limit.web.controller-proxies=true to limit controllers through a proxy, or build the "
 							+ "RequestMappingHandlerAdapter you provide as a dev.ratelimit.web.LimitedHandlerAdapter "
