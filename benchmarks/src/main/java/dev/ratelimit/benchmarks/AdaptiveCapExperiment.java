@@ -279,8 +279,8 @@ public final class AdaptiveCapExperiment {
 			try (ServerSocket socket = new ServerSocket(0)) {
 				port = socket.getLocalPort();
 			}
-			List<String> command = new ArrayList<>(pinning.serverCommandPrefix());
-			command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+			List<String> command = new ArrayList<>(
+					pinning.launch(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
 			command.addAll(List.of("-Xms768m", "-Xmx768m", "-Xss512k", "-XX:+UseG1GC", "-cp",
 					System.getProperty("java.class.path"), AdaptiveCapServer.class.getName(), "--server.port=" + port,
 					"--server.address=127.0.0.1", "--server.tomcat.threads.max=1000",
@@ -295,6 +295,7 @@ public final class AdaptiveCapExperiment {
 			Server server = new Server(port, process, stats, log);
 			Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "adaptive-experiment-server-stop"));
 			server.awaitReady();
+			pinning.pinToServer(process.pid());
 			return server;
 		}
 

@@ -1,5 +1,7 @@
 package dev.ratelimit.benchmarks;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,10 +24,12 @@ import java.util.function.ToDoubleFunction;
  * costs of admitted decisions.
  * <p>
  * The gateway JVMs run on one CPU, the load generator, the backend and
- * {@code redis-server} on the others ({@link CpuPinning}). Each variant runs in
- * gateway JVMs of its own (started in mirrored order when there are several),
- * all started and warmed up (until their JIT compilers settle) before the
- * first round; each round measures every JVM in turn, so that a change in the
+ * {@code redis-server} on the others ({@link CpuPinning}). The routes of one
+ * configuration share a gateway JVM, as a gateway's routes do: the plain route
+ * and the filter on memory in one, the two limiters on Redis in another (JVMs
+ * started in mirrored order when there are several of each), all started and
+ * warmed up, their routes in turn, until their JIT compilers settle, before the
+ * first round; each round measures every route in turn, so that a change in the
  * machine's load hits all of them alike. A variant reports its median round;
  * its ratios are the medians over rounds of the ratio within a round.
  * <p>
@@ -34,7 +38,7 @@ import java.util.function.ToDoubleFunction;
  * request ({@code rate.limit.decisions}, allowed, grew by the requests), the
  * others none; on Redis, a script must have run per request ({@code INFO
  * commandstats}, reset before each measurement), and none without it; the
- * first answer of each JVM must carry its limiter's header fields
+ * first answer of each route must carry its limiter's header fields
  * ({@code RateLimit-Policy}, or the gateway's {@code X-RateLimit-Remaining}
  * with a real count, not the -1 it answers when Redis failed), or none.
  * <p>
@@ -117,11 +121,11 @@ public final class GatewayBenchmark {
 	 * What to run.
 	 *
 	 * @param variants the routes measured
-	 * @param seconds measured seconds per JVM and round, after one second of ramp-up
+	 * @param seconds measured seconds per route and round, after one second of ramp-up
 	 * @param warmup warm-up seconds per JVM before the first round, at least (then until the JIT settles)
-	 * @param rounds how many times every JVM is measured, in turn
+	 * @param rounds how many times every route is measured, in turn
 	 * @param connections the closed loop's keep-alive connections, one load thread each
-	 * @param jvms gateway JVMs per variant, started in mirrored order
+	 * @param jvms gateway JVMs per configuration (memory, Redis), started in mirrored order
 	 * @param pin {@code auto}, {@code none} or {@code SERVER/CLIENT} CPU lists (see {@link CpuPinning#of})
 	 * @param gatewayJar the gateway sample's executable jar, or {@code null} to look in {@code sample-gateway/target}
 	 * @param jvmOptions the gateway JVMs' options
@@ -131,7 +135,7 @@ public final class GatewayBenchmark {
 			String pin, String gatewayJar, List<String> jvmOptions, int maxWarmup) {
 
 		/**
-		 * The defaults: about 12 minutes on two busy cores. Two JVMs per route in mirrored
+		 * The defaults: about 8 minutes on two busy cores. Two JVMs per configuration in mirrored
 		 * order, because where a JVM is in the start order changes its cost per request
 		 * (see {@link HttpBenchmark}).
 		 * @return the defaults
@@ -224,7 +228,8 @@ public final class GatewayBenchmark {
 
 	/**
 	 * The part {@code gateway} of {@link RunAllBenchmarks}: runs with the
-	 * defaults but one JVM per route, rounds of 3 s after at least 15 s of warm-up and at most
+	 * defaults but one JVM per configuration, {@link RunAllBenchmarks#HTTP_ROUNDS} rounds of 3 s after at
+	 * least 15 s of warm-up and at most
 	 * {@link RunAllBenchmarks#THROUGHPUT_MAX_WARMUP} s (or briefly), records the
 	 * goals and returns the section. One JVM halves the part's time; its goals are throughput
 	 * ratios, which the start order moves far less than the goal's margin.
@@ -236,7 +241,8 @@ public final class GatewayBenchmark {
 	static String part(boolean quick, Goals goals) throws InterruptedException {
 		Settings options = Settings.from(Options.parse(quick
 				? new String[] { "--seconds", "2", "--warmup", "2", "--rounds", "1", "--jvms", "1" }
-				: new String[] { "--jvms", "1", "--seconds", "3", "--warmup", "15", "--max-warmup",
+				: new String[] { "--jvms", "1", "--seconds", "3", "--warmup", "15", "--rounds",
+						Integer.toString(RunAllBenchmarks.HTTP_ROUNDS), "--max-warmup",
 						RunAllBenchmarks.THROUGHPUT_MAX_WARMUP }));
 		List<Row> rows = run(options);
 		goals.gateway(goals(rows));
@@ -244,7 +250,7 @@ public final class GatewayBenchmark {
 	}
 
 	/**
-	 * Runs every variant of {@code options}, printing a line per JVM and round.
+	 * Runs every variant of {@code options}, printing a line per route and round.
 	 * @param options what to run
 	 * @return the median row of every variant, in the order of {@code options}
 	 * @throws IllegalStateException if an answer was not 2xx, a connection failed, or a
@@ -255,7 +261,7 @@ public final class GatewayBenchmark {
 		Path jar = SampleAppProcess.locateJar(options.gatewayJar(), "sample-gateway");
 		CpuPinning pinning = CpuPinning.of(options.pin());
 		System.out.printf(Locale.ROOT,
-				"Gateway %s; routes %s; %d s warm-up, %d rounds of %d s; %d connections; %d JVM(s) per route, %s; %s%n",
+				"Gateway %s; routes %s; %d s warm-up, %d rounds of %d s; %d connections; %d JVM(s) per configuration, %s; %s%n",
 				jar, options.variants().stream().map(Variant::option).toList(), options.warmup(), options.rounds(),
 				options.seconds(), options.connections(), options.jvms(), options.jvmOptions(), pinning.describe());
 		long self = ProcessHandle.current().pid();
@@ -283,14 +289,14 @@ public final class GatewayBenchmark {
 		return pinning.pins() ? List.of("taskset", "-c", pinning.clientCpus()) : List.of();
 	}
 
-	/** A gateway JVM's arguments for a variant. */
-	private static List<String> arguments(Variant variant, GatewayBackend backend, RedisServerProcess redis) {
+	/** A gateway JVM's arguments: the memory backend, or (profile {@code compare}) Redis for both limiters. */
+	private static List<String> arguments(boolean onRedis, GatewayBackend backend, RedisServerProcess redis) {
 		List<String> arguments = new ArrayList<>(List.of("--sample.gateway.backend-uri=" + backend.uri(),
 				"--rate-limit.policies.per-ip.capacity=" + CAPACITY,
 				"--rate-limit.policies.per-ip.refill=" + CAPACITY + "/1s",
 				"--sample.gateway.compare.replenish-rate=" + CAPACITY,
 				"--sample.gateway.compare.burst-capacity=" + CAPACITY));
-		if (variant.redis) {
+		if (onRedis) {
 			arguments.addAll(List.of("--spring.profiles.active=compare", "--spring.data.redis.host=127.0.0.1",
 					"--spring.data.redis.port=" + redis.port(),
 					// Every decision must go to Redis: a Redis silent for the default 250 ms would let the
@@ -300,7 +306,7 @@ public final class GatewayBenchmark {
 		return arguments;
 	}
 
-	/** One gateway JVM of a variant: its {@code number}-th, counting from 0. */
+	/** One route measured in a gateway JVM: the {@code number}-th JVM of its configuration, counting from 0. */
 	private record Instance(Variant variant, int number) {
 
 		String label() {
@@ -310,13 +316,33 @@ public final class GatewayBenchmark {
 	}
 
 	/**
-	 * The running gateway JVMs, each with its probe.
+	 * A running gateway JVM, with its probe and the routes measured in it.
+	 *
+	 * @param app the JVM
+	 * @param probe its probe
+	 * @param routes the instances it serves, in the order warmed up
+	 */
+	private record Gateway(SampleAppProcess app, ServerProbe probe, List<Instance> routes) {
+
+		String label() {
+			return this.routes.stream().map(Instance::label).toList().toString();
+		}
+
+	}
+
+	/**
+	 * The running gateway JVMs. The routes of one configuration share a JVM,
+	 * as the routes of a gateway do: the plain route and the filter on memory
+	 * in one, the filter on Redis and the RedisRateLimiter (profile
+	 * {@code compare}) in another. Each round measures one route at a time, so
+	 * a ratio compares two routes of the same JVM in the same minute, and a
+	 * part needs half the JVMs, each of which takes a minute to start and warm up.
 	 */
 	private static final class Gateways implements AutoCloseable {
 
-		private final Map<Instance, SampleAppProcess> apps = new LinkedHashMap<>();
+		private final Map<Instance, Gateway> routes = new LinkedHashMap<>();
 
-		private final Map<Instance, ServerProbe> probes = new LinkedHashMap<>();
+		private final List<Gateway> jvms = new ArrayList<>();
 
 		private final RedisServerProcess redis;
 
@@ -327,25 +353,42 @@ public final class GatewayBenchmark {
 			this.options = options;
 		}
 
-		/** Starts {@code options.jvms()} gateway JVMs per variant, in mirrored order (A B, then B A, ...). */
+		/**
+		 * Starts {@code options.jvms()} gateway JVMs per configuration (memory, Redis) that a
+		 * variant needs, in mirrored order (A B, then B A, ...).
+		 */
 		static Gateways start(Path jar, GatewayBackend backend, RedisServerProcess redis, CpuPinning pinning,
 				Settings options) {
 			Gateways gateways = new Gateways(redis, options);
 			try {
 				for (int number = 0; number < options.jvms(); number++) {
-					List<Variant> order = new ArrayList<>(options.variants());
+					List<Boolean> order = new ArrayList<>(options.variants()
+						.stream()
+						.map((variant) -> variant.redis)
+						.distinct()
+						.toList());
 					if (number % 2 == 1) {
 						Collections.reverse(order);
 					}
-					for (Variant variant : order) {
-						SampleAppProcess.Started started = SampleAppProcess.start(pinning.serverCommandPrefix(), jar,
-								options.jvmOptions(), arguments(variant, backend, redis), variant.path);
-						Instance instance = new Instance(variant, number);
-						gateways.apps.put(instance, started.app());
-						gateways.probes.put(instance, new ServerProbe(started.app().pid(), started.app().port()));
-						checkHeaders(variant, started.firstResponse());
-						System.out.printf(Locale.ROOT, "  started %-22s on port %d%n", instance.label(),
-								started.app().port());
+					for (boolean onRedis : order) {
+						int jvm = number;
+						List<Instance> routes = options.variants()
+							.stream()
+							.filter((variant) -> variant.redis == onRedis)
+							.map((variant) -> new Instance(variant, jvm))
+							.toList();
+						SampleAppProcess.Started started = SampleAppProcess.start(pinning, jar, options.jvmOptions(),
+								arguments(onRedis, backend, redis), routes.get(0).variant().path);
+						Gateway gateway = new Gateway(started.app(),
+								new ServerProbe(started.app().pid(), started.app().port()), routes);
+						gateways.jvms.add(gateway);
+						routes.forEach((route) -> gateways.routes.put(route, gateway));
+						checkHeaders(routes.get(0).variant(), started.firstResponse());
+						for (Instance route : routes.subList(1, routes.size())) {
+							checkHeaders(route.variant(), firstResponse(started.app(), route.variant()));
+						}
+						System.out.printf(Locale.ROOT, "  started %-44s on port %d in %.1f s%n", gateway.label(),
+								started.app().port(), started.seconds());
 					}
 				}
 				return gateways;
@@ -356,40 +399,47 @@ public final class GatewayBenchmark {
 			}
 		}
 
+		private static HttpConnection.Response firstResponse(SampleAppProcess app, Variant variant) {
+			try (HttpConnection connection = new HttpConnection("127.0.0.1", app.port(), variant.path, 2_000)) {
+				return connection.getFully();
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(variant.label + ": " + variant.path + " did not answer", ex);
+			}
+		}
+
 		/**
-		 * Warms every JVM up with the closed loop for at least the warm-up, then
-		 * in steps of {@value #WARMUP_STEP_SECONDS} s until its JIT compilers spent
-		 * less than {@value #SETTLED_COMPILE_MILLIS} ms of CPU in a step (at most
+		 * Warms every JVM up with the closed loop, its routes in turn, {@value #WARMUP_STEP_SECONDS} s
+		 * at a time: for at least the warm-up, then until its JIT compilers spent less than
+		 * {@value #SETTLED_COMPILE_MILLIS} ms of CPU in a step of every route (at most
 		 * {@code --max-warmup} s, 180 by default): a round measured while the gateway still
 		 * compiles measures the compiler.
 		 */
 		void warmUp() throws InterruptedException {
-			for (Map.Entry<Instance, SampleAppProcess> entry : this.apps.entrySet()) {
-				Instance instance = entry.getKey();
-				ServerProbe probe = this.probes.get(instance);
-				int port = entry.getValue().port();
-				LoadGenerator.Result result = LoadGenerator.run("127.0.0.1", port, instance.variant().path,
-						this.options.connections(), 1, Duration.ZERO, Duration.ofSeconds(this.options.warmup()));
-				checkStatus(instance, result);
-				int total = this.options.warmup();
+			for (Gateway gateway : this.jvms) {
+				int port = gateway.app().port();
+				List<Instance> routes = gateway.routes();
+				int total = 0;
+				int settled = 0;
 				long compiled = -1;
-				while (total < this.options.maxWarmup()) {
-					long before = probe.compileMillis();
+				LoadGenerator.Result result = null;
+				for (int step = 0; settled < routes.size() && total < this.options.maxWarmup(); step++) {
+					Instance route = routes.get(step % routes.size());
+					long before = gateway.probe().compileMillis();
 					// Sampled as a round samples it, so that the code that serves the metrics is compiled now.
-					probe.decisions();
-					result = LoadGenerator.run("127.0.0.1", port, instance.variant().path, this.options.connections(),
-							1, Duration.ZERO, Duration.ofSeconds(WARMUP_STEP_SECONDS));
-					probe.decisions();
-					checkStatus(instance, result);
+					gateway.probe().decisions();
+					result = LoadGenerator.run("127.0.0.1", port, route.variant().path, this.options.connections(), 1,
+							Duration.ZERO, Duration.ofSeconds(WARMUP_STEP_SECONDS));
+					gateway.probe().decisions();
+					checkStatus(route, result);
 					total += WARMUP_STEP_SECONDS;
-					compiled = probe.compileMillis() - before;
-					if (before < 0 || compiled < SETTLED_COMPILE_MILLIS) {
-						break;
-					}
+					compiled = gateway.probe().compileMillis() - before;
+					boolean quiet = before < 0 || compiled < SETTLED_COMPILE_MILLIS;
+					settled = (total > this.options.warmup() && quiet) ? settled + 1 : 0;
 				}
 				System.out.printf(Locale.ROOT,
-						"  warm-up %-22s %9.0f requests/s after %d s (JIT: %d ms in the last %d s)%n",
-						instance.label(), result.perSecond(), total, compiled, WARMUP_STEP_SECONDS);
+						"  warm-up %-44s %9.0f requests/s after %d s (JIT: %d ms in the last %d s)%n", gateway.label(),
+						result.perSecond(), total, compiled, WARMUP_STEP_SECONDS);
 			}
 		}
 
@@ -399,7 +449,7 @@ public final class GatewayBenchmark {
 		 * median round, with the medians over rounds of its ratios within a round.
 		 */
 		List<Row> rounds() throws InterruptedException {
-			List<Instance> instances = new ArrayList<>(this.apps.keySet());
+			List<Instance> instances = new ArrayList<>(this.routes.keySet());
 			Map<Variant, List<Row>> measured = new LinkedHashMap<>();
 			for (int round = 0; round < this.options.rounds(); round++) {
 				Map<Variant, List<Row>> thisRound = new LinkedHashMap<>();
@@ -438,8 +488,8 @@ public final class GatewayBenchmark {
 
 		private Row measure(Instance instance) throws InterruptedException {
 			Variant variant = instance.variant();
-			SampleAppProcess app = this.apps.get(instance);
-			ServerProbe probe = this.probes.get(instance);
+			SampleAppProcess app = this.routes.get(instance).app();
+			ServerProbe probe = this.routes.get(instance).probe();
 			try {
 				if (this.redis != null) {
 					this.redis.call("CONFIG", "RESETSTAT");
@@ -473,7 +523,10 @@ public final class GatewayBenchmark {
 
 		@Override
 		public void close() {
-			this.apps.values().forEach(SampleAppProcess::close);
+			this.jvms.forEach((gateway) -> {
+				gateway.probe().close();
+				gateway.app().close();
+			});
 		}
 
 	}
@@ -582,8 +635,9 @@ public final class GatewayBenchmark {
 		out.append(String.format(Locale.ROOT,
 				"The gateway sample (Spring Cloud Gateway server WebFlux) in front of a Reactor Netty backend; "
 						+ "`RateLimit=per-ip` and `RedisRateLimiter` with limits of 10^9 (token buckets, one key: the "
-						+ "client address). Every route in %d gateway JVM(s) of its own (%s), all warmed up (at least "
-						+ "%d s each, then until the JIT settles), then %d rounds of %d s measuring each JVM in turn; "
+						+ "client address). The routes of a configuration share %d gateway JVM(s) (%s): the plain route "
+						+ "and the filter on memory, and the two limiters on Redis; all warmed up, their routes in turn "
+						+ "(at least %d s, then until the JIT settles), then %d rounds of %d s measuring each route in turn; "
 						+ "each row is its route's median round, each ratio the median over rounds of the ratio within "
 						+ "a round. Pinning: %s. Every answer 2xx; the starter decided every request of its routes and none of "
 						+ "the others (counted); on Redis, a script per request where a limiter decides, none "

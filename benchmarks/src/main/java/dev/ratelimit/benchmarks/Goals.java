@@ -227,7 +227,6 @@ final class Goals {
 		}
 	}
 
-	/** Records a part of the run that did not complete, as a goal missed. */
 	/** Issue 29's goals for the adaptive cap under a retry storm ({@link AdaptiveCapExperiment}). */
 	void adaptive(List<AdaptiveCapExperiment.Row> rows) {
 		if (rows.isEmpty()) {
@@ -254,6 +253,7 @@ final class Goals {
 				"within one timeout and a probe (≤ 500 ms)", report.backMillis() + " ms", report.backMillis() <= 500));
 	}
 
+	/** Records a part of the run that did not complete, as a goal missed. */
 	void failed(String part, Throwable failure) {
 		String reason = String.valueOf(failure.getMessage()).replace('|', '/').replace('\n', ' ');
 		this.goals.add(new Goal("Part " + part + " of the run", "completes", "failed: "

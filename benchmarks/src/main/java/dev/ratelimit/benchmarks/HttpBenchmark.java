@@ -541,11 +541,13 @@ public final class HttpBenchmark {
 								+ "jdk.ExecutionSample#period=1ms,jdk.ObjectAllocationSample#throttle=5000/s,filename="
 								+ Path.of(options.jfrDirectory(), instance.fileName() + ".jfr").toAbsolutePath());
 					}
-					SampleAppProcess.Started started = SampleAppProcess.start(pinning.serverCommandPrefix(),
+					SampleAppProcess.Started started = SampleAppProcess.start(pinning,
 							variant.jar(), jvm, variant.arguments(), PATH);
 					servers.apps.put(instance, started.app());
 					checkHeaders(variant, started.firstResponse());
 					servers.probes.put(instance, new ServerProbe(started.app().pid(), started.app().port()));
+					System.out.printf(Locale.ROOT, "  started  %-7s %-22s in %.1f s%n", variant.backend(),
+							instance.label(), started.seconds());
 				}
 				return servers;
 			}

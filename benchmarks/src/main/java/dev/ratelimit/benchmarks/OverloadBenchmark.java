@@ -80,10 +80,10 @@ public final class OverloadBenchmark {
 			}
 			List<String> jvm = List.of("-Xms512m", "-Xmx512m", "-XX:+UseG1GC");
 			try (SampleAppProcess first = SampleAppProcess
-				.start(pinning.serverCommandPrefix(), jar, jvm, arguments, "/actuator/health")
+				.start(pinning, jar, jvm, arguments, "/actuator/health")
 				.app();
 					SampleAppProcess second = SampleAppProcess
-						.start(pinning.serverCommandPrefix(), jar, jvm, arguments, "/actuator/health")
+						.start(pinning, jar, jvm, arguments, "/actuator/health")
 						.app()) {
 				int[] ports = { first.port(), second.port() };
 				Report report = new Report(pinning, seconds, clients,

@@ -29,7 +29,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Run from the repository root, after
  * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app,sample-gateway -am package -DskipTests}:
  * {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RunAllBenchmarks}
- * (52 minutes on 2 cores in the last run; a part that fails is reported as a goal missed and
+ * (41 minutes on 2 cores in the last run; a part that fails is reported as a goal missed and
  * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,gateway,startup,accuracy,overload,adaptive},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
  * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
@@ -73,8 +73,11 @@ public final class RunAllBenchmarks {
 	/** Each part's name and minutes, in the order run. */
 	private static final List<String> DURATIONS = new ArrayList<>();
 
-	/** Rounds of each HTTP part (see {@link #httpArguments}). */
-	static final int HTTP_ROUNDS = 6;
+	/**
+	 * Rounds of each HTTP and gateway part (see {@link #httpArguments}): an odd
+	 * number, so that the median round is a round.
+	 */
+	static final int HTTP_ROUNDS = 5;
 
 	private RunAllBenchmarks() {
 	}
@@ -108,16 +111,20 @@ public final class RunAllBenchmarks {
 			goals.hotKey(hot);
 		});
 		part(parts, "redis", goals, results, () -> {
-			// 3 rounds of 2 s a case (3 of 3 s before): some 300,000 decisions a case at 64 callers.
-			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "5", "--warmup", quick ? "1" : "2",
+			// RedisDecisionBenchmark's own rounds: in run 6, rounds of 2 s moved the ratio against INCR by up to
+			// 0.2 between runs, for less than a minute saved.
+			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "10", "--warmup", quick ? "1" : "3",
 					"--threads", "64" });
 			List<RedisDecisionBenchmark.Result> rows = RedisDecisionBenchmark.run(redis);
 			results.append("### Redis decision\n\n").append(RedisDecisionBenchmark.table(rows, 64)).append('\n');
 			goals.redis(rows);
 		});
 		part(parts, "lua", goals, results, () -> {
+			// 100,000 requests a case and round (200,000 alone) and 10,000 under callgrind (20,000): the server
+			// time per call moved by under 0.3 µs between the two rounds, and instructions by under 1%.
 			Options lua = Options.parse(quick ? new String[] { "--requests", "20000", "--rounds", "1" }
-					: new String[] { "--instructions", "true" });
+					: new String[] { "--instructions", "true", "--requests", "100000", "--instruction-requests",
+							"10000" });
 			List<RedisServerTimeBenchmark.Row> rows = RedisServerTimeBenchmark.run(lua);
 			results.append("### Redis server time per decision\n\n").append(RedisServerTimeBenchmark.table(rows))
 				.append('\n');
@@ -155,8 +162,10 @@ public final class RunAllBenchmarks {
 			goals.startup(rows);
 		});
 		part(parts, "accuracy", goals, results, () -> {
+			// 5 s a rate (at least 200 tokens, so 20 s at 10/s) and a fleet case: one token is at most 0.5%, and
+			// the errors of 10-s runs were under 0.1% but at 10/s.
 			Options accuracy = Options.parse(quick ? new String[] { "--seconds", "2", "--fleet-seconds", "2" }
-					: new String[0]);
+					: new String[] { "--seconds", "5", "--fleet-seconds", "5" });
 			AccuracyBenchmark.Report report = AccuracyBenchmark.run(accuracy);
 			results.append("### Accuracy: admitted rate against the configured rate\n\n")
 				.append(AccuracyBenchmark.rateTable(report.rates()))
@@ -222,7 +231,7 @@ public final class RunAllBenchmarks {
 	 * The options of the {@code reactive} part: the WebFlux sample's throughput
 	 * with the limiter against without (memory) and against one INCR per request
 	 * (Redis), pinned, as {@code HttpBenchmark} takes them, so that the part and
-	 * {@code HttpBenchmark --stack reactive --modes saturated,redis --jvms 1 --rounds 6 --max-warmup 60}
+	 * {@code HttpBenchmark --stack reactive --modes saturated,redis --jvms 1 --rounds 5 --max-warmup 60}
 	 * measure the same thing. The {@code cpu} mode (server CPU at a fixed rate) is the
 	 * servlet stack's goal and stays out of it; so does the second JVM per variant,
 	 * which guards that goal against the start order's 2–4 µs and would double the

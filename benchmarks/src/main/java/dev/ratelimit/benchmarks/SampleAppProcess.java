@@ -54,22 +54,22 @@ final class SampleAppProcess implements AutoCloseable {
 	 * @return the running app and the first 200 response
 	 */
 	static Started start(Path jar, List<String> jvmOptions, List<String> arguments, String readinessPath) {
-		return start(List.of(), jar, jvmOptions, arguments, readinessPath, DEFAULT_POLL_MILLIS);
+		return start(CpuPinning.NONE, jar, jvmOptions, arguments, readinessPath, DEFAULT_POLL_MILLIS);
 	}
 
 	/**
-	 * Starts the jar under a command prefix, such as {@code taskset -c 1}, and
-	 * waits until {@code readinessPath} answers 200.
-	 * @param prefix the words before {@code java}, none for none
+	 * Starts the jar as a server of a pinned run ({@link CpuPinning#launch}), waits
+	 * until {@code readinessPath} answers 200, then pins it to the server's CPUs.
+	 * @param pinning where the server runs, {@link CpuPinning#NONE} for anywhere
 	 * @param jar the executable jar
 	 * @param jvmOptions options of the server JVM, such as {@code -Xmx512m}
 	 * @param arguments application arguments ({@code --name=value}); the port is added
 	 * @param readinessPath the path polled until it answers 200
 	 * @return the running app and the first 200 response
 	 */
-	static Started start(List<String> prefix, Path jar, List<String> jvmOptions, List<String> arguments,
+	static Started start(CpuPinning pinning, Path jar, List<String> jvmOptions, List<String> arguments,
 			String readinessPath) {
-		return start(prefix, jar, jvmOptions, arguments, readinessPath, DEFAULT_POLL_MILLIS);
+		return start(pinning, jar, jvmOptions, arguments, readinessPath, DEFAULT_POLL_MILLIS);
 	}
 
 	/**
@@ -84,13 +84,13 @@ final class SampleAppProcess implements AutoCloseable {
 	 */
 	static Started start(Path jar, List<String> jvmOptions, List<String> arguments, String readinessPath,
 			long pollMillis) {
-		return start(List.of(), jar, jvmOptions, arguments, readinessPath, pollMillis);
+		return start(CpuPinning.NONE, jar, jvmOptions, arguments, readinessPath, pollMillis);
 	}
 
 	/**
-	 * Starts the jar under a command prefix and waits until {@code readinessPath}
-	 * answers 200, asking every {@code pollMillis}.
-	 * @param prefix the words before {@code java}, none for none
+	 * Starts the jar as a server of a pinned run and waits until {@code readinessPath}
+	 * answers 200, asking every {@code pollMillis}, then pins it to the server's CPUs.
+	 * @param pinning where the server runs, {@link CpuPinning#NONE} for anywhere
 	 * @param jar the executable jar
 	 * @param jvmOptions options of the server JVM, such as {@code -Xmx512m}
 	 * @param arguments application arguments ({@code --name=value}); the port is added
@@ -98,12 +98,13 @@ final class SampleAppProcess implements AutoCloseable {
 	 * @param pollMillis the pause between two attempts
 	 * @return the running app and the first 200 response
 	 */
-	static Started start(List<String> prefix, Path jar, List<String> jvmOptions, List<String> arguments,
+	static Started start(CpuPinning pinning, Path jar, List<String> jvmOptions, List<String> arguments,
 			String readinessPath, long pollMillis) {
 		int port = freePort();
-		List<String> command = new ArrayList<>(prefix);
+		long began = System.nanoTime();
 		// The JVM running this benchmark, so both sides use the same Java.
-		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		List<String> command = new ArrayList<>(
+				pinning.launch(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
 		command.addAll(jvmOptions);
 		command.add("-jar");
 		command.add(jar.toString());
@@ -117,7 +118,9 @@ final class SampleAppProcess implements AutoCloseable {
 			SampleAppProcess app = new SampleAppProcess(port, process, log);
 			Runtime.getRuntime().addShutdownHook(app.hook);
 			try {
-				return new Started(app, app.awaitReady(readinessPath, pollMillis));
+				HttpConnection.Response first = app.awaitReady(readinessPath, pollMillis);
+				pinning.pinToServer(app.pid());
+				return new Started(app, first, (System.nanoTime() - began) / 1e9);
 			}
 			catch (RuntimeException ex) {
 				app.close();
@@ -134,8 +137,9 @@ final class SampleAppProcess implements AutoCloseable {
 	 *
 	 * @param app the running app
 	 * @param firstResponse the first 200 response of the readiness path
+	 * @param seconds from launch until it answered and was pinned
 	 */
-	record Started(SampleAppProcess app, HttpConnection.Response firstResponse) {
+	record Started(SampleAppProcess app, HttpConnection.Response firstResponse, double seconds) {
 	}
 
 	int port() {
