@@ -8,9 +8,10 @@ import java.util.List;
 
 /**
  * Keeps the server under test and the load apart on the machine's CPUs with
- * {@code taskset}: the server JVM runs on {@code <server>} (started on every CPU
- * as if it had only the server's, see {@link #launch}), and this JVM (the load generator) and any {@code redis-server} it started
- * are moved, every thread, to the other CPUs with {@code taskset -a -cp}. On
+ * {@code taskset}: the server JVM runs on {@code <server>} (started on every
+ * CPU as if it had only the server's, see {@link #launch}), and this JVM (the
+ * load generator) and any {@code redis-server} it started are moved, every
+ * thread, to the other CPUs with {@code taskset -a -cp}. On
  * a two-core machine: the server on CPU 1, the load generator and Redis on
  * CPU 0. Redis goes with the load generator, not with the server, because in
  * production it runs on another machine: its time then neither slows the
@@ -130,8 +131,8 @@ record CpuPinning(String serverCpus, String clientCpus) {
 		int count = 0;
 		for (String range : cpus.split(",")) {
 			int dash = range.indexOf('-');
-			count += (dash < 0) ? 1
-					: Integer.parseInt(range.substring(dash + 1).trim()) - Integer.parseInt(range.substring(0, dash).trim()) + 1;
+			count += (dash < 0) ? 1 : Integer.parseInt(range.substring(dash + 1).trim())
+					- Integer.parseInt(range.substring(0, dash).trim()) + 1;
 		}
 		return count;
 	}

@@ -325,7 +325,7 @@ public final class GatewayBenchmark {
 	private record Gateway(SampleAppProcess app, ServerProbe probe, List<Instance> routes) {
 
 		String label() {
-			return this.routes.stream().map(Instance::label).toList().toString();
+			return String.join(" + ", this.routes.stream().map(Instance::label).toList());
 		}
 
 	}

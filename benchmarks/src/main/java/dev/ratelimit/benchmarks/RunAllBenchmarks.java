@@ -111,8 +111,8 @@ public final class RunAllBenchmarks {
 			goals.hotKey(hot);
 		});
 		part(parts, "redis", goals, results, () -> {
-			// RedisDecisionBenchmark's own rounds: in run 6, rounds of 2 s moved the ratio against INCR by up to
-			// 0.2 between runs, for less than a minute saved.
+			// RedisDecisionBenchmark's defaults, 3 rounds of 3 s a case: the 2-s rounds of run 6 saved under a
+			// minute, and its goal is the one a run moves most.
 			Options redis = Options.parse(new String[] { "--seconds", quick ? "2" : "10", "--warmup", quick ? "1" : "3",
 					"--threads", "64" });
 			List<RedisDecisionBenchmark.Result> rows = RedisDecisionBenchmark.run(redis);
@@ -121,7 +121,7 @@ public final class RunAllBenchmarks {
 		});
 		part(parts, "lua", goals, results, () -> {
 			// 100,000 requests a case and round (200,000 alone) and 10,000 under callgrind (20,000): the server
-			// time per call moved by under 0.3 µs between the two rounds, and instructions by under 1%.
+			// time per call moved by under 0.3 µs between two rounds, the instructions per call by under 0.2%.
 			Options lua = Options.parse(quick ? new String[] { "--requests", "20000", "--rounds", "1" }
 					: new String[] { "--instructions", "true", "--requests", "100000", "--instruction-requests",
 							"10000" });
@@ -162,8 +162,8 @@ public final class RunAllBenchmarks {
 			goals.startup(rows);
 		});
 		part(parts, "accuracy", goals, results, () -> {
-			// 5 s a rate (at least 200 tokens, so 20 s at 10/s) and a fleet case: one token is at most 0.5%, and
-			// the errors of 10-s runs were under 0.1% but at 10/s.
+			// 5 s a rate (at least 200 tokens, so 20 s at 10/s) and a fleet case (10 s alone): one token is at
+			// most 0.5% of a run, and the errors of 10-s runs were under 0.1% except at 10/s.
 			Options accuracy = Options.parse(quick ? new String[] { "--seconds", "2", "--fleet-seconds", "2" }
 					: new String[] { "--seconds", "5", "--fleet-seconds", "5" });
 			AccuracyBenchmark.Report report = AccuracyBenchmark.run(accuracy);
