@@ -23,6 +23,9 @@ public enum Priority {
 	/** Work that may always be dropped first: analytics beacons, speculative calls. */
 	SHEDDABLE;
 
+	/** Lower-cased once: the label names every shed call's meter, which must not build a string per call. */
+	private final String label = name().toLowerCase(Locale.ROOT);
+
 	/**
 	 * Reads a class named by a priority expression, ignoring case and
 	 * surrounding blanks.
@@ -44,7 +47,7 @@ public enum Priority {
 
 	/** @return the class's name as written in properties and meters: {@code critical}, {@code normal}, … */
 	public String label() {
-		return name().toLowerCase(Locale.ROOT);
+		return this.label;
 	}
 
 }

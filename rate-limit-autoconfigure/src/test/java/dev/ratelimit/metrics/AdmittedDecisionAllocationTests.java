@@ -17,6 +17,7 @@ import dev.ratelimit.actuate.RateLimitActuatorAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.Priority;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitListener.DecisionSource;
@@ -73,7 +74,8 @@ class AdmittedDecisionAllocationTests {
 			long fewest = fewestBytes(() -> {
 				for (int i = 0; i < 100_000; i++) {
 					all.charged(budget, 1_000);
-					all.shed(cap, (i % 2 == 0) ? "sheddable" : "normal", (i % 3 == 0));
+					// Named as the adaptive cap names it when it sheds.
+					all.shed(cap, ((i % 2 == 0) ? Priority.SHEDDABLE : Priority.NORMAL).label(), (i % 3 == 0));
 					all.fallbackCalled(fallback, refusal);
 				}
 			});
