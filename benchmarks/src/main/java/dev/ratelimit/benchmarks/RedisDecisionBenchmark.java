@@ -398,7 +398,7 @@ public final class RedisDecisionBenchmark {
 		return ratios.toString();
 	}
 
-	private static Result run(Decider decider, int keys, int threads, int seconds, boolean record)
+	static Result run(Decider decider, int keys, int threads, int seconds, boolean record)
 			throws InterruptedException {
 		int[] indices = (keys == 1) ? new int[KeyDistribution.LENGTH] : KeyDistribution.uniform(keys, 7L);
 		AtomicBoolean stop = new AtomicBoolean();
@@ -462,7 +462,7 @@ public final class RedisDecisionBenchmark {
 	}
 
 	/** Calls per command from INFO commandstats, leaving out the INFO call reading them. */
-	private static Map<String, Long> commandStats(String info) {
+	static Map<String, Long> commandStats(String info) {
 		Map<String, Long> calls = new LinkedHashMap<>();
 		for (String line : info.split("\r\n")) {
 			if (!line.startsWith("cmdstat_")) {

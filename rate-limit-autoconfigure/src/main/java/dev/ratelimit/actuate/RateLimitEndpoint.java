@@ -34,6 +34,7 @@ import dev.ratelimit.concurrency.AdaptiveLimit;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.concurrency.Priority;
+import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.LimitKeys;
@@ -48,6 +49,7 @@ import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.Quota;
+import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.live.LimitOverrides;
 import dev.ratelimit.live.OverrideStoreException;
 import dev.ratelimit.live.QuotaText;
@@ -232,20 +234,49 @@ public class RateLimitEndpoint {
 		Optional<RateLimitPolicy> rateLimit = findRateLimit(policy, key);
 		if (rateLimit.isPresent()) {
 			String storageKey = this.keys.build(policy, key);
-			// A peek takes nothing and starts tracking nothing: it only reports the quota as it stands.
-			Decision decision = this.backend.peek(rateLimit.get(), storageKey);
+			Decision decision;
+			try {
+				// A peek takes nothing and starts tracking nothing: it only reports the quota as it stands.
+				decision = this.backend.peek(rateLimit.get(), storageKey);
+			}
+			catch (RuntimeException ex) {
+				return unavailable(policy, Kind.RATE_LIMIT, key, storageKey, this.backend.parts(), ex);
+			}
 			return new RateLimitKeyState(policy, Kind.RATE_LIMIT.label(), key, storageKey, decision.limit(),
 					decision.remaining(), isoDuration(decision.resetAfterMicros()));
 		}
 		Optional<BudgetPolicy> budget = selected(this.budgets, policy, key);
 		if (budget.isPresent()) {
-			return budgetState(budget.get(), key);
+			try {
+				return budgetState(budget.get(), key);
+			}
+			catch (RuntimeException ex) {
+				return unavailable(policy, Kind.BUDGET, key, budgetStorageKey(policy, key), this.backend.parts(), ex);
+			}
 		}
 		Optional<ConcurrencyPolicy> cap = findConcurrency(policy, key);
 		if (cap.isPresent()) {
-			return concurrencyState(cap.get(), key);
+			try {
+				return concurrencyState(cap.get(), key);
+			}
+			catch (RuntimeException ex) {
+				return unavailable(policy, Kind.CONCURRENCY, key, key, this.backend.parts(), ex);
+			}
 		}
 		return null;
+	}
+
+	/**
+	 * The state of a key whose store could not be read (a Redis Cluster node
+	 * down, a slot moving): what failed and where, never an error of the
+	 * endpoint's own.
+	 */
+	private static UnavailableKeyState unavailable(String policy, Kind kind, String key, String storageKey,
+			StoreParts parts, RuntimeException failure) {
+		String part = parts.partOf(storageKey);
+		return new UnavailableKeyState(policy, kind.label(), key, storageKey, part.isEmpty() ? null : part,
+				"The store could not be read" + (part.isEmpty() ? "" : " on " + part) + ": "
+						+ Causes.describe(failure));
 	}
 
 	/**
@@ -819,7 +850,25 @@ public class RateLimitEndpoint {
 	/**
 	 * The state of one key of one policy.
 	 */
-	public sealed interface KeyState permits RateLimitKeyState, BudgetKeyState, ConcurrencyKeyState, TopKeysState {
+	public sealed interface KeyState
+			permits RateLimitKeyState, BudgetKeyState, ConcurrencyKeyState, TopKeysState, UnavailableKeyState {
+	}
+
+	/**
+	 * One key whose state could not be read now: its store failed the read (a
+	 * Redis Cluster node down, a slot moving). Answered with 503 over HTTP, and
+	 * listed so among a limit's top keys.
+	 *
+	 * @param policy the policy name
+	 * @param type {@code rate-limit}, {@code budget} or {@code concurrency}
+	 * @param key the caller's key
+	 * @param storageKey the key the store keeps it under
+	 * @param part the part of the store that keeps it (a Cluster master), or
+	 * {@code null} for a store of one part
+	 * @param unavailable why the state could not be read
+	 */
+	public record UnavailableKeyState(String policy, String type, String key, String storageKey,
+			@Nullable String part, String unavailable) implements KeyState {
 	}
 
 	/**

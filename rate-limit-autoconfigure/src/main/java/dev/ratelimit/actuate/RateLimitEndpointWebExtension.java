@@ -5,12 +5,15 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
 
+import dev.ratelimit.core.Causes;
 import dev.ratelimit.live.OverrideStoreException;
 
 /**
@@ -20,7 +23,8 @@ import dev.ratelimit.live.OverrideStoreException;
  * request was fine and can be sent again once the store answers; an override
  * that would change no caller answers {@code 409 Conflict} with the reason and
  * the requests that would reach callers. The endpoint itself throws, which JMX
- * reports with the same reason.
+ * reports with the same reason. A key whose store could not be read (a Redis
+ * Cluster node down) answers {@code 503} with what failed and where.
  */
 @EndpointWebExtension(endpoint = RateLimitEndpoint.class)
 public class RateLimitEndpointWebExtension {
@@ -35,6 +39,48 @@ public class RateLimitEndpointWebExtension {
 	 */
 	RateLimitEndpointWebExtension(RateLimitEndpoint endpoint) {
 		this.endpoint = endpoint;
+	}
+
+	/**
+	 * Reports one key's state (or a limit's top keys), as
+	 * {@link RateLimitEndpoint#key} does.
+	 * @param policy the limit's name
+	 * @param key the caller's key, or {@code top}
+	 * @return the state; 404 for an unknown limit; 503 with what failed and where
+	 * when the store could not be read (a Redis Cluster node down)
+	 */
+	@ReadOperation
+	public WebEndpointResponse<Object> key(@Selector String policy, @Selector String key) {
+		RateLimitEndpoint.KeyState state = this.endpoint.key(policy, key);
+		if (state == null) {
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		if (state instanceof RateLimitEndpoint.UnavailableKeyState unavailable) {
+			return new WebEndpointResponse<>(unavailable, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		}
+		return new WebEndpointResponse<>(state);
+	}
+
+	/**
+	 * Resets one key of a rate limit or a budget, as {@link RateLimitEndpoint#reset} does.
+	 * @param policy the policy name
+	 * @param key the caller's key
+	 * @return what was reset; 400 for an unknown policy or a cap; 503 with the
+	 * reason when the store could not take the reset
+	 */
+	@DeleteOperation
+	public WebEndpointResponse<Object> reset(@Selector String policy, @Selector String key) {
+		try {
+			return new WebEndpointResponse<>(this.endpoint.reset(policy, key));
+		}
+		catch (InvalidEndpointRequestException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			// The store failed (Redis down, a Cluster node down): the request was fine and can be sent again.
+			return unavailable("The store could not reset key '" + key + "' of '" + policy + "': "
+					+ Causes.describe(ex));
+		}
 	}
 
 	/**
@@ -93,10 +139,14 @@ public class RateLimitEndpointWebExtension {
 	}
 
 	private static WebEndpointResponse<Object> unavailable(OverrideStoreException ex) {
+		return unavailable(ex.getMessage());
+	}
+
+	private static WebEndpointResponse<Object> unavailable(String message) {
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 		body.put("error", "Service Unavailable");
-		body.put("message", ex.getMessage());
+		body.put("message", message);
 		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 	}
 

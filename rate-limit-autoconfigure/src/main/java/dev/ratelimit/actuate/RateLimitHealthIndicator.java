@@ -1,6 +1,7 @@
 package dev.ratelimit.actuate;
 
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -47,7 +48,13 @@ import dev.ratelimit.redis.RedisLimiterConnection;
  * policies affected, by kind, when there are any) and, when {@code PING}
  * answers but calls fail, {@code failingCalls} (the first failure by kind).
  * While Redis is silent (see {@link dev.ratelimit.redis.RedisSilence}) it is
- * unavailable without a {@code PING} of the indicator's own.
+ * unavailable without a {@code PING} of the indicator's own. On a Cluster the
+ * failing calls name the masters they fail on ({@code on host:port: ...}).
+ * While the replicas of a primary do not acknowledge the limiter's durable
+ * writes, the kinds whose writes are durable count as failing, with
+ * {@code laggingReplicas}. Once the limiter's connection has followed a
+ * failover: {@code failovers} (by cause), {@code lastFailover} and
+ * {@code failingOver} (whether one is under way).
  */
 public class RateLimitHealthIndicator implements HealthIndicator {
 
@@ -94,6 +101,10 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 	}
 
 	private Health.Builder redisHealth(RedisLimiterConnection redis) {
+		return withFailovers(redisState(redis), redis);
+	}
+
+	private Health.Builder redisState(RedisLimiterConnection redis) {
 		String error = unavailability(redis);
 		if (error != null) {
 			// Redis itself is out of reach: every kind's store with it.
@@ -101,18 +112,55 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 			return outage(error, EnumSet.allOf(LimitKind.class));
 		}
 		this.stores.reachable();
-		Map<LimitKind, String> failing = this.stores.failing();
+		Map<LimitKind, String> failing = new EnumMap<>(LimitKind.class);
+		failing.putAll(this.stores.failing());
+		Map<String, String> silentNodes = redis.silence().silentNodes();
+		if (!silentNodes.isEmpty()) {
+			// Nodes of a cluster that send nothing: every kind's keys on them follow the failure modes.
+			for (LimitKind kind : LimitKind.values()) {
+				failing.putIfAbsent(kind, "Redis nodes " + String.join(", ", silentNodes.keySet())
+						+ " do not answer; the keys of their slots follow the failure modes");
+			}
+		}
+		Map<String, String> lagging = redis.laggingReplicas();
+		if (!lagging.isEmpty()) {
+			for (LimitKind kind : LimitKind.values()) {
+				if (redis.durable(kind)) {
+					failing.putIfAbsent(kind, "the replicas of Redis " + String.join(", ", lagging.keySet())
+							+ " do not acknowledge its durable writes");
+				}
+			}
+		}
 		if (failing.isEmpty()) {
 			// How the scripts go right now: FCALL of the library, or EVALSHA where Redis refused it.
 			return Health.up()
 				.withDetail("redis", "available")
 				.withDetail("scripts", redis.usesFunctions() ? "FCALL" : "EVALSHA");
 		}
-		// PING answers, yet the limiter's own calls fail: an ACL, a read-only replica, a proxy.
+		// PING answers, yet the limiter's own calls fail: an ACL, a read-only replica, a proxy, a node of a
+		// cluster, replicas that do not acknowledge.
 		Map<String, String> byKind = new LinkedHashMap<>();
 		failing.forEach((kind, cause) -> byKind.put(FailClosedPolicies.detailName(kind), cause));
-		return outage("Redis answers PING, but the limiter's calls to it fail", failing.keySet())
+		Health.Builder builder = outage("Redis answers PING, but the limiter's calls to it fail", failing.keySet())
 			.withDetail("failingCalls", byKind);
+		if (!silentNodes.isEmpty()) {
+			builder.withDetail("silentNodes", silentNodes);
+		}
+		return lagging.isEmpty() ? builder : builder.withDetail("laggingReplicas", lagging);
+	}
+
+	/**
+	 * Adds the failovers the limiter's connection followed, once there was one:
+	 * how many by cause, the last, and whether one is under way.
+	 */
+	private static Health.Builder withFailovers(Health.Builder builder, RedisLimiterConnection redis) {
+		String last = redis.lastFailover();
+		if (last == null) {
+			return builder;
+		}
+		return builder.withDetail("failovers", redis.failovers())
+			.withDetail("lastFailover", last)
+			.withDetail("failingOver", redis.failingOver());
 	}
 
 	private Health.Builder outage(String error, Set<LimitKind> kinds) {

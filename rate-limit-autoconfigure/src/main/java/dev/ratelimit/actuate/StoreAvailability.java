@@ -4,11 +4,13 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.AopInfrastructureBean;
 
+import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.TimeSource;
@@ -56,9 +58,24 @@ final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 			state.failing = false;
 		}
 		else {
-			state.cause = (cause != null) ? describe(cause) : "failed";
+			state.cause = (cause != null) ? Causes.describe(cause) : "failed";
 			state.lastFailureMicros = this.time.currentTimeMicros();
 			state.failing = true;
+		}
+	}
+
+	@Override
+	public void storePartAvailabilityChanged(LimitKind kind, String part, boolean available,
+			@Nullable RuntimeException cause) {
+		if (part.isEmpty()) {
+			return;
+		}
+		KindState state = this.kinds.get(kind);
+		if (available) {
+			state.parts.remove(part);
+		}
+		else {
+			state.parts.put(part, (cause != null) ? Causes.describe(cause) : "failed");
 		}
 	}
 
@@ -66,7 +83,8 @@ final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 	public void storeCalled(LimitKind kind, long nanos, boolean succeeded) {
 		KindState state = this.kinds.get(kind);
 		if (succeeded) {
-			if (state.failing) {
+			// A call on one part of a Cluster says nothing of another part that fails.
+			if (state.failing && state.parts.isEmpty()) {
 				state.failing = false;
 			}
 		}
@@ -106,22 +124,10 @@ final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 		this.kinds.forEach((kind, state) -> {
 			long last = state.lastFailureMicros;
 			if (state.failing && last > this.outageEndedMicros && now - last <= RECENT.toNanos() / 1000) {
-				failing.put(kind, state.cause);
+				failing.put(kind, state.describe());
 			}
 		});
 		return failing;
-	}
-
-	/**
-	 * Describes a failure by its root cause too: a driver's wrapper, such as
-	 * "Error in execution", says nothing an operator can act on.
-	 */
-	private static String describe(Throwable cause) {
-		Throwable root = cause;
-		while (root.getCause() != null && root.getCause() != root) {
-			root = root.getCause();
-		}
-		return (root == cause) ? cause.toString() : cause + ", caused by " + root;
 	}
 
 	/**
@@ -136,6 +142,23 @@ final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 		volatile long lastFailureMicros;
 
 		volatile String cause = "the limiter's calls to it fail";
+
+		/** The parts failing (a Cluster's masters), with why: empty for a store of one part. */
+		final Map<String, String> parts = new ConcurrentHashMap<>();
+
+		/** The failure, naming the parts that fail when the store has several. */
+		String describe() {
+			if (this.parts.isEmpty()) {
+				return this.cause;
+			}
+			StringBuilder text = new StringBuilder();
+			this.parts.forEach((part, why) -> text.append((text.length() > 0) ? "; " : "")
+				.append("on ")
+				.append(part)
+				.append(": ")
+				.append(why));
+			return text.toString();
+		}
 
 	}
 

@@ -62,9 +62,22 @@ class RateLimitMetricsConfiguration {
 			}
 			RedisLimiterConnection connection = redis.getIfAvailable();
 			if (connection != null) {
-				Gauge.builder("rate.limit.redis.silent", connection.silence(), (s) -> s.isSilent() ? 1 : 0)
+				Gauge.builder("rate.limit.redis.silent", connection.silence(), (s) -> s.isAnySilent() ? 1 : 0)
 					.description("1 while Redis does not answer the limiter (calls fail at once and the failure modes "
 							+ "decide, until it answers a probe), else 0")
+					.register(meters);
+				for (String cause : connection.failovers().keySet()) {
+					// Registered at 0, so that the first failover after a start is an increase.
+					FunctionCounter.builder("rate.limit.redis.failovers", connection,
+							(c) -> c.failovers().getOrDefault(cause, 0L))
+						.description("Times the limiter's Redis connection followed a failover: a sentinel's "
+								+ "switch-master, a READONLY answer, a connection the server ended")
+						.tag("cause", cause)
+						.register(meters);
+				}
+				Gauge.builder("rate.limit.redis.replicas.lagging", connection, (c) -> c.laggingReplicas().size())
+					.description("Primaries whose replicas do not acknowledge the limiter's durable writes now: "
+							+ "those writes follow their failure modes")
 					.register(meters);
 			}
 			ConcurrencyLimiters concurrency = limiters.getIfAvailable();

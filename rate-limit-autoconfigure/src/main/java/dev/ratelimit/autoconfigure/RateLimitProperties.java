@@ -288,6 +288,28 @@ public class RateLimitProperties implements InitializingBean {
 	}
 
 	/**
+	 * When a write to Redis counts: once the primary applied it, or once its
+	 * replicas hold it too.
+	 */
+	public enum Acknowledgement {
+
+		/**
+		 * When the primary answers: a failover may lose what it had not yet sent
+		 * its replicas.
+		 */
+		PRIMARY,
+
+		/**
+		 * When rate-limit.redis.durability.replicas replicas of the primary hold it
+		 * (WAIT): a failover loses nothing counted. One more round trip per write;
+		 * where the replicas do not answer in time the write follows the failure
+		 * mode.
+		 */
+		REPLICATED
+
+	}
+
+	/**
 	 * How the client address of the ip key is found and keyed.
 	 */
 	public static class ClientIp {
@@ -1274,9 +1296,32 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private Duration overridesPollInterval = Duration.ofMillis(250);
 
+		/**
+		 * How often the limiter reads a Redis Cluster's topology when nothing
+		 * triggered a refresh. Whatever the application's client options say, the
+		 * limiter's connection also reads it on every MOVED or ASK redirect,
+		 * uncovered slot or unknown node (at most every 500 ms), when a node ends its
+		 * connection, and while calls on a node fail (every 250 ms).
+		 */
+		private Duration topologyRefreshPeriod = Duration.ofSeconds(10);
+
 		private final DenyCache denyCache = new DenyCache();
 
 		private final Prefetch prefetch = new Prefetch();
+
+		private final Durability durability = new Durability();
+
+		public Durability getDurability() {
+			return this.durability;
+		}
+
+		public Duration getTopologyRefreshPeriod() {
+			return this.topologyRefreshPeriod;
+		}
+
+		public void setTopologyRefreshPeriod(Duration topologyRefreshPeriod) {
+			this.topologyRefreshPeriod = topologyRefreshPeriod;
+		}
 
 		public DenyCache getDenyCache() {
 			return this.denyCache;
@@ -1324,6 +1369,91 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setOverridesPollInterval(Duration overridesPollInterval) {
 			this.overridesPollInterval = overridesPollInterval;
+		}
+
+	}
+
+	/**
+	 * When the limiter's writes to Redis count, per kind of limit: once the
+	 * primary applied them, or once its replicas hold them too, so that a
+	 * failover loses nothing. A write waits where its primary has had replicas
+	 * (a Sentinel master, a standalone server that reported a replica when the
+	 * limiter connected, a Cluster shard whose master had one); Lettuce only.
+	 */
+	public static class Durability {
+
+		/**
+		 * When a budget's reservation, settle and release count. Replicated by
+		 * default: money counted only on a primary is lost when it fails over.
+		 */
+		private Acknowledgement budgets = Acknowledgement.REPLICATED;
+
+		/**
+		 * When a rate limit's decision counts. Primary by default: a failover may
+		 * forget the last moments' decisions, so their callers get up to that much
+		 * more.
+		 */
+		private Acknowledgement rateLimits = Acknowledgement.PRIMARY;
+
+		/**
+		 * When a distributed concurrency cap's permit counts. Primary by default: a
+		 * failover may forget permits taken in its last moments, until their calls
+		 * end.
+		 */
+		private Acknowledgement concurrency = Acknowledgement.PRIMARY;
+
+		/**
+		 * How many replicas of the primary must hold a replicated write.
+		 */
+		private int replicas = 1;
+
+		/**
+		 * Longest a replicated write waits for its replicas; after it, the write
+		 * follows its limit's failure mode, and later writes on that primary are
+		 * refused at once until its replicas acknowledge a probe. At most half of
+		 * rate-limit.redis.connect-timeout, which bounds the wait: a longer value
+		 * is cut to that.
+		 */
+		private Duration timeout = Duration.ofMillis(250);
+
+		public Acknowledgement getBudgets() {
+			return this.budgets;
+		}
+
+		public void setBudgets(Acknowledgement budgets) {
+			this.budgets = budgets;
+		}
+
+		public Acknowledgement getRateLimits() {
+			return this.rateLimits;
+		}
+
+		public void setRateLimits(Acknowledgement rateLimits) {
+			this.rateLimits = rateLimits;
+		}
+
+		public Acknowledgement getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(Acknowledgement concurrency) {
+			this.concurrency = concurrency;
+		}
+
+		public int getReplicas() {
+			return this.replicas;
+		}
+
+		public void setReplicas(int replicas) {
+			this.replicas = replicas;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
 		}
 
 	}

@@ -134,6 +134,12 @@ final class RateLimitPropertiesValidator {
 							+ "busy timeout in all, of which Redis may stay silent the timeout");
 		}
 		positive("rate-limit.redis.overrides-poll-interval", redis.getOverridesPollInterval());
+		positive("rate-limit.redis.topology-refresh-period", redis.getTopologyRefreshPeriod());
+		RateLimitProperties.Durability durability = redis.getDurability();
+		if (durability.getReplicas() < 1 || durability.getReplicas() > 16) {
+			invalid("rate-limit.redis.durability.replicas", durability.getReplicas(), "must be between 1 and 16");
+		}
+		positive("rate-limit.redis.durability.timeout", durability.getTimeout());
 		positive("rate-limit.redis.deny-cache.max-keys", redis.getDenyCache().getMaxKeys());
 		positive("rate-limit.redis.prefetch.max-keys", redis.getPrefetch().getMaxKeys());
 	}

@@ -1,5 +1,9 @@
 package dev.ratelimit.autoconfigure;
 
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -16,6 +20,7 @@ import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.LocalConcurrencyLimiter;
 import dev.ratelimit.core.LimitKeys;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.TimeSource;
@@ -61,10 +66,37 @@ class RedisBackendConfiguration {
 		}
 		RateLimitProperties.Redis redis = properties.getRedis();
 		RedisLimiterConnection connection = new RedisLimiterConnection(factory, redis.getTimeout(),
-				redis.getBusyTimeout(), redis.getConnectTimeout(), redis.isFunctions());
-		// Here, while the application starts: the first decisions then run on Redis, not on a lazy connect.
-		connection.connect();
+				redis.getBusyTimeout(), redis.getConnectTimeout(), redis.isFunctions(),
+				durability(redis.getDurability(), redis.getConnectTimeout()), redis.getTopologyRefreshPeriod());
+		try {
+			// Here, while the application starts: the first decisions then run on Redis, not on a lazy connect.
+			connection.connect();
+		}
+		catch (RuntimeException ex) {
+			// Redis refused the scripts: the application stops, and nothing of the connection may outlive it.
+			connection.close();
+			throw ex;
+		}
 		return connection;
+	}
+
+	/** The kinds whose writes wait for replicas, with how many and how long. */
+	private static RedisLimiterConnection.Durability durability(RateLimitProperties.Durability properties,
+			Duration connectTimeout) {
+		Set<LimitKind> kinds = EnumSet.noneOf(LimitKind.class);
+		if (properties.getRateLimits() == RateLimitProperties.Acknowledgement.REPLICATED) {
+			kinds.add(LimitKind.RATE_LIMIT);
+		}
+		if (properties.getBudgets() == RateLimitProperties.Acknowledgement.REPLICATED) {
+			kinds.add(LimitKind.BUDGET);
+		}
+		if (properties.getConcurrency() == RateLimitProperties.Acknowledgement.REPLICATED) {
+			kinds.add(LimitKind.CONCURRENCY);
+		}
+		// The wait is watched with the connect timeout (see ReplicaAcks): it must end well within it.
+		Duration half = connectTimeout.dividedBy(2);
+		Duration timeout = (properties.getTimeout().compareTo(half) > 0) ? half : properties.getTimeout();
+		return new RedisLimiterConnection.Durability(kinds, properties.getReplicas(), timeout);
 	}
 
 	@Bean

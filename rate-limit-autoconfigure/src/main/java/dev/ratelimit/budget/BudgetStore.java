@@ -4,6 +4,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
 import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.StoreParts;
 
 /**
  * Where budget state lives: in this process or in Redis. Every store makes the
@@ -12,6 +13,15 @@ import dev.ratelimit.core.AsyncCalls;
  * cannot answer.
  */
 public interface BudgetStore {
+
+	/**
+	 * Returns where the store keeps each key, in parts that fail alone (the
+	 * masters of a Redis Cluster), so that its health is tracked per part.
+	 * @return the parts; {@link StoreParts#ONE} for a store of one piece
+	 */
+	default StoreParts parts() {
+		return StoreParts.ONE;
+	}
 
 	/**
 	 * Returns whether a call may wait on I/O (a remote store): a caller on a

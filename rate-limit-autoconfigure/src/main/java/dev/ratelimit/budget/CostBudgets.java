@@ -3,10 +3,12 @@ package dev.ratelimit.budget;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
 import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.core.LimitKeys;
@@ -16,6 +18,7 @@ import dev.ratelimit.core.LimitListener.DecisionSource;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitKeyMissingException;
 import dev.ratelimit.core.StoreHealth;
+import dev.ratelimit.core.UnconfirmedWrite;
 import dev.ratelimit.core.UniqueIds;
 
 /**
@@ -41,8 +44,16 @@ import dev.ratelimit.core.UniqueIds;
  * local holds the reservation in an in-memory store. An in-memory store always
  * decides, even at its bound of keys, where new keys share the budget's
  * overflow slots (see {@link dev.ratelimit.core.KeyBound}).
+ * <p>
+ * A settle or release that cannot reach the store (its primary died after the
+ * reservation, say) is kept in this instance and applied once the store
+ * answers again (see {@link PendingSettlements}), so the work's spend is
+ * charged rather than forgotten when the reservation times out. A reservation
+ * the store applied but could not confirm durable in time (see
+ * {@link UnconfirmedWrite}) follows the failure mode, and is released the same
+ * way so that it holds nothing. {@link #close()} makes a last attempt.
  */
-public final class CostBudgets {
+public final class CostBudgets implements AutoCloseable {
 
 	private static final Logger logger = System.getLogger(CostBudgets.class.getName());
 
@@ -55,6 +66,12 @@ public final class CostBudgets {
 	private final LimitListener listener;
 
 	private final StoreHealth health;
+
+	/** Settles and releases that could not reach the store, applied once it answers. */
+	private final PendingSettlements pending;
+
+	/** Whether the warning that settlements are kept was written since the store last answered them. */
+	private volatile boolean keepingWarned;
 
 	/**
 	 * Creates the budgets.
@@ -80,7 +97,8 @@ public final class CostBudgets {
 		this.localFallback = localFallback;
 		this.keys = keys;
 		this.listener = listener;
-		this.health = new StoreHealth(LimitKind.BUDGET, "Budget store", listener);
+		this.health = new StoreHealth(LimitKind.BUDGET, "Budget store", listener, store.parts());
+		this.pending = new PendingSettlements(this::applyKept);
 	}
 
 	/**
@@ -98,6 +116,7 @@ public final class CostBudgets {
 		Attempt attempt = attempt(policy, key, estimateMicros);
 		BudgetDecision decision;
 		try {
+			checkRoomForSettlements();
 			decision = this.store.reserve(policy, attempt.storageKey(), attempt.id(), estimateMicros);
 		}
 		catch (RuntimeException ex) {
@@ -122,6 +141,9 @@ public final class CostBudgets {
 			Executor blocking) {
 		return AsyncCalls.started(() -> {
 			Attempt attempt = attempt(policy, key, estimateMicros);
+			if (this.pending.isFull()) {
+				return CompletableFuture.completedFuture(failed(attempt, settlementsFull()));
+			}
 			return this.store.reserveAsync(policy, attempt.storageKey(), attempt.id(), estimateMicros, blocking)
 				.handle((decision, failure) -> (failure == null) ? answered(attempt, decision)
 						: failed(attempt, AsyncCalls.cause(failure)));
@@ -141,15 +163,21 @@ public final class CostBudgets {
 	/** What follows the store's answer, whichever way it was asked. */
 	private Reservation answered(Attempt attempt, BudgetDecision decision) {
 		this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - attempt.startNanos(), true);
-		this.health.answered();
+		this.health.answered(attempt.storageKey());
+		this.pending.storeAnswered();
 		return decided(attempt, decision, this.store, DecisionSource.STORE);
 	}
 
 	/** What follows the store's failure, whichever way it was asked: the budget's failure mode. */
 	private Reservation failed(Attempt attempt, RuntimeException ex) {
 		this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - attempt.startNanos(), false);
-		this.health.failed(ex);
+		this.health.failed(attempt.storageKey(), ex);
 		BudgetPolicy policy = attempt.policy();
+		if (UnconfirmedWrite.in(ex)) {
+			// The store holds the reservation, perhaps: released, so that it holds nothing for a refused call.
+			keep(new PendingSettlements.Settlement(this.store, policy, attempt.storageKey(), attempt.id(), 0, true),
+					ex);
+		}
 		if (FailureModes.apply(policy, ex, this.localFallback != null,
 				this.listener) == FailureModes.Fallback.UNENFORCED) {
 			return unenforced(policy, attempt.storageKey(), attempt.id(), attempt.estimateMicros());
@@ -234,12 +262,78 @@ public final class CostBudgets {
 			return decision;
 		}
 		catch (RuntimeException ex) {
-			// The work is done; the lease returns the estimate if the settle never lands.
-			this.health.failed(ex);
-			logger.log(Level.WARNING, "Could not settle reservation " + reservation.id() + " of budget '"
-					+ reservation.policy().name() + "'; its estimate returns when the reservation times out: " + ex);
+			// The work is done and its cost known: kept, and charged once the store answers.
+			this.health.failed(reservation.key(), ex);
+			keep(new PendingSettlements.Settlement(reservation.store(), reservation.policy(), reservation.key(),
+					reservation.id(), actualMicros, false), ex);
 			return reservation.decision();
 		}
+	}
+
+	/**
+	 * Keeps a settlement that could not reach its store: one warning until the
+	 * store answers one again, the rest at debug level. When the keeper is full,
+	 * says what is lost: the settle's lease returns its estimate at its timeout.
+	 */
+	private void keep(PendingSettlements.Settlement settlement, RuntimeException cause) {
+		String what = (settlement.release() ? "release" : "settle") + " of reservation " + settlement.id()
+				+ " of budget '" + settlement.policy().name() + "'";
+		if (!this.pending.keep(settlement)) {
+			logger.log(Level.ERROR, "Could not apply the " + what + ", and " + PendingSettlements.MAX_PENDING
+					+ " settlements wait already; its estimate returns when the reservation times out: "
+					+ Causes.describe(cause));
+			return;
+		}
+		if (!this.keepingWarned) {
+			this.keepingWarned = true;
+			logger.log(Level.WARNING, "Could not apply the " + what + "; it is kept in this instance and applied "
+					+ "once the budget store answers again (further ones are logged at debug level): "
+					+ Causes.describe(cause));
+		}
+		else {
+			logger.log(Level.DEBUG, "Could not apply the " + what + "; kept: " + cause);
+		}
+	}
+
+	/** Applies a kept settlement, on the keeper's thread. */
+	private void applyKept(PendingSettlements.Settlement settlement) {
+		settlement.apply();
+		this.keepingWarned = false;
+		if (!settlement.release()) {
+			this.listener.charged(settlement.policy(), settlement.actualMicros());
+		}
+	}
+
+	/**
+	 * Refuses a reservation on the store while the kept settlements are at their
+	 * bound: the failure mode applies, rather than a spend being forgotten.
+	 */
+	private void checkRoomForSettlements() {
+		if (this.pending.isFull()) {
+			throw settlementsFull();
+		}
+	}
+
+	private static IllegalStateException settlementsFull() {
+		return new IllegalStateException(PendingSettlements.MAX_PENDING
+				+ " budget settlements wait for the budget store to answer; no reservation is made on it until "
+				+ "they are applied");
+	}
+
+	/**
+	 * Returns how many settles and releases wait for the store to answer.
+	 * @return the count
+	 */
+	public int pendingSettlements() {
+		return this.pending.size();
+	}
+
+	/**
+	 * Makes a last attempt at the settlements kept, and stops their thread.
+	 */
+	@Override
+	public void close() {
+		this.pending.close();
 	}
 
 	/**
@@ -263,7 +357,7 @@ public final class CostBudgets {
 		}
 		catch (RuntimeException ex) {
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
-			this.health.failed(ex);
+			this.health.failed(reservation.key(), ex);
 			logger.log(Level.WARNING, "Could not extend reservation " + reservation.id() + " of budget '"
 					+ reservation.policy().name() + "'; the stream stops at what it holds: " + ex);
 			return false;
@@ -279,7 +373,10 @@ public final class CostBudgets {
 			return reservation.store().release(reservation.policy(), reservation.key(), reservation.id());
 		}
 		catch (RuntimeException ex) {
-			this.health.failed(ex);
+			// Kept, so that the estimate returns when the store answers, not when the reservation times out.
+			this.health.failed(reservation.key(), ex);
+			keep(new PendingSettlements.Settlement(reservation.store(), reservation.policy(), reservation.key(),
+					reservation.id(), 0, true), ex);
 			return reservation.decision();
 		}
 	}

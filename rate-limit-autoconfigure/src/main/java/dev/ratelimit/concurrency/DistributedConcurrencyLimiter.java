@@ -154,7 +154,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	private DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
 			TimeSource clock, Sleeper sleeper, ScheduledExecutorService renewals, LimitListener listener) {
 		this.listener = listener;
-		this.health = new StoreHealth(LimitKind.CONCURRENCY, "Permit store", listener);
+		this.health = new StoreHealth(LimitKind.CONCURRENCY, "Permit store", listener, store.parts());
 		this.store = store;
 		this.keys = keys;
 		this.localFallback = localFallback;
@@ -174,10 +174,10 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 				attempt = this.store.tryAcquire(policy, waiting.storageKey, waiting.id);
 			}
 			catch (RuntimeException ex) {
-				LocalConcurrencyLimiter local = failed(policy, start, ex);
+				LocalConcurrencyLimiter local = failed(policy, waiting.storageKey, start, ex);
 				return (local != null) ? local.acquire(policy, key) : UNENFORCED;
 			}
-			answered(start);
+			answered(waiting.storageKey, start);
 			if (attempt.granted()) {
 				return hold(policy, waiting.storageKey, waiting.id);
 			}
@@ -205,11 +205,11 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		return AsyncCalls.started(() -> this.store.tryAcquireAsync(policy, waiting.storageKey, waiting.id, threads))
 			.handle((attempt, failure) -> {
 				if (failure != null) {
-					LocalConcurrencyLimiter local = failed(policy, start, AsyncCalls.cause(failure));
+					LocalConcurrencyLimiter local = failed(policy, waiting.storageKey, start, AsyncCalls.cause(failure));
 					return (local != null) ? local.acquireAsync(policy, waiting.key, threads)
 							: CompletableFuture.completedFuture(UNENFORCED);
 				}
-				answered(start);
+				answered(waiting.storageKey, start);
 				if (attempt.granted()) {
 					return CompletableFuture.completedFuture(hold(policy, waiting.storageKey, waiting.id));
 				}
@@ -219,9 +219,9 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			.thenCompose((permit) -> permit);
 	}
 
-	private void answered(long start) {
+	private void answered(String storageKey, long start) {
 		this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, true);
-		this.health.answered();
+		this.health.answered(storageKey);
 	}
 
 	/**
@@ -229,9 +229,10 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 * @return the limiter to take the permit from instead, or {@code null} to
 	 * run the call without one
 	 */
-	private LocalConcurrencyLimiter failed(ConcurrencyPolicy policy, long start, RuntimeException ex) {
+	private LocalConcurrencyLimiter failed(ConcurrencyPolicy policy, String storageKey, long start,
+			RuntimeException ex) {
 		this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, false);
-		this.health.failed(ex);
+		this.health.failed(storageKey, ex);
 		return (FailureModes.apply(policy, ex, this.localFallback != null,
 				this.listener) == FailureModes.Fallback.LOCAL) ? this.localFallback : null;
 	}
@@ -430,7 +431,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			}
 			catch (RuntimeException ex) {
 				// The call is over either way; the lease frees the permit if the release never lands.
-				DistributedConcurrencyLimiter.this.health.failed(ex);
+				DistributedConcurrencyLimiter.this.health.failed(this.key, ex);
 			}
 		}
 
@@ -438,11 +439,11 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			boolean stillHeld;
 			try {
 				stillHeld = DistributedConcurrencyLimiter.this.store.renew(this.policy, this.key, this.id);
-				DistributedConcurrencyLimiter.this.health.answered();
+				DistributedConcurrencyLimiter.this.health.answered(this.key);
 			}
 			catch (RuntimeException ex) {
 				// The lease may outlast the outage: try again next round.
-				DistributedConcurrencyLimiter.this.health.failed(ex);
+				DistributedConcurrencyLimiter.this.health.failed(this.key, ex);
 				return;
 			}
 			if (stillHeld || this.released.get()) {

@@ -4,6 +4,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
 import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.StoreParts;
 
 /**
  * Where the leased permits of a {@link ConcurrencyPolicy.Scope#DISTRIBUTED}
@@ -14,6 +15,15 @@ import dev.ratelimit.core.AsyncCalls;
  * {@link DistributedConcurrencyLimiter} then applies the policy's failure mode.
  */
 public interface PermitStore {
+
+	/**
+	 * Returns where the store keeps each key, in parts that fail alone (the
+	 * masters of a Redis Cluster), so that its health is tracked per part.
+	 * @return the parts; {@link StoreParts#ONE} for a store of one piece
+	 */
+	default StoreParts parts() {
+		return StoreParts.ONE;
+	}
 
 	/**
 	 * Takes a permit if fewer than {@link ConcurrencyPolicy#permits()} are held,

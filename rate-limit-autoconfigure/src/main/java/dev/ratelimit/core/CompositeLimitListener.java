@@ -6,14 +6,18 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Passes every event to several listeners, in order.
+ * Passes every event to several listeners, in order. The listeners are kept
+ * in an array: a loop over a list allocates an iterator on every decision
+ * unless the JIT removes it, which it stops doing once code elsewhere in the
+ * process has made the list's iterator calls megamorphic (seen: 32 bytes per
+ * admitted decision after a test run that exercised failovers).
  */
 final class CompositeLimitListener implements LimitListener {
 
-	private final List<LimitListener> listeners;
+	private final LimitListener[] listeners;
 
 	CompositeLimitListener(List<LimitListener> listeners) {
-		this.listeners = listeners;
+		this.listeners = listeners.toArray(new LimitListener[0]);
 	}
 
 	@Override
@@ -42,6 +46,14 @@ final class CompositeLimitListener implements LimitListener {
 	public void storeAvailabilityChanged(LimitKind kind, boolean available, @Nullable RuntimeException cause) {
 		for (LimitListener listener : this.listeners) {
 			listener.storeAvailabilityChanged(kind, available, cause);
+		}
+	}
+
+	@Override
+	public void storePartAvailabilityChanged(LimitKind kind, String part, boolean available,
+			@Nullable RuntimeException cause) {
+		for (LimitListener listener : this.listeners) {
+			listener.storePartAvailabilityChanged(kind, part, available, cause);
 		}
 	}
 

@@ -80,6 +80,20 @@ public interface LimitListener {
 	}
 
 	/**
+	 * A part of a store of one kind of limit (a Redis Cluster master; see
+	 * {@link StoreParts}) went from answering to failing or back; called once per
+	 * change of each part. {@link #storeAvailabilityChanged} follows when the
+	 * first part fails and when the last one answers again.
+	 * @param kind the kind of limit the store serves
+	 * @param part the part, {@code ""} for the store as a whole
+	 * @param available whether it answers now
+	 * @param cause the failure when it stopped answering, or {@code null}
+	 */
+	default void storePartAvailabilityChanged(LimitKind kind, String part, boolean available,
+			@Nullable RuntimeException cause) {
+	}
+
+	/**
 	 * A call to a store finished (one per decision, however many limits of the
 	 * kind it decided at once).
 	 * @param kind the kind of limit the store serves

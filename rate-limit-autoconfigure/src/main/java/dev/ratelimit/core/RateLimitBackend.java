@@ -51,6 +51,15 @@ public interface RateLimitBackend {
 	}
 
 	/**
+	 * Returns where the store keeps each key, in parts that fail alone (the
+	 * masters of a Redis Cluster), so that its health is tracked per part.
+	 * @return the parts; {@link StoreParts#ONE} for a store of one piece
+	 */
+	default StoreParts parts() {
+		return StoreParts.ONE;
+	}
+
+	/**
 	 * Returns whether a decision may wait on I/O (a remote store): a caller on
 	 * a thread that must never block (a reactive event loop) then decides off
 	 * it. An in-process store decides in memory and says {@code false}.

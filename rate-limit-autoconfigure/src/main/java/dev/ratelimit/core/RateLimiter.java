@@ -14,6 +14,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.LimitListener.DecisionSource;
 
 /**
@@ -100,7 +102,7 @@ public final class RateLimiter {
 		this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
 		this.localFallback = localFallback;
 		this.listener = Objects.requireNonNull(listener, "listener");
-		this.health = new StoreHealth(LimitKind.RATE_LIMIT, "Rate limit backend", listener);
+		this.health = new StoreHealth(LimitKind.RATE_LIMIT, "Rate limit backend", listener, backend.parts());
 	}
 
 	/**
@@ -408,15 +410,19 @@ public final class RateLimiter {
 	/** What follows the backend's answer, whichever way it was asked. */
 	private Decided answered(Decided decided, long start) {
 		this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, true);
-		this.health.answered();
+		this.health.answered(firstKey(decided.acquisitions));
 		return decided.report(this.listener, DecisionSource.STORE);
 	}
 
 	/** What follows the backend's failure, whichever way it was asked: the failure modes. */
 	private Decided failed(List<Acquisition> acquisitions, Set<String> byOutcome, long start, RuntimeException ex) {
 		this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, false);
-		this.health.failed(ex);
+		this.health.failed(firstKey(acquisitions), ex);
 		return failOver(acquisitions, byOutcome, ex);
+	}
+
+	private static @Nullable String firstKey(List<Acquisition> acquisitions) {
+		return acquisitions.isEmpty() ? null : acquisitions.get(0).key();
 	}
 
 	/**
@@ -469,7 +475,7 @@ public final class RateLimiter {
 						acquisition.cost()));
 			}
 			catch (RuntimeException ex) {
-				this.health.failed(ex);
+				this.health.failed(acquisition.key(), ex);
 			}
 		}
 		return result;
@@ -488,7 +494,7 @@ public final class RateLimiter {
 						shadowDecided(result, acquisition, decisions.get(0));
 					}
 					else {
-						this.health.failed(AsyncCalls.cause(failure));
+						this.health.failed(acquisition.key(), AsyncCalls.cause(failure));
 					}
 					return null;
 				}));

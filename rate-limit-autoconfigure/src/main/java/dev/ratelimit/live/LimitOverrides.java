@@ -19,6 +19,7 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetLimit;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitDefinition;
@@ -167,7 +168,7 @@ public final class LimitOverrides implements AutoCloseable {
 			}
 			else if (!this.failing) {
 				this.failing = true;
-				logger.warn("Cannot read the rate limit overrides from their store (" + ex
+				logger.warn("Cannot read the rate limit overrides from their store (" + Causes.describe(ex)
 						+ "); the limits keep the overrides last read, trying again");
 			}
 			else if (logger.isDebugEnabled()) {

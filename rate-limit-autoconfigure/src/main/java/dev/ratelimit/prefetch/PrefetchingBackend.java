@@ -9,6 +9,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 
+import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.AsyncCalls;
@@ -105,6 +106,11 @@ public final class PrefetchingBackend implements RateLimitBackend {
 	@Override
 	public boolean blocks() {
 		return this.delegate.blocks();
+	}
+
+	@Override
+	public StoreParts parts() {
+		return this.delegate.parts();
 	}
 
 	/**

@@ -50,10 +50,6 @@ final class LettuceFunctions {
 
 	private static final LettuceExceptionConverter EXCEPTIONS = new LettuceExceptionConverter();
 
-	/** Error replies of a server that cannot serve now, whatever the command: never a refusal of functions. */
-	private static final List<String> PASSING = List.of("LOADING", "OOM", "BUSY", "CLUSTERDOWN", "READONLY",
-			"MASTERDOWN", "TRYAGAIN", "NOREPLICAS", "MOVED", "ASK");
-
 	private LettuceFunctions() {
 	}
 
@@ -101,19 +97,8 @@ final class LettuceFunctions {
 		}
 	}
 
-	/**
-	 * Returns whether an error reply says the server cannot take commands right
-	 * now (loading, over its memory, busy with a script, a cluster or replica
-	 * not ready) rather than that it refuses functions.
-	 */
 	private static boolean isPassing(RedisCommandExecutionException failure) {
-		String message = String.valueOf(failure.getMessage());
-		for (String prefix : PASSING) {
-			if (message.startsWith(prefix)) {
-				return true;
-			}
-		}
-		return false;
+		return ErrorReplies.isPassing(String.valueOf(failure.getMessage()));
 	}
 
 	/**

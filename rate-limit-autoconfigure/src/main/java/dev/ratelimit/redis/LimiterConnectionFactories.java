@@ -4,7 +4,11 @@ import java.time.Duration;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
 import io.lettuce.core.resource.ClientResources;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.data.redis.connection.RedisConfiguration;
@@ -32,8 +36,26 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * {@link TimeoutOptions} (see {@link LimiterTimeoutSource}), which Lettuce
  * applies to each command, and by the caller's own wait for each reply (see
  * {@link LimiterLettuceConnectionFactory}).
+ * <p>
+ * On a Redis Cluster the limiter's connection follows the topology whatever
+ * the application's client options say (Spring Boot's default refreshes
+ * nothing, so a killed master's slots are never followed): it refreshes on
+ * the adaptive triggers that say the topology moved ({@code MOVED},
+ * {@code ASK}, an uncovered slot, an unknown node) at most every
+ * {@link #ADAPTIVE_REFRESH_TIMEOUT} (Lettuce's default of 30 s drops every
+ * trigger inside it, which kept a failed-over shard's slots on the dead master
+ * for 17 s), periodically, and on demand while calls on a node fail (see
+ * {@link ClusterParts}). Not on every reconnect attempt to a node: a dead node
+ * is tried every half second for as long as it stays in the cluster's view,
+ * and each refresh that cannot reach it logs a warning of Lettuce's own.
  */
 public final class LimiterConnectionFactories {
+
+	/** The default of {@code rate-limit.redis.topology-refresh-period}. */
+	public static final Duration DEFAULT_REFRESH_PERIOD = Duration.ofSeconds(10);
+
+	/** The least time between two refreshes an adaptive trigger starts. */
+	static final Duration ADAPTIVE_REFRESH_TIMEOUT = Duration.ofMillis(500);
 
 	private LimiterConnectionFactories() {
 	}
@@ -54,13 +76,31 @@ public final class LimiterConnectionFactories {
 	 */
 	public static RedisConnectionFactory forLimiter(RedisConnectionFactory application, Duration busyTimeout,
 			Duration connectTimeout, RedisSilence silence) {
+		return forLimiter(application, busyTimeout, connectTimeout, silence, new LimiterChannels(),
+				DEFAULT_REFRESH_PERIOD);
+	}
+
+	/**
+	 * Returns a connection factory to the same Redis as {@code application}, for
+	 * the limiter, like {@link #forLimiter(RedisConnectionFactory, Duration, Duration, RedisSilence)}.
+	 * @param application the application's connection factory
+	 * @param busyTimeout the longest a limiter command waits in all
+	 * @param connectTimeout the timeout of opening a connection, handshake included
+	 * @param silence the gate that tells whether Redis answers, with the silence timeout
+	 * @param channels registers every channel of the limiter's connections
+	 * @param refreshPeriod how often a Cluster's topology is read when nothing triggered a refresh
+	 * @return the limiter's connection factory
+	 */
+	static RedisConnectionFactory forLimiter(RedisConnectionFactory application, Duration busyTimeout,
+			Duration connectTimeout, RedisSilence silence, LimiterChannels channels, Duration refreshPeriod) {
 		if (!(application instanceof LettuceConnectionFactory lettuce)) {
 			return application;
 		}
 		ClientResources resources = LimiterClientResources
-			.of(lettuce.getClientConfiguration().getClientResources().orElse(null), silence, connectTimeout);
+			.of(lettuce.getClientConfiguration().getClientResources().orElse(null), silence, connectTimeout, channels);
 		LimiterLettuceConnectionFactory limiter = new LimiterLettuceConnectionFactory(configuration(lettuce),
-				clientConfiguration(lettuce.getClientConfiguration(), resources, busyTimeout, connectTimeout),
+				clientConfiguration(lettuce.getClientConfiguration(), resources, busyTimeout, connectTimeout,
+						lettuce.isClusterAware() ? refreshPeriod : null),
 				busyTimeout, RedisAddresses.describe(lettuce), resources);
 		limiter.afterPropertiesSet();
 		limiter.start();
@@ -90,7 +130,8 @@ public final class LimiterConnectionFactories {
 	}
 
 	private static LettuceClientConfiguration clientConfiguration(LettuceClientConfiguration source,
-			ClientResources resources, Duration busyTimeout, Duration connectTimeout) {
+			ClientResources resources, Duration busyTimeout, Duration connectTimeout,
+			@Nullable Duration clusterRefreshPeriod) {
 		LettuceClientConfigurationBuilder builder = LettuceClientConfiguration.builder();
 		if (source.isUseSsl()) {
 			LettuceSslClientConfigurationBuilder ssl = builder.useSsl().verifyPeer(source.getVerifyMode());
@@ -104,7 +145,11 @@ public final class LimiterConnectionFactories {
 		source.getReadFrom().ifPresent(builder::readFrom);
 		source.getRedisCredentialsProviderFactory().ifPresent(builder::redisCredentialsProviderFactory);
 		ClientOptions options = source.getClientOptions().orElseGet(() -> ClientOptions.builder().build());
-		return builder.clientOptions(clientOptions(options, busyTimeout, connectTimeout))
+		ClientOptions limiterOptions = clientOptions(options, busyTimeout, connectTimeout);
+		if (clusterRefreshPeriod != null) {
+			limiterOptions = following(limiterOptions, clusterRefreshPeriod);
+		}
+		return builder.clientOptions(limiterOptions)
 			// Becomes the RedisURI timeout: Lettuce's bound on opening a connection (see above).
 			.commandTimeout(connectTimeout)
 			.shutdownTimeout(source.getShutdownTimeout())
@@ -129,6 +174,26 @@ public final class LimiterConnectionFactories {
 				.build())
 			.socketOptions(options.getSocketOptions().mutate().connectTimeout(connectTimeout).build())
 			.build();
+	}
+
+	/**
+	 * Returns Cluster client options that follow the topology: the adaptive
+	 * triggers of a moved topology, at most one refresh per
+	 * {@link #ADAPTIVE_REFRESH_TIMEOUT}, and a periodic one; the application's
+	 * choice of refresh sources and redirects is kept.
+	 */
+	private static ClusterClientOptions following(ClientOptions options, Duration refreshPeriod) {
+		ClusterClientOptions cluster = (options instanceof ClusterClientOptions own) ? own
+				: ClusterClientOptions.builder(options).build();
+		ClusterTopologyRefreshOptions refresh = ClusterTopologyRefreshOptions.builder()
+			.enableAdaptiveRefreshTrigger(RefreshTrigger.MOVED_REDIRECT, RefreshTrigger.ASK_REDIRECT,
+					RefreshTrigger.UNCOVERED_SLOT, RefreshTrigger.UNKNOWN_NODE)
+			.adaptiveRefreshTriggersTimeout(ADAPTIVE_REFRESH_TIMEOUT)
+			.enablePeriodicRefresh(refreshPeriod)
+			.dynamicRefreshSources(cluster.getTopologyRefreshOptions().useDynamicRefreshSources())
+			.closeStaleConnections(true)
+			.build();
+		return cluster.mutate().topologyRefreshOptions(refresh).build();
 	}
 
 }

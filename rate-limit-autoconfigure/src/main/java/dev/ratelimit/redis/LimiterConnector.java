@@ -20,6 +20,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.core.script.RedisScript;
 
+import dev.ratelimit.core.RateLimitConfigurationException;
+
 /**
  * Connects the limiter to Redis and loads its scripts, on a daemon thread of
  * its own, so that no request thread ever waits for a connect. At start-up
@@ -36,6 +38,13 @@ import org.springframework.data.redis.core.script.RedisScript;
  * connections, which the health check uses too). Only then are calls let
  * through. {@link #prepareAgain()} repeats the preparation alone, in the
  * background, when a server lost what it loaded.
+ * <p>
+ * A server that refuses the scripts themselves ({@code NOPERM} of an ACL
+ * without {@code SCRIPT LOAD}, a proxy or a server without Lua) can decide no
+ * limit: at start-up that stops the application with a clear message rather
+ * than let every limit fall to its failure mode for good (fail-open limits would
+ * be silently off); found later, it is logged at error level and the connector
+ * keeps trying, in case the permission is granted.
  */
 final class LimiterConnector implements AutoCloseable {
 
@@ -64,6 +73,9 @@ final class LimiterConnector implements AutoCloseable {
 	private volatile boolean connected;
 
 	private volatile @Nullable RuntimeException lastFailure;
+
+	/** The error reply by which Redis refused the scripts at the last attempt, or {@code null}. */
+	private volatile @Nullable String scriptsRefused;
 
 	/** Guarded by this: whether start-up warned that it could not connect. */
 	private boolean warned;
@@ -116,6 +128,15 @@ final class LimiterConnector implements AutoCloseable {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+		String refused = this.scriptsRefused;
+		if (refused != null && !this.connected) {
+			throw new RateLimitConfigurationException("Redis at " + this.address
+					+ " refuses the rate limiter's Lua scripts (" + refused + "): no limit can be decided on it",
+					"Give the limiter's Redis user the scripting commands (+evalsha +eval +script|load, and +fcall "
+							+ "+function|load for rate-limit.redis.functions), use a Redis server that runs Lua "
+							+ "scripts, or set rate-limit.backend=memory.",
+					this.lastFailure);
+		}
 		synchronized (this) {
 			if (this.connected) {
 				return;
@@ -157,7 +178,7 @@ final class LimiterConnector implements AutoCloseable {
 		long connectedAt;
 		try (RedisConnection connection = this.connect.get()) {
 			connectedAt = System.nanoTime();
-			loadScripts(connection);
+			loadScriptsOrSayWhy(connection);
 			this.prepare.accept(connection);
 			connection.ping();
 		}
@@ -281,6 +302,28 @@ final class LimiterConnector implements AutoCloseable {
 	private static Duration longer(Duration pause) {
 		Duration doubled = pause.multipliedBy(2);
 		return (doubled.compareTo(LONGEST_PAUSE) > 0) ? LONGEST_PAUSE : doubled;
+	}
+
+	/**
+	 * Loads the scripts; a refusal of the server (not a failure to answer) is
+	 * kept for start-up, and logged at error level once per distinct reply.
+	 */
+	private void loadScriptsOrSayWhy(RedisConnection connection) {
+		try {
+			loadScripts(connection);
+			this.scriptsRefused = null;
+		}
+		catch (RuntimeException ex) {
+			String refused = ErrorReplies.refusal(ex);
+			if (refused != null && !refused.equals(this.scriptsRefused)) {
+				logger.error("Redis at " + this.address + " refuses the rate limiter's Lua scripts (" + refused
+						+ "): no limit can be decided on it, and each policy's failure mode applies to every call "
+						+ "(fail-open policies are not enforced). Give the limiter's Redis user +evalsha +eval "
+						+ "+script|load; the limiter keeps trying.");
+			}
+			this.scriptsRefused = refused;
+			throw ex;
+		}
 	}
 
 	private static void loadScripts(RedisConnection connection) {

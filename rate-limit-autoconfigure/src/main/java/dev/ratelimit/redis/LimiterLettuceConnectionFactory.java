@@ -4,10 +4,16 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
+import io.netty.util.concurrent.EventExecutorGroup;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.RedisConnectionFailureException;
@@ -165,6 +171,67 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 		Duration wait = (Thread.currentThread() == this.connecting) ? commandTimeout : this.busyTimeout;
 		return super.doCreateLettuceClusterConnection(sharedConnection, connectionProvider, topologyProvider,
 				clusterCommandExecutor, wait);
+	}
+
+	/**
+	 * Returns the factory's Cluster client, which keeps the slot table, once the
+	 * factory has started.
+	 * @return the client, or {@code null} when the factory does not talk to a
+	 * cluster or has not started
+	 */
+	@Nullable RedisClusterClient clusterClient() {
+		if (!isClusterAware()) {
+			return null;
+		}
+		AbstractRedisClient client = getNativeClient();
+		return (client instanceof RedisClusterClient cluster) ? cluster : null;
+	}
+
+	/**
+	 * Returns the shared cluster connection, once the connector has opened it.
+	 * @return the connection
+	 * @throws org.springframework.data.redis.RedisConnectionFailureException
+	 * before the connector has opened it
+	 */
+	StatefulRedisClusterConnection<byte[], byte[]> sharedClusterConnection() {
+		requireConnected();
+		return Objects.requireNonNull(getSharedClusterConnection(), "shared cluster connection");
+	}
+
+	/**
+	 * Opens a connection of its own to the same server (the Sentinel master as
+	 * the sentinels name it now) or cluster, with the factory's client and
+	 * options, beside the shared one: for commands that must not queue the
+	 * decisions behind them ({@code WAIT}). For the connector only, which may
+	 * wait for a connect; the caller closes it.
+	 * @return a new connection: a {@code StatefulRedisConnection}, or a
+	 * {@code StatefulRedisClusterConnection} for a cluster
+	 */
+	StatefulConnection<byte[], byte[]> openDedicated() {
+		AbstractRedisClient client = getRequiredNativeClient();
+		if (client instanceof RedisClusterClient cluster) {
+			return cluster.connect(ByteArrayCodec.INSTANCE);
+		}
+		// The client's own URI: a Sentinel URI asks the sentinels, as the shared connection does.
+		return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
+	}
+
+	/**
+	 * Returns the event bus of the limiter's client resources (the
+	 * application's, shared).
+	 * @return the event bus
+	 */
+	io.lettuce.core.event.EventBus eventBus() {
+		return this.resources.eventBus();
+	}
+
+	/**
+	 * Returns the threads of the limiter's client resources that run scheduled
+	 * work (the application's, shared).
+	 * @return the executors
+	 */
+	EventExecutorGroup eventExecutors() {
+		return this.resources.eventExecutorGroup();
 	}
 
 	/**

@@ -31,11 +31,13 @@ final class LimiterTimeoutSource extends TimeoutOptions.TimeoutSource {
 	/**
 	 * Sent by the connector (SCRIPT LOAD, FUNCTION LOAD) or by Lettuce itself
 	 * (the handshake of each connection, Cluster topology, Sentinel), never per
-	 * decision.
+	 * decision; and WAIT, which Redis holds on purpose until the replicas answer
+	 * or its own timeout passes (see {@link ReplicaAcks}), on a connection of
+	 * its own.
 	 */
 	private static final Set<CommandType> CONNECT_TIME = EnumSet.of(CommandType.SCRIPT, CommandType.FUNCTION,
 			CommandType.CLUSTER, CommandType.INFO, CommandType.SENTINEL, CommandType.HELLO, CommandType.AUTH,
-			CommandType.SELECT, CommandType.CLIENT, CommandType.READONLY);
+			CommandType.SELECT, CommandType.CLIENT, CommandType.READONLY, CommandType.WAIT);
 
 	private final long commandNanos;
 

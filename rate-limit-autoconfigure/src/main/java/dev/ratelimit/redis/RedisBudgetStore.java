@@ -16,6 +16,8 @@ import dev.ratelimit.budget.BudgetLimit;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetStore;
 import dev.ratelimit.budget.BudgetWindow;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -81,7 +83,7 @@ public final class RedisBudgetStore implements BudgetStore {
 	 * @param connection the limiter's connection
 	 */
 	public RedisBudgetStore(RedisLimiterConnection connection) {
-		this(connection.connectionFactory(), new ScriptRunner(connection), null);
+		this(connection.connectionFactory(), new ScriptRunner(connection, LimitKind.BUDGET), null);
 	}
 
 	/**
@@ -103,6 +105,11 @@ public final class RedisBudgetStore implements BudgetStore {
 		this.scripts = scripts;
 		this.explicitClock = explicitClock;
 		this.spanClock = (explicitClock != null) ? explicitClock : TimeSource.system();
+	}
+
+	@Override
+	public StoreParts parts() {
+		return this.scripts.parts();
 	}
 
 	@Override
@@ -138,7 +145,9 @@ public final class RedisBudgetStore implements BudgetStore {
 
 	@Override
 	public BudgetDecision peek(BudgetPolicy policy, String key) {
-		return run(policy, key, "peek", "", 0);
+		// Writes nothing the caller needs kept (at most it forgets what expired): no wait for replicas.
+		List<Object> reply = this.scripts.read(SCRIPT, redisKeys(key), arguments(policy, "peek", "", 0));
+		return decision(reply, policy.limits().size());
 	}
 
 	@Override

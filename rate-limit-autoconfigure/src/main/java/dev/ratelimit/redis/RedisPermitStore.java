@@ -10,6 +10,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.PermitStore;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.core.TimeSource;
 
 /**
@@ -57,7 +59,7 @@ public final class RedisPermitStore implements PermitStore {
 	 * @param connection the limiter's connection
 	 */
 	public RedisPermitStore(RedisLimiterConnection connection) {
-		this(new ScriptRunner(connection), null);
+		this(new ScriptRunner(connection, LimitKind.CONCURRENCY), null);
 	}
 
 	/**
@@ -74,6 +76,11 @@ public final class RedisPermitStore implements PermitStore {
 	private RedisPermitStore(ScriptRunner scripts, @Nullable TimeSource explicitClock) {
 		this.scripts = scripts;
 		this.explicitClock = explicitClock;
+	}
+
+	@Override
+	public StoreParts parts() {
+		return this.scripts.parts();
 	}
 
 	@Override
@@ -108,7 +115,7 @@ public final class RedisPermitStore implements PermitStore {
 
 	@Override
 	public int holders(ConcurrencyPolicy policy, String key) {
-		return (int) number(run(key, "holders", "", 0, 0), 1);
+		return (int) number(checked(this.scripts.read(SCRIPT, List.of(key), arguments("holders", "", 0, 0))), 1);
 	}
 
 	private List<Object> run(String key, String operation, String id, int permits, long leaseMicros) {

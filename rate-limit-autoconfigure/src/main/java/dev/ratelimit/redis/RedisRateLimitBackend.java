@@ -21,6 +21,8 @@ import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Take;
@@ -113,7 +115,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * @param connection the limiter's connection
 	 */
 	public RedisRateLimitBackend(RedisLimiterConnection connection) {
-		this(connection.connectionFactory(), new ScriptRunner(connection), null);
+		this(connection.connectionFactory(), new ScriptRunner(connection, LimitKind.RATE_LIMIT), null);
 	}
 
 	/**
@@ -134,6 +136,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		this.scripts = scripts;
 		this.explicitClock = explicitClock;
 		this.clusterAware = isClusterAware(connectionFactory);
+	}
+
+	@Override
+	public StoreParts parts() {
+		return this.scripts.parts();
 	}
 
 	@Override
@@ -288,6 +295,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 */
 	private Reply decide(List<Acquisition> acquisitions, byte[] now, byte[] mode, boolean receipts) {
 		Call call = decideCall(acquisitions, now, mode, receipts);
+		if (mode == LOOK) {
+			// Takes nothing: no write to wait for.
+			return reply(acquisitions, this.scripts.read(call.script(), keys(acquisitions), call.args()));
+		}
 		return run(call.script(), acquisitions, call.args());
 	}
 

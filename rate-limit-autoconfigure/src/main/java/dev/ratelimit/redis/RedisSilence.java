@@ -1,13 +1,22 @@
 package dev.ratelimit.redis;
 
+import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.RedisConnectionFailureException;
+
+import dev.ratelimit.core.StoreParts;
 
 /**
  * Whether Redis answers the limiter's connection, the one gate every limiter
@@ -26,6 +35,13 @@ import org.springframework.data.redis.RedisConnectionFailureException;
  * {@link SilenceWatch}). With another client (Jedis) a call that times out or
  * cannot connect closes the gate, as that client's own read timeout measures
  * Redis, not the caller's scheduling.
+ * <p>
+ * <strong>A Cluster's nodes are silent one by one.</strong> On a cluster
+ * ({@link #cluster}), a node that sends nothing closes the gate for the keys
+ * of its slots only: calls on the other masters go on, and the node is probed
+ * on its own connection until it answers, or until its slots have moved to a
+ * node that answers (its replica promoted). One warning per node, one line
+ * when it answers again.
  */
 public final class RedisSilence {
 
@@ -42,6 +58,22 @@ public final class RedisSilence {
 	private volatile long silentSinceNanos;
 
 	private volatile String reason = "";
+
+	/** On a cluster: the silent nodes by name, with since when and why; empty elsewhere. */
+	private final Map<String, Silent> silentParts = new ConcurrentHashMap<>();
+
+	/** Whether any node is silent: the one read of a call while none is. */
+	private volatile boolean anyPartSilent;
+
+	/** On a cluster: names the node at a channel's remote end; {@code null} for one server. */
+	private volatile @Nullable Function<SocketAddress, String> partOfChannel;
+
+	/** On a cluster: the node that keeps each key. */
+	private volatile StoreParts parts = StoreParts.ONE;
+
+	/** On a cluster: probes one silent node, on a thread of its own; returns at once. */
+	private volatile Consumer<String> probePart = (part) -> {
+	};
 
 	/**
 	 * Creates an open gate.
@@ -65,6 +97,142 @@ public final class RedisSilence {
 	 */
 	public Duration timeout() {
 		return this.timeout;
+	}
+
+	/**
+	 * Has the gate track a Redis Cluster's nodes one by one (see the class
+	 * documentation). Set once, before the first call.
+	 * @param parts the node that keeps each key
+	 * @param partOfChannel names the node at a channel's remote end
+	 * @param probe probes one silent node until it answers
+	 */
+	void cluster(StoreParts parts, Function<SocketAddress, String> partOfChannel, Consumer<String> probe) {
+		this.parts = parts;
+		this.partOfChannel = partOfChannel;
+		this.probePart = probe;
+	}
+
+	/**
+	 * Returns whether a call on a key must fail at once: Redis is silent, or,
+	 * on a cluster, the node that keeps the key is.
+	 * @param key the call's first key
+	 * @return whether it is silent
+	 */
+	boolean isSilent(String key) {
+		if (this.silent.get()) {
+			return true;
+		}
+		return this.anyPartSilent && this.silentParts.containsKey(this.parts.partOf(key));
+	}
+
+	/**
+	 * Returns the refusal of a call on a key while {@link #isSilent(String)}.
+	 * @param key the call's first key
+	 * @return the exception to throw
+	 */
+	RedisConnectionFailureException refusal(String key) {
+		if (this.silent.get()) {
+			return refusal();
+		}
+		String part = this.parts.partOf(key);
+		Silent node = this.silentParts.get(part);
+		return new RedisConnectionFailureException("Redis node " + part + " has not answered the rate limiter ("
+				+ ((node != null) ? node.why() : "silent") + "); calls on its keys fail at once until it answers a probe");
+	}
+
+	/**
+	 * Returns the Cluster nodes silent now, with why.
+	 * @return the nodes by name; empty when none is, and for one server
+	 */
+	public Map<String, String> silentNodes() {
+		Map<String, String> nodes = new TreeMap<>();
+		this.silentParts.forEach((part, node) -> nodes.put(part, node.why()));
+		return nodes;
+	}
+
+	/**
+	 * Returns whether Redis, or any node of a cluster, is silent now.
+	 * @return whether anything is
+	 */
+	public boolean isAnySilent() {
+		return this.silent.get() || this.anyPartSilent;
+	}
+
+	/**
+	 * Records that a channel of the limiter's connection received something: the
+	 * gate (of that node, on a cluster) opens if it was closed.
+	 * @param remote the channel's remote address
+	 */
+	void heard(@Nullable SocketAddress remote) {
+		Function<SocketAddress, String> naming = this.partOfChannel;
+		if (naming == null || remote == null) {
+			heard();
+			return;
+		}
+		if (this.anyPartSilent) {
+			partHeard(naming.apply(remote));
+		}
+	}
+
+	/**
+	 * Records that a channel of the limiter's connection sent nothing while
+	 * calls waited: the gate (of that node, on a cluster) closes.
+	 * @param remote the channel's remote address
+	 * @param why what was seen
+	 */
+	void fellSilent(@Nullable SocketAddress remote, String why) {
+		Function<SocketAddress, String> naming = this.partOfChannel;
+		if (naming == null || remote == null) {
+			fellSilent(why);
+			return;
+		}
+		String part = naming.apply(remote);
+		if (this.silentParts.putIfAbsent(part, new Silent(System.nanoTime(), why)) == null) {
+			this.anyPartSilent = true;
+			logger.warn("Redis node " + part + " does not answer the rate limiter: " + why + "; each limit's failure "
+					+ "mode applies to the keys of its slots until it answers again (probing with PING); the other "
+					+ "nodes' keys are decided on Redis as before");
+			this.probePart.accept(part);
+		}
+	}
+
+	/**
+	 * Records that a silent node answered, or no longer keeps keys (its slots
+	 * moved to a node that answers): its gate opens.
+	 * @param part the node
+	 */
+	void partHeard(String part) {
+		Silent node = this.silentParts.remove(part);
+		if (node != null) {
+			this.anyPartSilent = !this.silentParts.isEmpty();
+			logger.info("Redis node " + part + " answers the rate limiter again after "
+					+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - node.sinceNanos())
+					+ " ms; decisions on its keys are back on it");
+		}
+	}
+
+	/**
+	 * Records that a silent node keeps no keys any more: its slots moved to a
+	 * node that answers (its replica promoted), so its silence stops no call.
+	 * @param part the node
+	 */
+	void partReplaced(String part) {
+		Silent node = this.silentParts.remove(part);
+		if (node != null) {
+			this.anyPartSilent = !this.silentParts.isEmpty();
+			logger.info("Redis node " + part + " keeps no keys any more, its slots moved to a node that answers, "
+					+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - node.sinceNanos())
+					+ " ms after it fell silent; decisions on them are back on Redis");
+		}
+	}
+
+	/**
+	 * Returns whether a node is silent now.
+	 * @param part the node
+	 * @return whether it is
+	 */
+	boolean isPartSilent(String part) {
+		return this.silentParts.containsKey(part);
 	}
 
 	/**
@@ -105,8 +273,12 @@ public final class RedisSilence {
 	 * Returns the failure a call gets while Redis is silent.
 	 * @return the exception to throw
 	 */
-	RedisConnectionFailureException refusal() {
+	public RedisConnectionFailureException refusal() {
 		return new RedisConnectionFailureException(describe());
+	}
+
+	/** A silent node: since when, and why. */
+	private record Silent(long sinceNanos, String why) {
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiConsumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -15,6 +16,8 @@ import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.LimitKind;
+import dev.ratelimit.core.StoreParts;
 
 /**
  * Runs the limiter's scripts, the one way every Redis backend and store calls
@@ -43,6 +46,14 @@ import dev.ratelimit.core.AsyncCalls;
  * the same {@code FCALL}, the same {@code EVALSHA} (and {@code EVAL} when the
  * script cache lost it) through Lettuce's asynchronous API, behind the same
  * gate and within the same busy timeout.
+ * <p>
+ * On the limiter's connection, a runner serves one kind of limit. When that
+ * kind's writes are durable (see {@link ReplicaAcks}), a write ({@link #run},
+ * {@link #runAsync}) returns once the replicas of its primary hold it, and is
+ * refused before it is sent while they do not acknowledge; a read
+ * ({@link #read}) never waits for them. A call that fails tells the connection
+ * why (see {@link RedisFailovers}): a {@code READONLY} answer moves it off a
+ * demoted primary, and on a Cluster any failure asks for a fresh topology.
  */
 final class ScriptRunner {
 
@@ -67,6 +78,20 @@ final class ScriptRunner {
 
 	private final @Nullable RedisSilence silence;
 
+	/** Waits for the replicas after each write, when this runner's kind is durable. */
+	private final @Nullable ReplicaAcks acks;
+
+	private final @Nullable RedisFailovers failovers;
+
+	private final @Nullable ClusterParts clusterParts;
+
+	/** Tells the connection of an asynchronous call's failure; one instance, not one per call. */
+	private final BiConsumer<@Nullable Object, @Nullable Throwable> tellFailure = (value, failure) -> {
+		if (failure != null) {
+			failed(AsyncCalls.cause(failure));
+		}
+	};
+
 	/**
 	 * Creates a runner that no gate holds back, for tests of the scripts.
 	 * @param connectionFactory the connection factory; functions are used only
@@ -83,19 +108,41 @@ final class ScriptRunner {
 	 * @param silence the gate of the limiter's connection, or {@code null} for none
 	 */
 	ScriptRunner(RedisConnectionFactory connectionFactory, @Nullable RedisSilence silence) {
+		this(connectionFactory, silence, null, null, null);
+	}
+
+	private ScriptRunner(RedisConnectionFactory connectionFactory, @Nullable RedisSilence silence,
+			@Nullable ReplicaAcks acks, @Nullable RedisFailovers failovers, @Nullable ClusterParts clusterParts) {
 		// This constructor calls afterPropertiesSet(): the template is ready to use.
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.own = ClassUtils.isPresent("io.lettuce.core.RedisClient", ScriptRunner.class.getClassLoader())
 				? Lettuce.own(connectionFactory) : null;
 		this.silence = silence;
+		this.acks = acks;
+		this.failovers = failovers;
+		this.clusterParts = clusterParts;
 	}
 
 	/**
-	 * Creates a runner on the limiter's connection, held back while Redis is silent.
+	 * Creates a runner on the limiter's connection, held back while Redis is
+	 * silent, for calls that belong to no kind of limit (provider pauses).
 	 * @param connection the limiter's connection
 	 */
 	ScriptRunner(RedisLimiterConnection connection) {
-		this(connection.connectionFactory(), connection.silence());
+		this(connection, null);
+	}
+
+	/**
+	 * Creates a runner on the limiter's connection for one kind of limit, held
+	 * back while Redis is silent, whose writes wait for the replicas when the
+	 * kind is durable.
+	 * @param connection the limiter's connection
+	 * @param kind the kind of limit, or {@code null} for none
+	 */
+	ScriptRunner(RedisLimiterConnection connection, @Nullable LimitKind kind) {
+		this(connection.connectionFactory(), connection.silence(),
+				(kind != null && connection.durable(kind)) ? connection.acks() : null, connection.failoversFollower(),
+				connection.clusterParts());
 	}
 
 	/**
@@ -111,12 +158,46 @@ final class ScriptRunner {
 		return run(script, keys, encode(args));
 	}
 
+	/**
+	 * Runs a script that writes nothing: like {@link #run(LimiterScript, List, List)},
+	 * without waiting for replicas.
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments
+	 * @param <T> the type of its reply
+	 * @return the reply
+	 */
+	<T> @Nullable T read(LimiterScript<T> script, List<String> keys, List<String> args) {
+		return call(script, keys, encode(args), null);
+	}
+
+	/**
+	 * Runs a script that writes nothing, its arguments already encoded.
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments, UTF-8
+	 * @param <T> the type of its reply
+	 * @return the reply
+	 */
+	<T> @Nullable T read(LimiterScript<T> script, List<String> keys, byte[][] args) {
+		return call(script, keys, args, null);
+	}
+
 	private static byte[][] encode(List<String> args) {
 		byte[][] encoded = new byte[args.size()][];
 		for (int i = 0; i < encoded.length; i++) {
 			encoded[i] = args.get(i).getBytes(StandardCharsets.UTF_8);
 		}
 		return encoded;
+	}
+
+	/**
+	 * Returns where the Redis this runner calls keeps each key: a Cluster's
+	 * masters on the limiter's connection to a cluster, else one part.
+	 * @return the parts
+	 */
+	StoreParts parts() {
+		return (this.clusterParts != null) ? this.clusterParts : StoreParts.ONE;
 	}
 
 	/**
@@ -161,19 +242,66 @@ final class ScriptRunner {
 		if (own == null) {
 			throw new IllegalStateException("Scripts run asynchronously on the limiter's own Lettuce connection only");
 		}
-		RedisSilence silence = this.silence;
-		if (silence != null && silence.isSilent()) {
-			return CompletableFuture.failedFuture(silence.refusal());
+		RuntimeException refused = refusal(keys, this.acks);
+		if (refused != null) {
+			return CompletableFuture.failedFuture(refused);
 		}
 		// Its SilenceWatch tells silence from a busy application, for these calls as for the synchronous ones.
-		return AsyncCalls.started(() -> {
+		CompletionStage<@Nullable T> reply = AsyncCalls.started(() -> {
 			if (!own.functionsLoaded()) {
 				return (CompletionStage<T>) LettuceFunctions.evalAsync(own, script, keys, args);
 			}
 			return LettuceFunctions.callAsync(own, script, keys, args)
-				.thenCompose((reply) -> (CompletionStage<T>) ((reply != LettuceFunctions.MISSING)
-						? CompletableFuture.completedStage(reply) : LettuceFunctions.evalAsync(own, script, keys, args)));
+				.thenCompose((value) -> (CompletionStage<T>) ((value != LettuceFunctions.MISSING)
+						? CompletableFuture.completedStage(value) : LettuceFunctions.evalAsync(own, script, keys, args)));
 		});
+		ReplicaAcks waitFor = this.acks;
+		CompletionStage<@Nullable T> told = reply.whenComplete(this.tellFailure);
+		return (waitFor == null) ? told
+				: told.thenCompose((value) -> waitFor.confirm(keys.get(0)).thenApply((confirmed) -> value));
+	}
+
+	/**
+	 * Returns why a call must not be sent now: Redis is silent, or the call is a
+	 * durable write and the replicas of its primary do not acknowledge.
+	 */
+	private @Nullable RuntimeException refusal(List<String> keys, @Nullable ReplicaAcks waitFor) {
+		RedisSilence silence = this.silence;
+		if (silence != null) {
+			if (keys.isEmpty() ? silence.isSilent() : silence.isSilent(keys.get(0))) {
+				return keys.isEmpty() ? silence.refusal() : silence.refusal(keys.get(0));
+			}
+		}
+		return (waitFor != null && !keys.isEmpty()) ? waitFor.refusal(keys.get(0)) : null;
+	}
+
+	/**
+	 * Tells the connection why a call failed: a {@code READONLY} answer from a
+	 * demoted primary moves it (on one server; a Cluster routes by its topology),
+	 * and any failure on a Cluster asks for a fresh topology.
+	 */
+	private void failed(RuntimeException failure) {
+		ClusterParts cluster = this.clusterParts;
+		if (cluster != null) {
+			cluster.refreshSoon();
+			return;
+		}
+		RedisFailovers follow = this.failovers;
+		String readOnly = readOnly(failure);
+		if (follow != null && readOnly != null) {
+			follow.readOnly(readOnly);
+		}
+	}
+
+	/** The {@code READONLY} answer in a failure's causes, or {@code null}. */
+	private static @Nullable String readOnly(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
+			String message = cause.getMessage();
+			if (message != null && message.startsWith("READONLY")) {
+				return message;
+			}
+		}
+		return null;
 	}
 
 	/**
@@ -186,24 +314,40 @@ final class ScriptRunner {
 	 * @return the reply: a {@code Long}, or a list of {@code Long}s and {@code String}s
 	 */
 	<T> @Nullable T run(LimiterScript<T> script, List<String> keys, byte[][] args) {
+		return call(script, keys, args, this.acks);
+	}
+
+	/** Sends a call behind the gates, tells the connection of a failure, and waits for the replicas if asked. */
+	private <T> @Nullable T call(LimiterScript<T> script, List<String> keys, byte[][] args,
+			@Nullable ReplicaAcks waitFor) {
 		RedisSilence silence = this.silence;
 		if (silence == null) {
 			return send(script, keys, args);
 		}
-		if (silence.isSilent()) {
-			throw silence.refusal();
+		RuntimeException refused = refusal(keys, waitFor);
+		if (refused != null) {
+			throw refused;
 		}
-		if (this.own != null) {
-			// Its SilenceWatch tells silence from a busy application; a timeout here says nothing more.
-			return send(script, keys, args);
-		}
+		T reply;
 		try {
-			return send(script, keys, args);
+			reply = send(script, keys, args);
 		}
 		catch (QueryTimeoutException | RedisConnectionFailureException ex) {
-			silence.fellSilent(ex.getMessage());
+			if (this.own == null) {
+				// Another client's timeout measures Redis; the limiter's own SilenceWatch already told.
+				silence.fellSilent(ex.getMessage());
+			}
+			failed(ex);
 			throw ex;
 		}
+		catch (RuntimeException ex) {
+			failed(ex);
+			throw ex;
+		}
+		if (waitFor != null) {
+			waitFor.await(keys.get(0));
+		}
+		return reply;
 	}
 
 	@SuppressWarnings("unchecked")

@@ -7,7 +7,6 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.protocol.RedisCommand;
-import io.lettuce.core.resource.NettyCustomizer;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -49,7 +48,7 @@ import io.netty.util.concurrent.Ticker;
  * loads, topology) may take longer: while one of them is the oldest command
  * waiting, the one Redis works on, Redis may stay silent for the connect
  * timeout instead. Installed on every channel of the limiter's connection (every node of a
- * cluster) as a {@link NettyCustomizer}; one instance per channel, only ever
+ * cluster) by {@link LimiterClientResources}; one instance per channel, only ever
  * touched on that channel's event loop.
  */
 final class SilenceWatch {
@@ -77,6 +76,9 @@ final class SilenceWatch {
 	/** The channel's event loop, set when the watch joins the pipeline. */
 	private EventExecutor executor;
 
+	/** The channel, set when the watch joins the pipeline: its remote end is the node a Cluster's silence names. */
+	private Channel channel;
+
 	/** The event loop's clock, the one its scheduled tasks run by. */
 	private Ticker ticker = Ticker.systemTicker();
 
@@ -87,33 +89,18 @@ final class SilenceWatch {
 	}
 
 	/**
-	 * Returns the customizer that installs a watch on every channel, composed
-	 * with the application's own customizer.
-	 * @param silence the gate the watches report to
+	 * Installs a watch on a channel of the limiter's connection.
+	 * @param channel the channel, just initialized by Lettuce
+	 * @param silence the gate the watch reports to
 	 * @param connectTimeout how long Redis may stay silent while it works on a
 	 * command only start-up and Lettuce itself send
-	 * @param application the customizer of the application's client resources
-	 * @return the customizer
 	 */
-	static NettyCustomizer customizer(RedisSilence silence, Duration connectTimeout, NettyCustomizer application) {
-		return new NettyCustomizer() {
-
-			@Override
-			public void afterBootstrapInitialized(io.netty.bootstrap.Bootstrap bootstrap) {
-				application.afterBootstrapInitialized(bootstrap);
-			}
-
-			@Override
-			public void afterChannelInitialized(Channel channel) {
-				application.afterChannelInitialized(channel);
-				SilenceWatch watch = new SilenceWatch(silence, connectTimeout);
-				// First: it sees every byte that arrives, before any decoding.
-				channel.pipeline().addFirst("rateLimitHeard", watch.new Heard());
-				// Last: it sees each command as it is written, before Lettuce's handler stacks it.
-				channel.pipeline().addLast("rateLimitSilence", watch.new Watch());
-			}
-
-		};
+	static void install(Channel channel, RedisSilence silence, Duration connectTimeout) {
+		SilenceWatch watch = new SilenceWatch(silence, connectTimeout);
+		// First: it sees every byte that arrives, before any decoding.
+		channel.pipeline().addFirst("rateLimitHeard", watch.new Heard());
+		// Last: it sees each command as it is written, before Lettuce's handler stacks it.
+		channel.pipeline().addLast("rateLimitSilence", watch.new Watch());
 	}
 
 	private void written(Object message) {
@@ -145,6 +132,7 @@ final class SilenceWatch {
 	}
 
 	private void added(ChannelHandlerContext ctx) {
+		this.channel = ctx.channel();
 		this.executor = ctx.executor();
 		if (this.executor instanceof AbstractScheduledEventExecutor scheduled) {
 			this.ticker = scheduled.ticker();
@@ -186,7 +174,7 @@ final class SilenceWatch {
 			command.completeExceptionally(failure);
 		}
 		this.waiting.clear();
-		this.silence.fellSilent(why);
+		this.silence.fellSilent(this.channel.remoteAddress(), why);
 	}
 
 	private void dropDone() {
@@ -197,7 +185,7 @@ final class SilenceWatch {
 
 	private void heard() {
 		this.heardAtNanos = this.ticker.nanoTime();
-		this.silence.heard();
+		this.silence.heard(this.channel.remoteAddress());
 	}
 
 	private void closed() {

@@ -8,6 +8,7 @@ import java.util.concurrent.Executor;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 
+import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitBackend;
@@ -112,6 +113,11 @@ public final class DenyCachingBackend implements RateLimitBackend {
 	@Override
 	public boolean blocks() {
 		return this.delegate.blocks();
+	}
+
+	@Override
+	public StoreParts parts() {
+		return this.delegate.parts();
 	}
 
 	/**

@@ -41,6 +41,7 @@ import dev.ratelimit.core.RateLimitOutcome;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.Sleeper;
+import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.support.CapturedLog;
 import dev.ratelimit.support.ManualTimeSource;
 
@@ -444,14 +445,16 @@ class KeyFloodTests {
 	}
 
 	/**
-	 * Returns a store that cannot answer, as Redis in an outage: every method of
-	 * the store's type throws.
+	 * Returns a store that cannot answer, as Redis in an outage: every call of
+	 * the store's type throws. Where it keeps keys is no call: one part, as a
+	 * single server.
 	 */
 	private static <T> T unavailable(Class<T> type) {
 		InvocationHandler down = (proxy, method, args) -> switch (method.getName()) {
 			case "equals" -> proxy == args[0];
 			case "hashCode" -> System.identityHashCode(proxy);
 			case "toString" -> "unavailable " + type.getSimpleName();
+			case "parts" -> StoreParts.ONE;
 			default -> throw new IllegalStateException("Redis is down");
 		};
 		return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] { type }, down));

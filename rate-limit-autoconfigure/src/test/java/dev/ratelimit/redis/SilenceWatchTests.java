@@ -12,7 +12,6 @@ import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandType;
-import io.lettuce.core.resource.NettyCustomizer;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.concurrent.MockTicker;
@@ -48,8 +47,7 @@ class SilenceWatchTests {
 	void watchedChannel() {
 		this.silence.onSilence(this.probes::incrementAndGet);
 		this.channel = EmbeddedChannel.builder().ticker(this.ticker).build();
-		SilenceWatch.customizer(this.silence, CONNECT_TIMEOUT, new NettyCustomizer() {
-		}).afterChannelInitialized(this.channel);
+		SilenceWatch.install(this.channel, this.silence, CONNECT_TIMEOUT);
 	}
 
 	@AfterEach
