@@ -133,11 +133,12 @@ public final class DurabilityBenchmark {
 	private static void awaitReplica(RedisServerProcess primary, RedisServerProcess replica)
 			throws InterruptedException {
 		for (int attempt = 0; attempt < 200; attempt++) {
-			String value = Integer.toString(attempt);
-			primary.call("SET", "bench:replication-probe", value);
+			String key = "bench:replication-probe-" + attempt;
+			primary.call("SET", key, "1");
 			Thread.sleep(50);
-			if (value.equals(replica.call("GET", "bench:replication-probe"))) {
-				primary.call("DEL", "bench:replication-probe");
+			boolean reached = ":1".equals(replica.call("EXISTS", key));
+			primary.call("DEL", key);
+			if (reached) {
 				return;
 			}
 		}

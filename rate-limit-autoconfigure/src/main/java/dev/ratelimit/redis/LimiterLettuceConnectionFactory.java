@@ -177,13 +177,20 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	 * Returns the factory's Cluster client, which keeps the slot table, once the
 	 * factory has started.
 	 * @return the client, or {@code null} when the factory does not talk to a
-	 * cluster or has not started
+	 * cluster, has not started or has stopped
 	 */
 	@Nullable RedisClusterClient clusterClient() {
 		if (!isClusterAware()) {
 			return null;
 		}
-		AbstractRedisClient client = getNativeClient();
+		AbstractRedisClient client;
+		try {
+			client = getNativeClient();
+		}
+		catch (IllegalStateException ex) {
+			// Stopped or destroyed: the application is stopping, there is no topology to read.
+			return null;
+		}
 		return (client instanceof RedisClusterClient cluster) ? cluster : null;
 	}
 

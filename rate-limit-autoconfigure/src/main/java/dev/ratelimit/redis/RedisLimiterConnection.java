@@ -334,7 +334,11 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	/**
 	 * Connects and loads the limiter's scripts, waiting at most the connect
 	 * timeout; when that does not succeed, logs one warning and keeps trying on
-	 * a daemon thread of its own. Never throws for an unreachable Redis.
+	 * a daemon thread of its own. Never throws for an unreachable Redis. With
+	 * Sentinel it starts listening to the sentinels first; on a Cluster, to
+	 * topology changes.
+	 * @throws dev.ratelimit.core.RateLimitConfigurationException when Redis
+	 * answered and refused the scripts: no limit can be decided on it
 	 */
 	public void connect() {
 		if (this.sentinels != null) {

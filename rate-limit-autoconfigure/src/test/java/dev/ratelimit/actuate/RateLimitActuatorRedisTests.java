@@ -168,6 +168,32 @@ class RateLimitActuatorRedisTests {
 	}
 
 	@Test
+	void aKeyWhoseStoreCannotBeReadAnswers503WithWhyNever500() {
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.http.get("/actuator/ratelimits/per-user/ann").status() == 200);
+		redis.kill();
+
+		HttpTestClient.Response rateLimit = this.http.get("/actuator/ratelimits/per-user/ann");
+		assertThat(rateLimit.status()).as(rateLimit.body()).isEqualTo(503);
+		assertThat(rateLimit.json().get("policy").asString()).isEqualTo("per-user");
+		assertThat(rateLimit.json().get("key").asString()).isEqualTo("ann");
+		assertThat(rateLimit.json().get("unavailable").asString()).startsWith("The store could not be read: ");
+		HttpTestClient.Response budget = this.http.get("/actuator/ratelimits/tenant-daily/acme");
+		assertThat(budget.status()).as(budget.body()).isEqualTo(503);
+		assertThat(budget.json().get("type").asString()).isEqualTo("budget");
+		// An unknown limit is still a 404, Redis or not.
+		assertThat(this.http.get("/actuator/ratelimits/nobody/ann").status()).isEqualTo(404);
+		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/per-user/ann");
+		assertThat(reset.status()).as(reset.body()).isEqualTo(503);
+		assertThat(reset.json().get("message").asString()).startsWith("The store could not reset key 'ann'");
+
+		redis.restart();
+		// The next test finds decisions on Redis again.
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.http.get("/actuator/ratelimits/per-user/ann").status() == 200);
+	}
+
+	@Test
 	void overridesOverJmxReportTheStoreOutageWithTheSameReason() throws Exception {
 		redis.kill();
 		ObjectName name = new ObjectName(JMX_DOMAIN + ":type=Endpoint,name=Ratelimits");
