@@ -94,7 +94,9 @@ public final class StoreHealth {
 			}
 			boolean first = !this.anyFailing;
 			this.anyFailing = true;
-			logger.log(Level.WARNING, this.store + " failed" + on(part) + "; applying each " + this.kind.label()
+			// A failover the store announced with a warning of its own is not warned of again, per kind.
+			logger.log(AnnouncedOutage.in(cause) ? Level.INFO : Level.WARNING, this.store + " failed" + on(part)
+					+ "; applying each " + this.kind.label()
 					+ "'s failure mode" + (part.isEmpty() ? "" : " to the keys there") + " until it answers again: "
 					+ Causes.describe(cause));
 			this.listener.storePartAvailabilityChanged(this.kind, part, false, cause);

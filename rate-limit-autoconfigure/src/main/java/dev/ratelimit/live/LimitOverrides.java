@@ -19,6 +19,7 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetLimit;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.core.AnnouncedOutage;
 import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.Limit;
@@ -168,8 +169,15 @@ public final class LimitOverrides implements AutoCloseable {
 			}
 			else if (!this.failing) {
 				this.failing = true;
-				logger.warn("Cannot read the rate limit overrides from their store (" + Causes.describe(ex)
-						+ "); the limits keep the overrides last read, trying again");
+				String message = "Cannot read the rate limit overrides from their store (" + Causes.describe(ex)
+						+ "); the limits keep the overrides last read, trying again";
+				if (AnnouncedOutage.in(ex)) {
+					// The store told of the failover it follows already.
+					logger.info(message);
+				}
+				else {
+					logger.warn(message);
+				}
 			}
 			else if (logger.isDebugEnabled()) {
 				logger.debug("Still cannot read the rate limit overrides", ex);

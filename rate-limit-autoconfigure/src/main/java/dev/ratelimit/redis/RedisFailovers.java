@@ -12,6 +12,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.redis.LimiterChannels.HostAndPort;
 
@@ -284,6 +285,21 @@ final class RedisFailovers {
 	 */
 	boolean underWay() {
 		return this.outageSinceNanos != 0;
+	}
+
+	/**
+	 * Returns a call's failure as one of the failover under way, which was told
+	 * of already, or the failure itself when none is.
+	 * @param failure the call's failure
+	 * @return the failure to throw
+	 */
+	RuntimeException duringFailover(RuntimeException failure) {
+		Last failover = this.last;
+		if (this.outageSinceNanos == 0 || failover == null || failure instanceof AnnouncedRedisFailure) {
+			return failure;
+		}
+		return new AnnouncedRedisFailure("Redis is failing over (" + failover.description() + "): "
+				+ Causes.describe(failure), failure);
 	}
 
 	/** Stops telling: the application is stopping and closes every channel. */

@@ -5,15 +5,12 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
-import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import reactor.core.Disposable;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -78,21 +75,8 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	/** The default of {@code rate-limit.redis.busy-timeout}. */
 	public static final Duration DEFAULT_BUSY_TIMEOUT = Duration.ofSeconds(2);
 
-	private final Durability durability;
-
-	private final StoreParts parts;
-
-	private final @Nullable RedisFailovers failovers;
-
-	private final @Nullable ClusterParts clusterParts;
-
-	private final @Nullable ReplicaAcks acks;
-
-	private final @Nullable SentinelWatch sentinels;
-
-	private volatile @Nullable Disposable topologyEvents;
-
-	private final AtomicBoolean followersClosed = new AtomicBoolean();
+	/** What keeps the connection on the servers that answer, with Lettuce; {@code null} with another client. */
+	private final @Nullable FailoverFollowers followers;
 
 	/**
 	 * Which kinds of limit wait for the replicas of their primary to hold each
@@ -193,32 +177,15 @@ public final class RedisLimiterConnection implements AutoCloseable {
 				channels, topologyRefreshPeriod);
 		String address = RedisAddresses.describe(application);
 		if (this.limiter instanceof LimiterLettuceConnectionFactory own) {
-			this.durability = durability;
-			this.failovers = new RedisFailovers(channels, address);
-			this.clusterParts = own.isClusterAware() ? new ClusterParts(own) : null;
-			this.parts = (this.clusterParts != null) ? this.clusterParts : StoreParts.ONE;
-			if (this.clusterParts != null) {
-				ClusterParts nodes = this.clusterParts;
-				this.failovers.cluster(nodes);
-				this.failovers.onLost(nodes::refreshSoon);
-				this.silence.cluster(nodes, nodes::partOfChannel, (part) -> probeNode(own, nodes, part));
-			}
-			this.acks = durability.kinds().isEmpty() ? null : new ReplicaAcks(durability.replicas(), durability.timeout());
-			this.sentinels = own.isRedisSentinelAware()
-					? new SentinelWatch(own.getSentinelConfiguration(), own.getClientConfiguration(),
-							((LettuceConnectionFactory) application).getClientConfiguration().getClientResources().orElse(null),
-							connectTimeout, this.failovers)
-					: null;
-			if (this.sentinels != null) {
-				this.failovers.sentinels(this.sentinels.addresses());
-			}
+			FailoverFollowers follow = new FailoverFollowers(own, channels, this.silence, durability,
+					((LettuceConnectionFactory) application).getClientConfiguration().getClientResources().orElse(null),
+					connectTimeout, address);
+			this.followers = follow;
 			Consumer<RedisConnection> prepare = (connection) -> {
 				if (functions) {
 					loadFunctions(own, connection, connectTimeout, address);
 				}
-				if (this.acks != null) {
-					this.acks.open(own, this.parts, this.sentinels != null, connection, address);
-				}
+				follow.prepare(connection, address);
 			};
 			this.connector = new LimiterConnector(own::connect, prepare, own::opened, address, connectTimeout);
 			own.onFunctionsLost(this.connector::prepareAgain);
@@ -230,12 +197,7 @@ public final class RedisLimiterConnection implements AutoCloseable {
 						+ "with " + application.getClass().getSimpleName() + " its writes are acknowledged by the "
 						+ "primary alone and a failover may lose them");
 			}
-			this.durability = Durability.NONE;
-			this.failovers = null;
-			this.clusterParts = null;
-			this.parts = StoreParts.ONE;
-			this.acks = null;
-			this.sentinels = null;
+			this.followers = null;
 			this.connector = new LimiterConnector(this.limiter::getConnection, (connection) -> {
 			}, () -> {
 			}, address, connectTimeout);
@@ -243,52 +205,10 @@ public final class RedisLimiterConnection implements AutoCloseable {
 		this.silence.onSilence(() -> this.connector.probe(this.silence, this::ping));
 	}
 
-	/**
-	 * Probes a silent Cluster node with a PING on its own connection, once per
-	 * silence timeout, until it answers (its reply opens its gate, see
-	 * {@link SilenceWatch}) or keeps no keys any more; asks for a fresh
-	 * topology meanwhile, so that a replica that takes its slots is found.
-	 */
-	private void probeNode(LimiterLettuceConnectionFactory own, ClusterParts nodes, String part) {
-		if (this.followersClosed.get() || !this.silence.isPartSilent(part)) {
-			return;
-		}
-		if (!nodes.keepsKeys(part)) {
-			this.silence.partReplaced(part);
-			return;
-		}
-		nodes.refreshSoon();
-		int colon = part.lastIndexOf(':');
-		try {
-			own.sharedClusterConnection()
-				.getConnectionAsync(part.substring(0, colon), Integer.parseInt(part.substring(colon + 1)))
-				// Its reply, if any, opens the node's gate on the thread that reads it; else the next round probes again.
-				.thenCompose((node) -> node.async().ping());
-		}
-		catch (RuntimeException ex) {
-			// Not a node address, or not connected: the next round tries again.
-		}
-		own.eventExecutors()
-			.schedule(() -> probeNode(own, nodes, part), this.silence.timeout().toMillis(), TimeUnit.MILLISECONDS);
-	}
-
-	/** Stops what follows the connection, before the factory closes its channels; once. */
+	/** Stops what follows the connection, and the connector, before the factory closes its channels. */
 	private void closeFollowers() {
-		if (!this.followersClosed.compareAndSet(false, true)) {
-			return;
-		}
-		if (this.failovers != null) {
-			this.failovers.close();
-		}
-		if (this.sentinels != null) {
-			this.sentinels.close();
-		}
-		Disposable events = this.topologyEvents;
-		if (events != null) {
-			events.dispose();
-		}
-		if (this.acks != null) {
-			this.acks.close();
+		if (this.followers != null) {
+			this.followers.close();
 		}
 		this.connector.close();
 	}
@@ -341,17 +261,8 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * answered and refused the scripts: no limit can be decided on it
 	 */
 	public void connect() {
-		if (this.sentinels != null) {
-			// Listening first: a switch during start-up is heard too.
-			this.sentinels.start();
-		}
-		if (this.clusterParts != null && this.limiter instanceof LimiterLettuceConnectionFactory own
-				&& this.failovers != null) {
-			RedisFailovers follow = this.failovers;
-			this.topologyEvents = own.eventBus()
-				.get()
-				.filter(ClusterTopologyChangedEvent.class::isInstance)
-				.subscribe((event) -> follow.topologyChanged());
+		if (this.followers != null) {
+			this.followers.start();
 		}
 		this.connector.connectAtStartup();
 	}
@@ -409,7 +320,7 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * @return the parts
 	 */
 	public StoreParts parts() {
-		return this.parts;
+		return (this.followers != null) ? this.followers.parts() : StoreParts.ONE;
 	}
 
 	/**
@@ -418,7 +329,7 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * @return whether they are durable
 	 */
 	public boolean durable(LimitKind kind) {
-		return this.acks != null && this.durability.kinds().contains(kind);
+		return this.followers != null && this.followers.durable(kind);
 	}
 
 	/**
@@ -427,11 +338,14 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * @return the counts since start-up
 	 */
 	public Map<String, Long> failovers() {
-		Map<String, Long> counts = new LinkedHashMap<>();
-		for (RedisFailovers.Cause cause : RedisFailovers.Cause.values()) {
-			counts.put(cause.tag(), (this.failovers != null) ? this.failovers.count(cause) : 0L);
+		if (this.followers != null) {
+			return this.followers.counts();
 		}
-		return counts;
+		Map<String, Long> none = new LinkedHashMap<>();
+		for (RedisFailovers.Cause cause : RedisFailovers.Cause.values()) {
+			none.put(cause.tag(), 0L);
+		}
+		return none;
 	}
 
 	/**
@@ -439,7 +353,7 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * @return what happened and when, or {@code null} when there was none
 	 */
 	public @Nullable String lastFailover() {
-		RedisFailovers.Last last = (this.failovers != null) ? this.failovers.last() : null;
+		RedisFailovers.Last last = (this.followers != null) ? this.followers.failovers().last() : null;
 		return (last != null) ? last.at() + ": " + last.description() : null;
 	}
 
@@ -449,7 +363,7 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * @return whether one is
 	 */
 	public boolean failingOver() {
-		return this.failovers != null && this.failovers.underWay();
+		return this.followers != null && this.followers.failovers().underWay();
 	}
 
 	/**
@@ -458,19 +372,19 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * @return the primaries by name, empty when every one answers
 	 */
 	public Map<String, String> laggingReplicas() {
-		return (this.acks != null) ? this.acks.lagging() : Map.of();
+		return (this.followers != null) ? this.followers.laggingReplicas() : Map.of();
 	}
 
 	@Nullable ReplicaAcks acks() {
-		return this.acks;
+		return (this.followers != null) ? this.followers.acks() : null;
 	}
 
 	@Nullable RedisFailovers failoversFollower() {
-		return this.failovers;
+		return (this.followers != null) ? this.followers.failovers() : null;
 	}
 
 	@Nullable ClusterParts clusterParts() {
-		return this.clusterParts;
+		return (this.followers != null) ? this.followers.clusterParts() : null;
 	}
 
 	@Override

@@ -136,7 +136,7 @@ public final class RedisSilence {
 		}
 		String part = this.parts.partOf(key);
 		Silent node = this.silentParts.get(part);
-		return new RedisConnectionFailureException("Redis node " + part + " has not answered the rate limiter ("
+		return new AnnouncedRedisFailure("Redis node " + part + " has not answered the rate limiter ("
 				+ ((node != null) ? node.why() : "silent") + "); calls on its keys fail at once until it answers a probe");
 	}
 
@@ -274,7 +274,8 @@ public final class RedisSilence {
 	 * @return the exception to throw
 	 */
 	public RedisConnectionFailureException refusal() {
-		return new RedisConnectionFailureException(describe());
+		// The silence was told of with one warning: a refused call does not warn of it again.
+		return new AnnouncedRedisFailure(describe());
 	}
 
 	/** A silent node: since when, and why. */

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 
 import org.jspecify.annotations.Nullable;
 
@@ -16,6 +16,7 @@ import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.core.AsyncCalls;
+import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.StoreParts;
 
@@ -85,11 +86,12 @@ final class ScriptRunner {
 
 	private final @Nullable ClusterParts clusterParts;
 
-	/** Tells the connection of an asynchronous call's failure; one instance, not one per call. */
-	private final BiConsumer<@Nullable Object, @Nullable Throwable> tellFailure = (value, failure) -> {
+	/** Tells the connection of an asynchronous call's failure, and fails with what to throw; one instance. */
+	private final BiFunction<@Nullable Object, @Nullable Throwable, @Nullable Object> tellFailure = (value, failure) -> {
 		if (failure != null) {
-			failed(AsyncCalls.cause(failure));
+			throw failed(AsyncCalls.cause(failure));
 		}
+		return value;
 	};
 
 	/**
@@ -256,7 +258,8 @@ final class ScriptRunner {
 						? CompletableFuture.completedStage(value) : LettuceFunctions.evalAsync(own, script, keys, args)));
 		});
 		ReplicaAcks waitFor = this.acks;
-		CompletionStage<@Nullable T> told = reply.whenComplete(this.tellFailure);
+		@SuppressWarnings("unchecked")
+		CompletionStage<@Nullable T> told = (CompletionStage<@Nullable T>) reply.handle(this.tellFailure);
 		return (waitFor == null) ? told
 				: told.thenCompose((value) -> waitFor.confirm(keys.get(0)).thenApply((confirmed) -> value));
 	}
@@ -278,19 +281,30 @@ final class ScriptRunner {
 	/**
 	 * Tells the connection why a call failed: a {@code READONLY} answer from a
 	 * demoted primary moves it (on one server; a Cluster routes by its topology),
-	 * and any failure on a Cluster asks for a fresh topology.
+	 * and any failure on a Cluster asks for a fresh topology. Returns the
+	 * failure to throw: one met during a failover the connection told of says
+	 * so (see {@link AnnouncedRedisFailure}).
 	 */
-	private void failed(RuntimeException failure) {
+	private RuntimeException failed(RuntimeException failure) {
 		ClusterParts cluster = this.clusterParts;
 		if (cluster != null) {
 			cluster.refreshSoon();
-			return;
 		}
+		RuntimeException told = failure;
 		RedisFailovers follow = this.failovers;
-		String readOnly = readOnly(failure);
-		if (follow != null && readOnly != null) {
-			follow.readOnly(readOnly);
+		if (follow != null) {
+			String readOnly = (cluster == null) ? readOnly(failure) : null;
+			if (readOnly != null) {
+				follow.readOnly(readOnly);
+			}
+			told = follow.duringFailover(failure);
 		}
+		RedisSilence silence = this.silence;
+		if (!(told instanceof AnnouncedRedisFailure) && silence != null && silence.isAnySilent()) {
+			// The call that found Redis silent: the silence was warned of as it was found.
+			told = new AnnouncedRedisFailure(silence.describe() + ": " + Causes.describe(failure), failure);
+		}
+		return told;
 	}
 
 	/** The {@code READONLY} answer in a failure's causes, or {@code null}. */
@@ -337,12 +351,10 @@ final class ScriptRunner {
 				// Another client's timeout measures Redis; the limiter's own SilenceWatch already told.
 				silence.fellSilent(ex.getMessage());
 			}
-			failed(ex);
-			throw ex;
+			throw failed(ex);
 		}
 		catch (RuntimeException ex) {
-			failed(ex);
-			throw ex;
+			throw failed(ex);
 		}
 		if (waitFor != null) {
 			waitFor.await(keys.get(0));

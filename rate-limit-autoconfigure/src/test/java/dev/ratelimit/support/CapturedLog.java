@@ -64,6 +64,14 @@ public final class CapturedLog implements AutoCloseable {
 			.toList();
 	}
 
+	/**
+	 * Returns the messages logged at any level, in order.
+	 * @return the messages
+	 */
+	public List<String> messages() {
+		return this.records.stream().map(LogRecord::getMessage).toList();
+	}
+
 	@Override
 	public void close() {
 		this.logger.removeHandler(this.handler);
