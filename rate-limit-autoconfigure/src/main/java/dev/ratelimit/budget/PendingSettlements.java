@@ -43,8 +43,13 @@ final class PendingSettlements implements AutoCloseable {
 
 	private final Consumer<Settlement> apply;
 
+	private final int maxPending;
+
 	/** Guarded by itself. */
 	private final ArrayDeque<Settlement> pending = new ArrayDeque<>();
+
+	/** Held while settlements are applied: never two attempts at once. */
+	private final Object applying = new Object();
 
 	/** Whether an attempt is scheduled or running: at most one at a time. */
 	private final AtomicBoolean attemptDue = new AtomicBoolean();
@@ -63,7 +68,17 @@ final class PendingSettlements implements AutoCloseable {
 	 * @param apply applies one settlement to its store, throwing when it cannot
 	 */
 	PendingSettlements(Consumer<Settlement> apply) {
+		this(apply, MAX_PENDING);
+	}
+
+	/**
+	 * Creates the keeper with a bound of its own, for tests of the bound.
+	 * @param apply applies one settlement to its store, throwing when it cannot
+	 * @param maxPending the most settlements kept at once
+	 */
+	PendingSettlements(Consumer<Settlement> apply, int maxPending) {
 		this.apply = apply;
+		this.maxPending = maxPending;
 		ThreadFactory daemon = (task) -> {
 			Thread thread = new Thread(task, "rate-limit-pending-settlements");
 			thread.setDaemon(true);
@@ -83,7 +98,7 @@ final class PendingSettlements implements AutoCloseable {
 	 */
 	boolean keep(Settlement settlement) {
 		synchronized (this.pending) {
-			if (this.pending.size() >= MAX_PENDING) {
+			if (this.pending.size() >= this.maxPending) {
 				return false;
 			}
 			this.pending.addLast(settlement);
@@ -109,7 +124,7 @@ final class PendingSettlements implements AutoCloseable {
 	 * @return whether it is full
 	 */
 	boolean isFull() {
-		return this.size >= MAX_PENDING;
+		return this.size >= this.maxPending;
 	}
 
 	/**
@@ -148,10 +163,17 @@ final class PendingSettlements implements AutoCloseable {
 	}
 
 	/**
-	 * Applies the pending settlements in order, until one fails.
+	 * Applies the pending settlements in order, until one fails; one caller at a
+	 * time (the keeper's thread, and {@link #close()} after it).
 	 * @return whether none is left
 	 */
 	boolean applyPending() {
+		synchronized (this.applying) {
+			return applyInOrder();
+		}
+	}
+
+	private boolean applyInOrder() {
 		int applied = 0;
 		while (true) {
 			Settlement next;
