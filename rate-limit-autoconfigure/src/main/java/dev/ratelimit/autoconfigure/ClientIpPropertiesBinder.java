@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.ratelimit.core.CidrRange;
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 
 /**
  * Builds the client address resolver from {@code rate-limit.client-ip}, failing

@@ -24,7 +24,7 @@ import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.LimitRegistry;
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.core.RateLimitConfigurationException;

@@ -22,7 +22,7 @@ import dev.ratelimit.concurrency.Priority;
 import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
-import dev.ratelimit.core.ForwardedHeader;
+import dev.ratelimit.web.ForwardedHeader;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.MissingKeyAction;
 import dev.ratelimit.core.Quota;

@@ -13,7 +13,7 @@ import org.springframework.web.reactive.DispatcherHandler;
 
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.LimitRegistry;
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;

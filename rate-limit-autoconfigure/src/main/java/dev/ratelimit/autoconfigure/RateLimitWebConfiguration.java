@@ -14,7 +14,7 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.LimitRegistry;
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;

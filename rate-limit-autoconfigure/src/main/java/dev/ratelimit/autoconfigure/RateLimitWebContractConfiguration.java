@@ -5,7 +5,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.web.BudgetHeaders;
 import dev.ratelimit.web.HeaderMode;
 import dev.ratelimit.web.RateLimitHeaders;

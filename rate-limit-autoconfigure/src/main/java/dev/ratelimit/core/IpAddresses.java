@@ -20,13 +20,13 @@ import java.util.Arrays;
  * Written by hand, without regular expressions or {@code split}: the {@code ip}
  * key parses on every request.
  */
-final class IpAddresses {
+public final class IpAddresses {
 
 	/**
 	 * Longest text considered. The longest IPv6 literal is 45 characters; this
 	 * leaves room for brackets, a zone id and a port, and bounds the work.
 	 */
-	static final int MAX_LENGTH = 128;
+	public static final int MAX_LENGTH = 128;
 
 	private static final char[] HEX = "0123456789abcdef".toCharArray();
 
@@ -38,7 +38,7 @@ final class IpAddresses {
 	 * @param text the text
 	 * @return the address (4 or 16 bytes), or {@code null} if the text is not one
 	 */
-	static byte[] parse(String text) {
+	public static byte[] parse(String text) {
 		return (text != null) ? parse(text, 0, text.length(), false) : null;
 	}
 
@@ -52,7 +52,7 @@ final class IpAddresses {
 	 * @param end the index after the last character
 	 * @return the address (4 or 16 bytes), or {@code null} if the text is not one
 	 */
-	static byte[] parseNode(CharSequence text, int start, int end) {
+	public static byte[] parseNode(CharSequence text, int start, int end) {
 		return parse(text, start, end, true);
 	}
 
@@ -230,7 +230,7 @@ final class IpAddresses {
 	 * @param address the address
 	 * @param prefixLength the bits to keep
 	 */
-	static void mask(byte[] address, int prefixLength) {
+	public static void mask(byte[] address, int prefixLength) {
 		for (int i = 0; i < address.length; i++) {
 			int bits = Math.max(0, Math.min(8, prefixLength - i * 8));
 			address[i] &= (byte) (0xFF << (8 - bits));
@@ -244,7 +244,7 @@ final class IpAddresses {
 	 * @param address the address (4 or 16 bytes)
 	 * @return the text
 	 */
-	static String format(byte[] address) {
+	public static String format(byte[] address) {
 		if (address.length == 4) {
 			StringBuilder text = new StringBuilder(15);
 			for (int i = 0; i < 4; i++) {

@@ -23,7 +23,7 @@ import org.springframework.web.util.WebUtils;
 
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.concurrency.Permit;
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.core.RateLimitExceededException;

@@ -10,7 +10,7 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ServerWebExchange;
 
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.key.KeyRequest;
 
 /**

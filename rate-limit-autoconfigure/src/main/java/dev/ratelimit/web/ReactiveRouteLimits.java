@@ -23,7 +23,7 @@ import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.AsyncCalls;
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.LimitRequest;
 import dev.ratelimit.core.RateLimitException;

@@ -6,7 +6,7 @@ import java.util.List;
 
 import jakarta.servlet.http.HttpServletRequest;
 
-import dev.ratelimit.core.ClientIpResolver;
+import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.key.KeyRequest;
 
 /**

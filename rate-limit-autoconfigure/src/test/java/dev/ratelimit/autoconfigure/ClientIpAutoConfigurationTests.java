@@ -10,8 +10,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-import dev.ratelimit.core.ClientIpResolver;
-import dev.ratelimit.core.ForwardedHeader;
+import dev.ratelimit.web.ClientIpResolver;
+import dev.ratelimit.web.ForwardedHeader;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.core;
+package dev.ratelimit.web;
 
 /**
  * The request header in which trusted proxies name the client. Only one is

@@ -1,6 +1,9 @@
-package dev.ratelimit.core;
+package dev.ratelimit.web;
 
 import java.util.List;
+
+import dev.ratelimit.core.CidrRange;
+import dev.ratelimit.core.IpAddresses;
 
 /**
  * Finds the client address of a request and turns it into the {@code ip} key.

@@ -1,4 +1,4 @@
-package dev.ratelimit.core;
+package dev.ratelimit.web;
 
 import java.util.Collections;
 
