@@ -1,7 +1,6 @@
 package dev.ratelimit.web;
 
 import java.util.Map;
-import java.util.function.BiConsumer;
 
 
 import dev.ratelimit.budget.Amounts;
@@ -36,19 +35,23 @@ public final class BudgetHeaders {
 	}
 
 	/**
-	 * Records a budget's state for a request and sets the field through a
-	 * setter (a servlet response's {@code setHeader}, a WebFlux exchange's
-	 * headers); never for a budget the caller may not see.
+	 * Records a budget's state for a request and sets the field on its response
+	 * while it has not begun; never for a budget the caller may not see.
 	 * @param disclosures the request's disclosed limits, which keep its budgets too
-	 * @param setHeader sets a header field, replacing any value
+	 * @param target the response
+	 * @param writer writes its fields
 	 * @param policy the budget
 	 * @param decision its state
+	 * @param <T> the response's type
 	 */
-	void record(Disclosures disclosures, BiConsumer<String, String> setHeader, BudgetPolicy policy,
+	<T> void record(Disclosures disclosures, T target, HeaderWriter<T> writer, BudgetPolicy policy,
 			BudgetDecision decision) {
 		// Never an internal budget: what a shared budget has left is nobody's business.
 		if (this.enabled && disclosures.contains(policy.name())) {
-			setHeader.accept(FIELD, field(disclosures.budgets(), policy, decision));
+			String field = field(disclosures.budgets(), policy, decision);
+			if (!writer.committed(target)) {
+				writer.set(target, FIELD, field);
+			}
 		}
 	}
 

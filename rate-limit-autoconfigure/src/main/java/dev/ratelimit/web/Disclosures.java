@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.PolicyDecision;
 
@@ -20,15 +20,17 @@ import dev.ratelimit.core.PolicyDecision;
  * registered ones, so a limit nobody registered (an internal one, or one
  * applied by code outside them) stays unnamed.
  * <p>
- * Both live in one request attribute, set once per request, which also marks
- * that the route filter is handling the request (so that a nested dispatch of
- * it, a forward or an include, is not limited again): every attribute a
- * request sets is a write to the container's attribute map, and a removal
- * another.
+ * Both live in one request attribute ({@link #ATTRIBUTE}), set once per
+ * request, which also marks that the servlet route filter is handling the
+ * request (so that a nested dispatch of it, a forward or an include, is not
+ * limited again): every attribute a request sets is a write to the container's
+ * attribute map, and a removal another. Free of any stack: each stack reads
+ * and sets the attribute its own way.
  */
 final class Disclosures {
 
-	private static final String ATTRIBUTE = Disclosures.class.getName();
+	/** The request attribute that holds them, on every stack. */
+	static final String ATTRIBUTE = Disclosures.class.getName();
 
 	/** The disclosures of a request that registered none: names nothing. Never changed. */
 	static final Disclosures NONE = new Disclosures(null);
@@ -55,17 +57,21 @@ final class Disclosures {
 	}
 
 	/**
-	 * Returns a request's disclosures, set as its attribute first if it has none.
-	 * @param request the request
-	 * @return its disclosures
+	 * Returns the disclosures held by a request attribute's value.
+	 * @param attribute the value of the request's {@link #ATTRIBUTE}, or {@code null}
+	 * @return its disclosures, or {@code null} when it has none
 	 */
-	static Disclosures attached(HttpServletRequest request) {
-		Disclosures disclosures = of(request);
-		if (disclosures == null) {
-			disclosures = new Disclosures(null);
-			request.setAttribute(ATTRIBUTE, disclosures);
-		}
-		return disclosures;
+	static @Nullable Disclosures from(@Nullable Object attribute) {
+		return (attribute instanceof Disclosures disclosures) ? disclosures : null;
+	}
+
+	/**
+	 * Returns new disclosures, to be set as a request's {@link #ATTRIBUTE}.
+	 * @param first the first limit to disclose, or {@code null} for none yet
+	 * @return the disclosures
+	 */
+	static Disclosures create(@Nullable String first) {
+		return new Disclosures(first);
 	}
 
 	/**
@@ -105,21 +111,6 @@ final class Disclosures {
 	}
 
 	/**
-	 * Allows a limit to be told to the caller of a request.
-	 * @param request the request
-	 * @param policy the limit's name
-	 */
-	static void add(HttpServletRequest request, String policy) {
-		Disclosures disclosures = of(request);
-		if (disclosures == null) {
-			request.setAttribute(ATTRIBUTE, new Disclosures(policy));
-		}
-		else {
-			disclosures.add(policy);
-		}
-	}
-
-	/**
 	 * Allows a limit to be told to the caller of this request.
 	 * @param policy the limit's name
 	 */
@@ -133,17 +124,6 @@ final class Disclosures {
 			}
 			this.more.add(policy);
 		}
-	}
-
-	/**
-	 * Returns whether a limit may be told to the caller of a request.
-	 * @param request the request
-	 * @param policy the limit's name
-	 * @return whether it was registered as disclosed
-	 */
-	static boolean contains(HttpServletRequest request, String policy) {
-		Disclosures disclosures = of(request);
-		return disclosures != null && disclosures.contains(policy);
 	}
 
 	/**
@@ -209,15 +189,6 @@ final class Disclosures {
 			throw new IndexOutOfBoundsException(index);
 		}
 		return this.decision;
-	}
-
-	/**
-	 * Returns a request's disclosures.
-	 * @param request the request
-	 * @return its disclosures, or {@code null} when it has none
-	 */
-	static Disclosures of(HttpServletRequest request) {
-		return (request.getAttribute(ATTRIBUTE) instanceof Disclosures disclosures) ? disclosures : null;
 	}
 
 }

@@ -26,25 +26,24 @@ import org.springframework.http.MediaType;
  */
 public final class ProblemResponses implements RejectionHandler {
 
-	/** Problem type of a caller over a limit of its own, answered with 429. */
-	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+	/** Problem type of a caller over a limit of its own, answered with 429: {@link ProblemTypes#QUOTA_EXCEEDED}. */
+	public static final String QUOTA_EXCEEDED = ProblemTypes.QUOTA_EXCEEDED;
 
 	/**
-	 * Problem type of the service short of capacity, answered with 503: a refusal
-	 * by limits the caller may not see (shared capacity), a shared downstream
-	 * saturated or paused, or a limiter that cannot decide.
+	 * Problem type of the service short of capacity, answered with 503:
+	 * {@link ProblemTypes#TEMPORARY_REDUCED_CAPACITY}.
 	 */
-	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
+	public static final String TEMPORARY_REDUCED_CAPACITY = ProblemTypes.TEMPORARY_REDUCED_CAPACITY;
+
+	/** Writes a refusal's fields to a servlet response. */
+	private static final HeaderWriter<HttpServletResponse> FIELDS = HttpServletResponse::setHeader;
 
 	private static final MediaType PROBLEM_JSON = MediaType.APPLICATION_PROBLEM_JSON;
 
 	@Override
 	public void handle(HttpServletRequest request, HttpServletResponse response, Rejection rejection)
 			throws IOException {
-		if (rejection.retryAfterSeconds() > 0) {
-			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(rejection.retryAfterSeconds()));
-		}
-		response.setHeader(HttpHeaders.CACHE_CONTROL, "no-store");
+		RefusalFields.write(rejection, response, FIELDS);
 		if (prefersHtml(request)) {
 			// The detail is safe to show: it names only the limits the caller may see.
 			response.sendError(rejection.status(), rejection.detail());

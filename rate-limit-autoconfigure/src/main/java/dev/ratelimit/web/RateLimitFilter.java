@@ -141,7 +141,7 @@ public class RateLimitFilter extends GenericFilterBean {
 			chain.doFilter(request, response);
 			return;
 		}
-		Disclosures state = Disclosures.attached(httpRequest);
+		Disclosures state = ServletHeaders.attachedDisclosures(httpRequest);
 		Object outer = state.filteredBy();
 		if (outer == this) {
 			// A forward or include of a request this filter is handling: it was decided already.
@@ -215,7 +215,7 @@ public class RateLimitFilter extends GenericFilterBean {
 		}
 		List<BoundPolicy> policies = limits.policies();
 		// Set by doFilter: read once here, then handed on rather than looked up in the attribute map again.
-		Disclosures disclosures = Disclosures.attached(request);
+		Disclosures disclosures = ServletHeaders.attachedDisclosures(request);
 		// Built only if an expression needs it: the built-in keys (ip, principal, global) do not.
 		EvaluationContext context = this.expressions.context(new ServletKeyRequest(request, this.ipResolver), null,
 				null);
@@ -228,7 +228,7 @@ public class RateLimitFilter extends GenericFilterBean {
 				this.rejections.send(request, response, ex);
 				return;
 			}
-			this.headers.record(disclosures, ServletHeaders.whileUncommitted(response), outcome);
+			this.headers.record(disclosures, response, ServletHeaders.WRITER, outcome);
 			if (!outcome.allowed()) {
 				this.rejections.send(request, response, new RateLimitExceededException(outcome));
 				return;

@@ -2,7 +2,6 @@ package dev.ratelimit.web;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.PolicyDecision;
@@ -52,19 +51,22 @@ public final class RateLimitHeaders {
 
 	/**
 	 * Adds an outcome's decisions to what a request disclosed and sets the
-	 * header fields through a setter (a servlet response's {@code setHeader}, a
-	 * WebFlux exchange's headers), for every decision of a limit the caller may
-	 * see.
+	 * header fields on its response, for every decision of a limit the caller
+	 * may see. The decisions are always kept (a later one of the same request
+	 * writes them all); the fields are written only while the response has not
+	 * begun, on every stack alike.
 	 * @param disclosures the request's disclosed limits and decisions
-	 * @param setHeader sets a header field, replacing any value
+	 * @param target the response
+	 * @param writer writes its fields
 	 * @param outcome the outcome
+	 * @param <T> the response's type
 	 */
-	void record(Disclosures disclosures, BiConsumer<String, String> setHeader, RateLimitOutcome outcome) {
+	<T> void record(Disclosures disclosures, T target, HeaderWriter<T> writer, RateLimitOutcome outcome) {
 		if (this.mode == HeaderMode.NONE) {
 			return;
 		}
-		if (collect(disclosures, outcome)) {
-			write(setHeader, disclosures);
+		if (collect(disclosures, outcome) && !writer.committed(target)) {
+			write(target, writer, disclosures);
 		}
 	}
 
@@ -86,15 +88,15 @@ public final class RateLimitHeaders {
 		return this.includeShadow ? outcome.shadowDecisions().size() : 0;
 	}
 
-	private void write(BiConsumer<String, String> setHeader, Disclosures decisions) {
+	private <T> void write(T target, HeaderWriter<T> writer, Disclosures decisions) {
 		int count = decisions.decisionCount();
 		if (this.mode == HeaderMode.IETF || this.mode == HeaderMode.BOTH) {
 			if (count == 1) {
 				// The common case: one policy, its RateLimit-Policy item ready made.
 				PolicyDecision only = decisions.decision(0);
 				PolicyField field = policyField(only);
-				setHeader.accept("RateLimit-Policy", field.item());
-				setHeader.accept("RateLimit", state(field, only.decision()));
+				writer.set(target, "RateLimit-Policy", field.item());
+				writer.set(target, "RateLimit", state(field, only.decision()));
 			}
 			else {
 				StringBuilder policy = new StringBuilder();
@@ -105,8 +107,8 @@ public final class RateLimitHeaders {
 					separate(policy).append(field.item());
 					separate(state).append(state(field, pd.decision()));
 				}
-				setHeader.accept("RateLimit-Policy", policy.toString());
-				setHeader.accept("RateLimit", state.toString());
+				writer.set(target, "RateLimit-Policy", policy.toString());
+				writer.set(target, "RateLimit", state.toString());
 			}
 		}
 		if (this.mode == HeaderMode.LEGACY || this.mode == HeaderMode.BOTH) {
@@ -118,9 +120,9 @@ public final class RateLimitHeaders {
 					tightest = pd;
 				}
 			}
-			setHeader.accept("X-RateLimit-Limit", Long.toString(tightest.decision().limit()));
-			setHeader.accept("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
-			setHeader.accept("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfterMicros())));
+			writer.set(target, "X-RateLimit-Limit", Long.toString(tightest.decision().limit()));
+			writer.set(target, "X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
+			writer.set(target, "X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfterMicros())));
 		}
 	}
 

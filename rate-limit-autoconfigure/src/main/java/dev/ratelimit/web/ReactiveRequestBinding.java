@@ -5,20 +5,18 @@ import java.security.Principal;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.context.ContextView;
 
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 
-import dev.ratelimit.budget.BudgetDecision;
-import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.DecisionThreads;
-import dev.ratelimit.core.RateLimitOutcome;
-import dev.ratelimit.core.Visibility;
 import dev.ratelimit.key.KeyRequest;
 import dev.ratelimit.key.RequestBinding;
 
@@ -45,12 +43,10 @@ import dev.ratelimit.key.RequestBinding;
  * <p>
  * A method returning anything else is called at once, without the request.
  */
-public final class ReactiveRequestBinding implements RequestBinding {
+public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExchange, ServerHttpResponse> {
 
 	/** The request of the call running on this thread, bound only while it decides and calls the method. */
 	private static final ThreadLocal<Bound> CURRENT = new ThreadLocal<>();
-
-	private final WebContract contract;
 
 	private final DecisionThreads threads;
 
@@ -60,7 +56,7 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	 * @param threads where a decision does what it cannot do inline: a store call that can only block, a wait
 	 */
 	public ReactiveRequestBinding(WebContract contract, DecisionThreads threads) {
-		this.contract = contract;
+		super(contract);
 		this.threads = threads;
 	}
 
@@ -153,48 +149,41 @@ public final class ReactiveRequestBinding implements RequestBinding {
 	}
 
 	@Override
-	public KeyRequest current() {
+	protected @Nullable ServerWebExchange request() {
+		return exchange();
+	}
+
+	@Override
+	protected @Nullable Object attribute(ServerWebExchange request, String name) {
+		return request.getAttributes().get(name);
+	}
+
+	@Override
+	protected void setAttribute(ServerWebExchange request, String name, Object value) {
+		request.getAttributes().put(name, value);
+	}
+
+	@Override
+	protected @Nullable Object handler(ServerWebExchange request) {
+		return request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
+	}
+
+	@Override
+	protected ServerHttpResponse response(ServerWebExchange request) {
+		return request.getResponse();
+	}
+
+	@Override
+	protected HeaderWriter<ServerHttpResponse> writer() {
+		return ReactiveRejections.RESPONSE_FIELDS;
+	}
+
+	@Override
+	protected KeyRequest keyRequest(ServerWebExchange request) {
 		Bound bound = CURRENT.get();
-		return (bound != null) ? new ReactiveKeyRequest(bound.exchange().getRequest(), this.contract.ipResolver(), bound.principal())
-				: null;
-	}
-
-	@Override
-	public void record(RateLimitOutcome outcome) {
-		ServerWebExchange exchange = exchange();
-		if (exchange != null && !exchange.getResponse().isCommitted()) {
-			Disclosures disclosures = Disclosures.of(exchange.getAttributes());
-			if (disclosures != null) {
-				this.contract.headers().record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
-			}
-		}
-	}
-
-	@Override
-	public void applying(String policy, Visibility visibility, String keyExpression, Method method) {
-		ServerWebExchange exchange = exchange();
-		if (exchange != null && visibility.disclosed(keyExpression, isHandler(exchange, method))) {
-			Disclosures.attached(exchange.getAttributes()).add(policy);
-		}
-	}
-
-	@Override
-	public boolean isHandler(Method method) {
-		ServerWebExchange exchange = exchange();
-		return exchange != null && isHandler(exchange, method);
-	}
-
-	@Override
-	public void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
-		ServerWebExchange exchange = exchange();
-		if (exchange != null && !exchange.getResponse().isCommitted()) {
-			this.contract.budgetHeaders().record(Disclosures.attached(exchange.getAttributes()),
-					exchange.getResponse().getHeaders()::set, policy, decision);
-		}
-	}
-
-	private static boolean isHandler(ServerWebExchange exchange, Method method) {
-		return HandlerMatch.isHandler(exchange.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE), method);
+		Principal principal = (bound != null && bound.exchange() == request) ? bound.principal()
+				: ReactiveKeyRequest.ANONYMOUS;
+		return new ReactiveKeyRequest(request.getRequest(), contract().ipResolver(), principal);
 	}
 
 	/**

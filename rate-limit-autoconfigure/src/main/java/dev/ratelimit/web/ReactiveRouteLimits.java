@@ -15,7 +15,6 @@ import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.expression.EvaluationContext;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -54,6 +53,9 @@ import dev.ratelimit.key.OutcomeSettlement;
  * ({@link RequestLoops}).
  */
 public final class ReactiveRouteLimits {
+
+	/** Writes a gateway verdict's fields. */
+	private static final HeaderWriter<Map<String, String>> MAP_FIELDS = Map::put;
 
 	/** How {@link #decide(List, String)} names the key it is given, for the visibility rule: the caller's. */
 	private static final String GIVEN_KEY = "given";
@@ -241,7 +243,7 @@ public final class ReactiveRouteLimits {
 	/** Goes on with a decided request: its header fields, then the refusal, or the rest of the chain. */
 	private Mono<Void> decided(ServerWebExchange exchange, Continuation next, List<BoundPolicy> policies,
 			EvaluationContext context, Disclosures disclosures, RateLimitOutcome outcome, boolean blocking) {
-		this.headers.record(disclosures, exchange.getResponse().getHeaders()::set, outcome);
+		this.headers.record(disclosures, exchange.getResponse(), ReactiveRejections.RESPONSE_FIELDS, outcome);
 		if (!outcome.allowed()) {
 			return this.rejections.send(exchange, new RateLimitExceededException(outcome));
 		}
@@ -329,7 +331,7 @@ public final class ReactiveRouteLimits {
 		Map<String, String> fields = new LinkedHashMap<>();
 		// No request here: the gateway's filter goes on where the decision completed.
 		return acquire(null, calls).map((outcome) -> {
-			this.headers.record(disclosures, fields::put, outcome);
+			this.headers.record(disclosures, fields, MAP_FIELDS, outcome);
 			if (outcome.allowed()) {
 				return new Verdict(true, fields);
 			}
@@ -338,12 +340,10 @@ public final class ReactiveRouteLimits {
 	}
 
 	private Verdict refused(Disclosures disclosures, RateLimitException refusal, Map<String, String> fields) {
-		long retryAfter = this.rejections.refusals().describe(disclosures, refusal).retryAfterSeconds();
-		if (retryAfter > 0) {
-			fields.put(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
-		}
+		RefusalFields.write(this.rejections.refusals().describe(disclosures, refusal), fields, MAP_FIELDS);
 		return new Verdict(false, fields);
 	}
+
 
 	/**
 	 * The verdict on a call decided by {@link #decide(List, String)}.

@@ -63,7 +63,7 @@ public final class Refusals {
 		if (ex instanceof LoadShedException shed) {
 			// The service near overload, whoever asks: 503, naming nothing, with a wait spread over callers.
 			long retryAfter = retryAfter(shed.getRetryAfterMicros());
-			return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
+			return new Rejection(503, ProblemTypes.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
 					"The service is shedding load to stay up; retry after " + retryAfter + " s.", retryAfter, List.of(),
 					ex);
 		}
@@ -78,7 +78,7 @@ public final class Refusals {
 			return reducedCapacity(retryAfter(paused.getRetryAfterMicros()), ex);
 		}
 		if (ex instanceof RateLimitBackendUnavailableException unavailable) {
-			return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
+			return new Rejection(503, ProblemTypes.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
 					"The rate limiter cannot decide right now; retry shortly.", this.unavailableRetryAfterSeconds,
 					disclosed(request, List.of(unavailable.getPolicy())), ex);
 		}
@@ -106,10 +106,10 @@ public final class Refusals {
 			return reducedCapacity(retryAfter, ex);
 		}
 		if (shared) {
-			return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE, detail,
+			return new Rejection(503, ProblemTypes.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE, detail,
 					retryAfter, named, ex);
 		}
-		return new Rejection(429, ProblemResponses.QUOTA_EXCEEDED, TOO_MANY_REQUESTS, detail, retryAfter, named, ex);
+		return new Rejection(429, ProblemTypes.QUOTA_EXCEEDED, TOO_MANY_REQUESTS, detail, retryAfter, named, ex);
 	}
 
 	/**
@@ -117,7 +117,7 @@ public final class Refusals {
 	 * condition, 503, with no names and no numbers beyond when to come back.
 	 */
 	private static Rejection reducedCapacity(long retryAfter, RateLimitException ex) {
-		return new Rejection(503, ProblemResponses.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
+		return new Rejection(503, ProblemTypes.TEMPORARY_REDUCED_CAPACITY, SERVICE_UNAVAILABLE,
 				"Capacity is temporarily reduced; retry after " + retryAfter + " s.", retryAfter, List.of(), ex);
 	}
 

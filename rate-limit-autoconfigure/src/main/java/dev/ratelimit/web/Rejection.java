@@ -15,7 +15,7 @@ import dev.ratelimit.core.RateLimitException;
  * limits the caller may see, and {@link #detail()} names no other. A refusal
  * by limits the caller may not see is the service's condition, a temporary
  * reduction of capacity ({@code 503},
- * {@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY}) with no names. The raw
+ * {@link ProblemTypes#TEMPORARY_REDUCED_CAPACITY}) with no names. The raw
  * exception names every limit involved, internal ones included: a handler that
  * shows anything taken from it to the caller gives up that rule.
  *
@@ -23,8 +23,8 @@ import dev.ratelimit.core.RateLimitException;
  * for a refusal by limits it may not see (shared capacity, a provider's pause),
  * a visible cap that protects a shared downstream, or a limiter that cannot
  * decide; 400 for a missing key or an invalid cost
- * @param type the RFC 9457 problem type: {@link ProblemResponses#QUOTA_EXCEEDED},
- * {@link ProblemResponses#TEMPORARY_REDUCED_CAPACITY} or {@code about:blank}
+ * @param type the RFC 9457 problem type: {@link ProblemTypes#QUOTA_EXCEEDED},
+ * {@link ProblemTypes#TEMPORARY_REDUCED_CAPACITY} or {@code about:blank}
  * @param title the short, fixed text of the status, e.g. {@code Too Many Requests}
  * @param detail what happened, for a person to read
  * @param retryAfterSeconds the {@code Retry-After} to send, in whole seconds and at

@@ -64,7 +64,7 @@ public final class Rejections {
 	 * @return the rejection
 	 */
 	public Rejection describe(HttpServletRequest request, RateLimitException ex) {
-		Disclosures disclosures = Disclosures.of(request);
+		Disclosures disclosures = ServletHeaders.disclosures(request);
 		return this.refusals.describe((disclosures != null) ? disclosures : Disclosures.NONE, ex);
 	}
 

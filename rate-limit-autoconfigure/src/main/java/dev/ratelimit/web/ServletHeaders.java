@@ -1,31 +1,57 @@
 package dev.ratelimit.web;
 
-import java.util.function.BiConsumer;
-
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Sets header fields on a servlet response while it is not committed: once
+ * Writes header fields to a servlet response while it is not committed: once
  * its body streams, another thread (a settle when an asynchronous call ends)
- * must not touch the headers the container is sending.
+ * must not touch the headers the container is sending. Also reads and attaches
+ * a servlet request's {@link Disclosures}.
  */
 final class ServletHeaders {
+
+	/** The servlet stack's writer: one instance, no function allocated per request. */
+	static final HeaderWriter<HttpServletResponse> WRITER = new HeaderWriter<>() {
+
+		@Override
+		public void set(HttpServletResponse response, String name, String value) {
+			response.setHeader(name, value);
+		}
+
+		@Override
+		public boolean committed(HttpServletResponse response) {
+			return response.isCommitted();
+		}
+
+	};
 
 	private ServletHeaders() {
 	}
 
 	/**
-	 * Returns a setter of a response's header fields that does nothing once the
-	 * response is committed.
-	 * @param response the response
-	 * @return the setter
+	 * Returns a servlet request's disclosures.
+	 * @param request the request
+	 * @return its disclosures, or {@code null} when it has none
 	 */
-	static BiConsumer<String, String> whileUncommitted(HttpServletResponse response) {
-		return (name, value) -> {
-			if (!response.isCommitted()) {
-				response.setHeader(name, value);
-			}
-		};
+	static @Nullable Disclosures disclosures(HttpServletRequest request) {
+		return Disclosures.from(request.getAttribute(Disclosures.ATTRIBUTE));
+	}
+
+	/**
+	 * Returns a servlet request's disclosures, set as its attribute first if it
+	 * has none.
+	 * @param request the request
+	 * @return its disclosures
+	 */
+	static Disclosures attachedDisclosures(HttpServletRequest request) {
+		Disclosures disclosures = disclosures(request);
+		if (disclosures == null) {
+			disclosures = Disclosures.create(null);
+			request.setAttribute(Disclosures.ATTRIBUTE, disclosures);
+		}
+		return disclosures;
 	}
 
 }

@@ -1,0 +1,33 @@
+package dev.ratelimit.web;
+
+/**
+ * Writes header fields to the answer of one web stack: a servlet response, a
+ * WebFlux response's headers, a gateway's fields. One stateless instance per
+ * stack, handed with its target, so that the rules that decide which fields a
+ * response carries ({@link RateLimitHeaders}, {@link BudgetHeaders},
+ * {@link RefusalFields}) are written once, for every stack, and no call
+ * allocates a function to reach its response.
+ *
+ * @param <T> what the fields are written to
+ */
+public interface HeaderWriter<T> {
+
+	/**
+	 * Sets a field, replacing any of the same name.
+	 * @param target the response
+	 * @param name the field's name
+	 * @param value its value
+	 */
+	void set(T target, String name, String value);
+
+	/**
+	 * Returns whether the response has begun, so that a field set now would not
+	 * be sent (a stream's first bytes are out).
+	 * @param target the response
+	 * @return whether it is too late for fields
+	 */
+	default boolean committed(T target) {
+		return false;
+	}
+
+}
