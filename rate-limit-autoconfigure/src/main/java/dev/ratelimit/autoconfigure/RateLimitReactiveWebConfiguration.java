@@ -23,6 +23,7 @@ import dev.ratelimit.web.RateLimitWebFilter;
 import dev.ratelimit.web.ReactiveRejections;
 import dev.ratelimit.web.ReactiveRequestBinding;
 import dev.ratelimit.web.ReactiveRouteLimits;
+import dev.ratelimit.web.RouteLimits;
 import dev.ratelimit.web.ReactorDecisionThreads;
 import dev.ratelimit.web.Refusals;
 import dev.ratelimit.web.RequestObservations;
@@ -63,11 +64,9 @@ class RateLimitReactiveWebConfiguration {
 	/** What a route's policies do to a request: for the route rules, and for a gateway's routes. */
 	@Bean
 	@ConditionalOnMissingBean
-	ReactiveRouteLimits rateLimitReactiveRouteLimits(RateLimiter limiter, KeyExpressions expressions,
-			ClientIpResolver ipResolver, RateLimitHeaders headers, ReactiveRejections rejections,
-			DecisionThreads threads, ConcurrencyLimiters concurrency, ObjectProvider<RequestObservations> observations) {
-		return new ReactiveRouteLimits(limiter, concurrency, expressions, ipResolver, headers, rejections, threads,
-				observations.getIfAvailable());
+	ReactiveRouteLimits rateLimitReactiveRouteLimits(RouteLimits routeLimits, ClientIpResolver ipResolver,
+			ReactiveRejections rejections, DecisionThreads threads, ObjectProvider<RequestObservations> observations) {
+		return new ReactiveRouteLimits(routeLimits, ipResolver, rejections, threads, observations.getIfAvailable());
 	}
 
 	/**

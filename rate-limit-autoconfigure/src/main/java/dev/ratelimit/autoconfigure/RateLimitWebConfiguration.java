@@ -24,6 +24,7 @@ import dev.ratelimit.web.RateLimitFilter;
 import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.RejectionHandler;
 import dev.ratelimit.web.Rejections;
+import dev.ratelimit.web.RouteLimits;
 import dev.ratelimit.web.RouteRuleVerifier;
 import dev.ratelimit.web.ServletRequestBinding;
 import dev.ratelimit.web.WebContract;
@@ -83,10 +84,10 @@ class RateLimitWebConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
 		FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
-				LimitRegistry limits, KeyExpressions expressions, RateLimiter limiter, ClientIpResolver ipResolver,
-				RateLimitHeaders headers, Rejections rejections, ConcurrencyLimiters concurrency) {
+				LimitRegistry limits, KeyExpressions expressions, RouteLimits routeLimits, ClientIpResolver ipResolver,
+				Rejections rejections) {
 			RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, limits, expressions),
-					limiter, concurrency, expressions, ipResolver, headers, rejections);
+					routeLimits, ipResolver, rejections);
 			FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 			registration.setName("rateLimitFilter");
 			registration.setDispatcherTypes(RateLimitFilter.dispatcherTypes());

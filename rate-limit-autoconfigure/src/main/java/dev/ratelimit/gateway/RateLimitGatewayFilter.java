@@ -9,6 +9,7 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.web.MatchedLimits;
 import dev.ratelimit.web.ReactiveRouteLimits;
 
 /**
@@ -17,12 +18,12 @@ import dev.ratelimit.web.ReactiveRouteLimits;
  */
 final class RateLimitGatewayFilter implements GatewayFilter {
 
-	private final List<BoundPolicy> policies;
+	private final MatchedLimits policies;
 
 	private final ReactiveRouteLimits limits;
 
 	RateLimitGatewayFilter(List<BoundPolicy> policies, ReactiveRouteLimits limits) {
-		this.policies = policies;
+		this.policies = MatchedLimits.of(policies);
 		this.limits = limits;
 	}
 
@@ -33,7 +34,7 @@ final class RateLimitGatewayFilter implements GatewayFilter {
 
 	@Override
 	public String toString() {
-		return RateLimitGatewayFilterFactory.NAME + this.policies.stream().map((bound) -> bound.policy().name()).toList();
+		return RateLimitGatewayFilterFactory.NAME + this.policies.policies().stream().map((bound) -> bound.policy().name()).toList();
 	}
 
 }

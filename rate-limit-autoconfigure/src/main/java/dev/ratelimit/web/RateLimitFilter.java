@@ -1,7 +1,6 @@
 package dev.ratelimit.web;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,22 +16,12 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
-import org.springframework.expression.EvaluationContext;
 import org.springframework.web.filter.GenericFilterBean;
 import org.springframework.web.util.WebUtils;
 
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
-import dev.ratelimit.concurrency.Permit;
-import dev.ratelimit.web.ClientIpResolver;
-import dev.ratelimit.core.LimitRequest;
-import dev.ratelimit.core.RateLimitException;
-import dev.ratelimit.core.RateLimitExceededException;
-import dev.ratelimit.core.RateLimitOutcome;
-import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.RateLimiter;
-import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
-import dev.ratelimit.key.OutcomeSettlement;
 
 /**
  * Enforces the route rules of {@code rate-limit.routes} before the request
@@ -43,7 +32,8 @@ import dev.ratelimit.key.OutcomeSettlement;
  * A rule with {@code count-on} counts requests by their outcome: the units are
  * taken before the request runs, so a caller over the limit is refused before
  * the application sees it, and given back once the response is complete when
- * its status is not listed.
+ * its status is not listed. What a rule decides and answers is written once for
+ * every stack ({@link RouteCall}); this filter adapts a servlet request to it.
  * <p>
  * Each request is filtered once, as by Spring's {@code OncePerRequestFilter}:
  * not again in a forward or include of a request this filter is handling, nor
@@ -64,17 +54,11 @@ public class RateLimitFilter extends GenericFilterBean {
 	/** This instance's request attribute when another instance handles the request already; unique per instance. */
 	private final String ownMarker = RateLimitFilter.class.getName() + "." + instances.incrementAndGet() + ".FILTERED";
 
-	private final RateLimiter limiter;
-
-	private final KeyExpressions expressions;
+	private final RouteLimits limits;
 
 	private final ClientIpResolver ipResolver;
 
-	private final RateLimitHeaders headers;
-
 	private final Rejections rejections;
-
-	private final RoutePermits permits;
 
 	/**
 	 * Creates the filter, for route rules without concurrency caps.
@@ -103,12 +87,23 @@ public class RateLimitFilter extends GenericFilterBean {
 	public RateLimitFilter(List<RouteRule> routes, RateLimiter limiter, @Nullable ConcurrencyLimiter concurrency,
 			KeyExpressions expressions, ClientIpResolver ipResolver, RateLimitHeaders headers,
 			Rejections rejections) {
+		this(routes, new RouteLimits(limiter, concurrency, expressions, headers), ipResolver, rejections);
+	}
+
+	/**
+	 * Creates the filter.
+	 * @param routes the route rules, in configuration order
+	 * @param limits decides and answers what a rule applies to a request
+	 * @param ipResolver resolves client addresses
+	 * @param rejections answers refusals
+	 * @throws IllegalArgumentException when a rule has a concurrency cap the limits have no limiter for
+	 */
+	public RateLimitFilter(List<RouteRule> routes, RouteLimits limits, ClientIpResolver ipResolver,
+			Rejections rejections) {
+		limits.check(routes);
 		this.rules = new RouteRules(routes);
-		this.permits = RoutePermits.of(routes, concurrency);
-		this.limiter = limiter;
-		this.expressions = expressions;
+		this.limits = limits;
 		this.ipResolver = ipResolver;
-		this.headers = headers;
 		this.rejections = rejections;
 	}
 
@@ -199,7 +194,10 @@ public class RateLimitFilter extends GenericFilterBean {
 
 	/**
 	 * Limits a request by the rules that match it: once per request, on its
-	 * first dispatch.
+	 * first dispatch. What the rules decide and answer is {@link RouteCall}'s;
+	 * this filter adapts the request, sends a refusal through the
+	 * {@link Rejections}, and tells the call when the response is complete: at
+	 * once, or when an asynchronous request completes.
 	 * @param request the request
 	 * @param response the response
 	 * @param chain the rest of the chain
@@ -208,115 +206,62 @@ public class RateLimitFilter extends GenericFilterBean {
 	 */
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		MatchedLimits limits = matchingLimits(request);
+		// Set by doFilter: read once there, then handed on rather than looked up in the attribute map again.
+		ServletExchange exchange = new ServletExchange(request, response, this.ipResolver,
+				ServletHeaders.attachedDisclosures(request));
+		MatchedLimits limits = this.rules.matching(exchange);
 		if (limits.isEmpty()) {
 			chain.doFilter(request, response);
 			return;
 		}
-		List<BoundPolicy> policies = limits.policies();
-		// Set by doFilter: read once here, then handed on rather than looked up in the attribute map again.
-		Disclosures disclosures = ServletHeaders.attachedDisclosures(request);
-		// Built only if an expression needs it: the built-in keys (ip, principal, global) do not.
-		EvaluationContext context = this.expressions.context(new ServletKeyRequest(request, this.ipResolver), null,
-				null);
-		RateLimitOutcome outcome = null;
-		if (!policies.isEmpty()) {
+		RouteCall call = this.limits.call(exchange, limits, null);
+		if (call.advance() == RouteCall.Step.REFUSED) {
 			try {
-				outcome = this.limiter.acquire(requests(disclosures, policies, context));
+				this.rejections.send(request, response, call.refusal());
 			}
-			catch (RateLimitException ex) {
-				this.rejections.send(request, response, ex);
-				return;
+			finally {
+				call.end(response.getStatus(), false, false);
 			}
-			this.headers.record(disclosures, response, ServletHeaders.WRITER, outcome);
-			if (!outcome.allowed()) {
-				this.rejections.send(request, response, new RateLimitExceededException(outcome));
-				return;
-			}
-		}
-		// The caps come after the rate limits, as on an annotated method; a request a cap refuses is answered
-		// there, and a rule counting by outcome settles it by that answer's status.
-		FilterChain next = limits.caps().isEmpty() ? chain
-				: new PermitHoldingChain(chain, limits, context, disclosures);
-		if (outcome == null || outcome.provisional().isEmpty()) {
-			next.doFilter(request, response);
 			return;
 		}
-		continueCountingByOutcome(request, response, next, policies, outcome, context);
-	}
-
-	/** The limiter's requests for the matched policies; each disclosed one registered for the headers. */
-	private List<LimitRequest> requests(Disclosures disclosures, List<BoundPolicy> policies,
-			EvaluationContext context) {
-		if (policies.size() == 1) {
-			LimitRequest call = request(disclosures, policies.get(0), context);
-			return (call != null) ? List.of(call) : List.of();
+		if (!call.endMatters()) {
+			chain.doFilter(request, response);
+			return;
 		}
-		List<LimitRequest> calls = new ArrayList<>(policies.size());
-		for (BoundPolicy bound : policies) {
-			LimitRequest call = request(disclosures, bound, context);
-			if (call != null) {
-				calls.add(call);
-			}
-		}
-		return calls;
-	}
-
-	private LimitRequest request(Disclosures disclosures, BoundPolicy bound, EvaluationContext context) {
-		RateLimitPolicy policy = bound.policy();
-		// A route rule is enforced on the request itself.
-		if (policy.visibility().disclosed(policy.key(), true)) {
-			disclosures.add(policy.name());
-		}
-		return bound.toRequest(this.expressions, context);
-	}
-
-	/**
-	 * Continues a request that counts by outcome and settles it by its status once
-	 * the response is complete: at once, or when an asynchronous request
-	 * completes. An exception from the chain counts as 500.
-	 */
-	private void continueCountingByOutcome(HttpServletRequest request, HttpServletResponse response,
-			FilterChain chain, List<BoundPolicy> policies, RateLimitOutcome outcome, EvaluationContext context)
-			throws ServletException, IOException {
 		try {
 			chain.doFilter(request, response);
 		}
-		catch (IOException | ServletException | RuntimeException ex) {
-			OutcomeSettlement.settle(policies, outcome, context, null, ex, HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
+		catch (IOException | ServletException | RuntimeException | Error ex) {
+			call.end(response.getStatus(), true, false);
 			throw ex;
 		}
 		if (request.isAsyncStarted()) {
-			// After an error or a timeout the status is at least 500, unless the application set an error of its own.
-			request.getAsyncContext()
-				.addListener(new OnCompletion(response, (status, failed, failure) -> OutcomeSettlement.settle(policies,
-						outcome, context, null, failure, (failed && status < 400) ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
-								: status)));
+			request.getAsyncContext().addListener(new OnCompletion(response, call));
 			return;
 		}
-		OutcomeSettlement.settle(policies, outcome, context, null, null, response.getStatus());
+		call.end(response.getStatus(), false, false);
 	}
 
 	/**
-	 * Calls back once an asynchronous request completes, with its final status
-	 * and whether it failed (an error or a timeout) on the way.
+	 * Ends a route call once its asynchronous request completes, with its final
+	 * status and whether it failed (an error or a timeout) on the way.
 	 */
 	private static final class OnCompletion implements AsyncListener {
 
 		private final HttpServletResponse response;
 
-		private final Completion completion;
+		private final RouteCall call;
 
 		private volatile boolean failed;
 
-		OnCompletion(HttpServletResponse response, Completion completion) {
+		OnCompletion(HttpServletResponse response, RouteCall call) {
 			this.response = response;
-			this.completion = completion;
+			this.call = call;
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			this.completion.completed(this.response.getStatus(), this.failed, event.getThrowable());
+			this.call.end(this.response.getStatus(), this.failed, false);
 		}
 
 		@Override
@@ -335,79 +280,6 @@ public class RateLimitFilter extends GenericFilterBean {
 			event.getAsyncContext().addListener(this);
 		}
 
-		/** What to do once the request is complete. */
-		@FunctionalInterface
-		interface Completion {
-
-			void completed(int status, boolean failed, @Nullable Throwable failure);
-
-		}
-
-	}
-
-	/**
-	 * Takes a route's permits, runs the rest of the chain holding them, and gives
-	 * them back once the response is complete: at once, or when an asynchronous
-	 * request completes; telling each how the request ended. A refusal is
-	 * answered here.
-	 */
-	private final class PermitHoldingChain implements FilterChain {
-
-		private final FilterChain chain;
-
-		private final MatchedLimits limits;
-
-		private final EvaluationContext context;
-
-		private final Disclosures disclosures;
-
-		PermitHoldingChain(FilterChain chain, MatchedLimits limits, EvaluationContext context,
-				Disclosures disclosures) {
-			this.chain = chain;
-			this.limits = limits;
-			this.context = context;
-			this.disclosures = disclosures;
-		}
-
-		@Override
-		public void doFilter(ServletRequest request, ServletResponse response) throws IOException, ServletException {
-			HttpServletRequest httpRequest = (HttpServletRequest) request;
-			HttpServletResponse httpResponse = (HttpServletResponse) response;
-			List<Permit> permits;
-			try {
-				permits = RateLimitFilter.this.permits.take(this.limits.caps(), this.context, this.disclosures);
-			}
-			catch (RateLimitException ex) {
-				RateLimitFilter.this.rejections.send(httpRequest, httpResponse, ex);
-				return;
-			}
-			try {
-				this.chain.doFilter(request, response);
-			}
-			catch (IOException | ServletException | RuntimeException | Error ex) {
-				RoutePermits.release(permits, Permit.Ending.FAILED);
-				throw ex;
-			}
-			if (request.isAsyncStarted()) {
-				request.getAsyncContext()
-					.addListener(new OnCompletion(httpResponse,
-							(status, failed, failure) -> RoutePermits.release(permits, RoutePermits.ending(status, failed))));
-				return;
-			}
-			RoutePermits.release(permits, RoutePermits.ending(httpResponse.getStatus(), false));
-		}
-
-	}
-
-	/**
-	 * The policies and caps of every rule that matches, each once; the path is
-	 * compared as a string where {@link RouteMatcher} can, parsed at most once
-	 * otherwise.
-	 */
-	private MatchedLimits matchingLimits(HttpServletRequest request) {
-		String method = request.getMethod();
-		RouteMatcher.ParsedPath path = new RouteMatcher.ParsedPath();
-		return this.rules.matching((matcher) -> matcher.matches(method, request, path));
 	}
 
 }

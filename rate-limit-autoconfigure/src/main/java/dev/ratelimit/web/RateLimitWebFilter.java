@@ -5,7 +5,6 @@ import java.util.List;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
-import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
@@ -43,8 +42,10 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	 * @param routes the route rules, in configuration order
 	 * @param limits applies a rule's policies to a request
 	 * @param order the filter's order ({@code rate-limit.filter.order})
+	 * @throws IllegalArgumentException when a rule has a concurrency cap the limits have no limiter for
 	 */
 	public RateLimitWebFilter(List<RouteRule> routes, ReactiveRouteLimits limits, int order) {
+		limits.check(routes);
 		this.rules = new RouteRules(routes);
 		this.limits = limits;
 		this.order = order;
@@ -60,20 +61,14 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		return this.limits.apply(exchange, matchingLimits(exchange.getRequest()),
-				(continued) -> proceed(continued, chain));
+		ReactiveExchange web = this.limits.exchange(exchange);
+		return this.limits.apply(web, this.rules.matching(web), (continued) -> proceed(continued, chain));
 	}
 
 	/** The rest of the chain, with the exchange in its context for the limited methods it calls. */
 	private static Mono<Void> proceed(ServerWebExchange exchange, WebFilterChain chain) {
 		return chain.filter(exchange)
 			.contextWrite((context) -> context.put(ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE, exchange));
-	}
-
-	/** The policies and caps of every rule that matches, each once, in rule order. */
-	private MatchedLimits matchingLimits(ServerHttpRequest request) {
-		String method = request.getMethod().name();
-		return this.rules.matching((matcher) -> matcher.matches(method, request.getPath().pathWithinApplication()));
 	}
 
 	@Override

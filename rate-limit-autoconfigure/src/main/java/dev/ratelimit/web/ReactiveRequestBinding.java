@@ -80,7 +80,7 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 		if (exchange == null) {
 			return run(null, call);
 		}
-		return ReactiveKeyRequest.principal(exchange).flatMap((principal) -> run(new Bound(exchange, principal), call));
+		return ReactiveExchange.principal(exchange).flatMap((principal) -> run(new Bound(exchange, principal), call));
 	}
 
 	private Mono<Object> run(Bound request, LimitedCall call) {
@@ -182,8 +182,8 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	protected KeyRequest keyRequest(ServerWebExchange request) {
 		Bound bound = CURRENT.get();
 		Principal principal = (bound != null && bound.exchange() == request) ? bound.principal()
-				: ReactiveKeyRequest.ANONYMOUS;
-		return new ReactiveKeyRequest(request.getRequest(), contract().ipResolver(), principal);
+				: ReactiveExchange.ANONYMOUS;
+		return new ReactiveExchange(request, contract().ipResolver(), principal);
 	}
 
 	/**
@@ -191,7 +191,7 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	 * resolved from the pipeline before the call.
 	 *
 	 * @param exchange the exchange
-	 * @param principal the principal, {@link ReactiveKeyRequest#ANONYMOUS} for an anonymous request
+	 * @param principal the principal, {@link ReactiveExchange#ANONYMOUS} for an anonymous request
 	 */
 	private record Bound(ServerWebExchange exchange, Principal principal) {
 	}

@@ -3,7 +3,6 @@ package dev.ratelimit.web;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
-import java.util.function.Predicate;
 
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.key.AppliedLimit;
@@ -12,8 +11,7 @@ import dev.ratelimit.key.BoundPolicy;
 /**
  * The route rules of {@code rate-limit.routes} and which of their limits
  * apply to a request: the policies and caps of every rule that matches, each
- * once, in rule order. Shared by the servlet and the reactive route filters, which
- * differ only in how a request's path reaches {@link RouteMatcher}.
+ * once, in rule order. Shared by every stack's route filter.
  */
 final class RouteRules {
 
@@ -39,15 +37,15 @@ final class RouteRules {
 	/**
 	 * Returns the policies and caps of every rule that matches a request, each
 	 * once.
-	 * @param matches whether a rule's matcher matches the request
+	 * @param exchange the request
 	 * @return the limits, in rule order; {@link MatchedLimits#NONE} when no rule matches
 	 */
-	MatchedLimits matching(Predicate<RouteMatcher> matches) {
+	MatchedLimits matching(WebExchange exchange) {
 		MatchedLimits matched = MatchedLimits.NONE;
 		List<BoundPolicy> policies = null;
 		List<AppliedLimit<ConcurrencyPolicy>> caps = null;
 		for (RouteMatcher matcher : this.matchers) {
-			if (!matches.test(matcher)) {
+			if (!matcher.matches(exchange)) {
 				continue;
 			}
 			MatchedLimits limits = matcher.limits();

@@ -59,7 +59,7 @@ public final class ServletRequestBinding extends WebRequestBinding<ServletReques
 
 	@Override
 	protected KeyRequest keyRequest(ServletRequestAttributes request) {
-		return new ServletKeyRequest(request.getRequest(), contract().ipResolver());
+		return new ServletExchange(request.getRequest(), null, contract().ipResolver(), null);
 	}
 
 }

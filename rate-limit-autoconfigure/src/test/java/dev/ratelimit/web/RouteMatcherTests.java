@@ -41,8 +41,8 @@ class RouteMatcherTests {
 					request.setContextPath(context);
 					boolean expected = pattern
 						.matches(RequestPath.parse(context + path, context).pathWithinApplication());
-					RouteMatcher.ParsedPath parsed = new RouteMatcher.ParsedPath();
-					assertThat(matcher.matches("GET", request, parsed))
+					ServletExchange parsed = exchange(request);
+					assertThat(matcher.matches(parsed))
 						.as("%s against %s (context path '%s')", text, path, context)
 						.isEqualTo(expected);
 					compared++;
@@ -59,11 +59,11 @@ class RouteMatcherTests {
 	void literalPatternsOnPlainPathsAreNotParsed() {
 		RouteMatcher matcher = new RouteMatcher(
 				new RouteRule(PathPatternParser.defaultInstance.parse("/api/**"), Set.of(), List.of()));
-		RouteMatcher.ParsedPath path = new RouteMatcher.ParsedPath();
-		assertThat(matcher.matches("GET", new MockHttpServletRequest("GET", "/api/hello"), path)).isTrue();
+		ServletExchange path = exchange(new MockHttpServletRequest("GET", "/api/hello"));
+		assertThat(matcher.matches(path)).isTrue();
 		assertThat(path.isParsed()).isFalse();
-		RouteMatcher.ParsedPath encoded = new RouteMatcher.ParsedPath();
-		assertThat(matcher.matches("GET", new MockHttpServletRequest("GET", "/%61pi/hello"), encoded)).isTrue();
+		ServletExchange encoded = exchange(new MockHttpServletRequest("GET", "/%61pi/hello"));
+		assertThat(matcher.matches(encoded)).isTrue();
 		assertThat(encoded.isParsed()).isTrue();
 	}
 
@@ -71,10 +71,12 @@ class RouteMatcherTests {
 	void anotherMethodDoesNotMatch() {
 		RouteMatcher matcher = new RouteMatcher(
 				new RouteRule(PathPatternParser.defaultInstance.parse("/api/**"), Set.of("POST"), List.of()));
-		assertThat(matcher.matches("GET", new MockHttpServletRequest("GET", "/api/hello"),
-				new RouteMatcher.ParsedPath())).isFalse();
-		assertThat(matcher.matches("POST", new MockHttpServletRequest("POST", "/api/hello"),
-				new RouteMatcher.ParsedPath())).isTrue();
+		assertThat(matcher.matches(exchange(new MockHttpServletRequest("GET", "/api/hello")))).isFalse();
+		assertThat(matcher.matches(exchange(new MockHttpServletRequest("POST", "/api/hello")))).isTrue();
+	}
+
+	private static ServletExchange exchange(MockHttpServletRequest request) {
+		return new ServletExchange(request, null, new ClientIpResolver(List.of()), null);
 	}
 
 	/** Every path of one to three segments, each also with a trailing slash, and the empty path. */
