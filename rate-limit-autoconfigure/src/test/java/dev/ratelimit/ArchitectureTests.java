@@ -47,4 +47,42 @@ class ArchitectureTests {
 		rule.check(PRODUCTION);
 	}
 
+	/** The web stacks the shared web contract must not know. */
+	private static final String[] WEB_STACKS = { "jakarta.servlet..", "reactor..", "io.netty..",
+			"org.springframework.web.servlet..", "org.springframework.web.server..",
+			"org.springframework.web.reactive..", "org.springframework.http.server.reactive..",
+			"org.springframework.cloud.gateway..", "dev.ratelimit.web.servlet..", "dev.ratelimit.web.reactive..",
+			"dev.ratelimit.gateway.." };
+
+	@Test
+	void theWebContractKnowsNoWebStack() {
+		ArchRule rule = noClasses().that()
+			.resideInAPackage("dev.ratelimit.web")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(WEB_STACKS)
+			.because("what a limit tells a request and how a route decides is written once, for every stack: "
+					+ "the servlet, WebFlux and gateway adapters depend on it, never the reverse");
+		rule.check(PRODUCTION);
+	}
+
+	@Test
+	void theWebStacksDoNotKnowEachOther() {
+		noClasses().that()
+			.resideInAPackage("dev.ratelimit.web.servlet..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("reactor..", "org.springframework.web.server..", "org.springframework.web.reactive..",
+					"org.springframework.http.server.reactive..", "dev.ratelimit.web.reactive..")
+			.because("a servlet application loads no reactive type")
+			.check(PRODUCTION);
+		noClasses().that()
+			.resideInAPackage("dev.ratelimit.web.reactive..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("jakarta.servlet..", "org.springframework.web.servlet..", "dev.ratelimit.web.servlet..")
+			.because("a WebFlux application loads no servlet type")
+			.check(PRODUCTION);
+	}
+
 }

@@ -28,7 +28,7 @@ import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
-import dev.ratelimit.web.RateLimitFilter;
+import dev.ratelimit.web.servlet.RateLimitFilter;
 
 /**
  * The route filter alone, as the auto-configuration builds it for the HTTP

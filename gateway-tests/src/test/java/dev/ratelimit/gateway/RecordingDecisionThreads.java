@@ -6,7 +6,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.ratelimit.core.DecisionThreads;
-import dev.ratelimit.web.ReactorDecisionThreads;
+import dev.ratelimit.web.reactive.ReactorDecisionThreads;
 
 /**
  * The gateway's decision threads, with waits recorded and over at once: a

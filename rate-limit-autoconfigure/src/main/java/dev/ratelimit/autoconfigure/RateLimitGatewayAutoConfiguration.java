@@ -21,7 +21,7 @@ import dev.ratelimit.gateway.RateLimitGatewayFilterFactory;
 import dev.ratelimit.gateway.RateLimitGatewayLimiter;
 import dev.ratelimit.gateway.RoutePolicies;
 import dev.ratelimit.key.KeyExpressions;
-import dev.ratelimit.web.ReactiveRouteLimits;
+import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 
 /**
  * Spring Cloud Gateway (server WebFlux) integration: the gateway filter

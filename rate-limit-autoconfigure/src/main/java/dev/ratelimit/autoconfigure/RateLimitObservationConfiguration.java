@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.metrics.ObservationLimitListener;
-import dev.ratelimit.web.RequestObservations;
+import dev.ratelimit.web.reactive.RequestObservations;
 
 /**
  * Decisions in traces, when the application has an {@link ObservationRegistry}

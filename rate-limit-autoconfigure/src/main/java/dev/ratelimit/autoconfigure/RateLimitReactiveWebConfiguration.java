@@ -19,14 +19,14 @@ import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
 import dev.ratelimit.web.RateLimitHeaders;
-import dev.ratelimit.web.RateLimitWebFilter;
-import dev.ratelimit.web.ReactiveRejections;
-import dev.ratelimit.web.ReactiveRequestBinding;
-import dev.ratelimit.web.ReactiveRouteLimits;
+import dev.ratelimit.web.reactive.RateLimitWebFilter;
+import dev.ratelimit.web.reactive.ReactiveRejections;
+import dev.ratelimit.web.reactive.ReactiveRequestBinding;
+import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 import dev.ratelimit.web.RouteLimits;
-import dev.ratelimit.web.ReactorDecisionThreads;
+import dev.ratelimit.web.reactive.ReactorDecisionThreads;
 import dev.ratelimit.web.Refusals;
-import dev.ratelimit.web.RequestObservations;
+import dev.ratelimit.web.reactive.RequestObservations;
 import dev.ratelimit.web.WebContract;
 
 /**

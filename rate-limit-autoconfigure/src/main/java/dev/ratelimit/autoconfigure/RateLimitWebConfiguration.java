@@ -18,15 +18,15 @@ import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.key.RequestBinding;
-import dev.ratelimit.web.ProblemResponses;
-import dev.ratelimit.web.RateLimitExceptionResolver;
-import dev.ratelimit.web.RateLimitFilter;
+import dev.ratelimit.web.servlet.ProblemResponses;
+import dev.ratelimit.web.servlet.RateLimitExceptionResolver;
+import dev.ratelimit.web.servlet.RateLimitFilter;
 import dev.ratelimit.web.RateLimitHeaders;
-import dev.ratelimit.web.RejectionHandler;
-import dev.ratelimit.web.Rejections;
+import dev.ratelimit.web.servlet.RejectionHandler;
+import dev.ratelimit.web.servlet.Rejections;
 import dev.ratelimit.web.RouteLimits;
-import dev.ratelimit.web.RouteRuleVerifier;
-import dev.ratelimit.web.ServletRequestBinding;
+import dev.ratelimit.web.servlet.RouteRuleVerifier;
+import dev.ratelimit.web.servlet.ServletRequestBinding;
 import dev.ratelimit.web.WebContract;
 
 /**

@@ -17,9 +17,9 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 
 import dev.ratelimit.aop.LimitInterceptor;
 import dev.ratelimit.aop.LimitedMethods;
-import dev.ratelimit.web.LimitedControllers;
-import dev.ratelimit.web.LimitedHandlerAdapter;
-import dev.ratelimit.web.LimitedHandlerAdapterCheck;
+import dev.ratelimit.web.servlet.LimitedControllers;
+import dev.ratelimit.web.servlet.LimitedHandlerAdapter;
+import dev.ratelimit.web.servlet.LimitedHandlerAdapterCheck;
 
 /**
  * Limited Spring MVC controllers without a proxy: Spring Boot's

@@ -10,7 +10,7 @@ import org.springframework.web.server.ServerWebExchange;
 
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.web.MatchedLimits;
-import dev.ratelimit.web.ReactiveRouteLimits;
+import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 
 /**
  * A gateway route's {@code RateLimit} filter: its policies applied to each

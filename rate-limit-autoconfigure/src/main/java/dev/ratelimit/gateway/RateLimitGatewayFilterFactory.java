@@ -9,7 +9,7 @@ import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFac
 import org.springframework.cloud.gateway.support.HasRouteId;
 
 import dev.ratelimit.key.BoundPolicy;
-import dev.ratelimit.web.ReactiveRouteLimits;
+import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 
 /**
  * The gateway filter {@code RateLimit}: applies named policies of

@@ -13,7 +13,7 @@ import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 
 import dev.ratelimit.key.BoundPolicy;
-import dev.ratelimit.web.ReactiveRouteLimits;
+import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 
 /**
  * Named policies of {@code rate-limit.policies} as the {@code RateLimiter} of

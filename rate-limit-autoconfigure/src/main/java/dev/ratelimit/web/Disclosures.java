@@ -27,13 +27,13 @@ import dev.ratelimit.core.PolicyDecision;
  * attribute map, and a removal another. Free of any stack: each stack reads
  * and sets the attribute its own way.
  */
-final class Disclosures {
+public final class Disclosures {
 
 	/** The request attribute that holds them, on every stack. */
-	static final String ATTRIBUTE = Disclosures.class.getName();
+	public static final String ATTRIBUTE = Disclosures.class.getName();
 
 	/** The disclosures of a request that registered none: names nothing. Never changed. */
-	static final Disclosures NONE = new Disclosures(null);
+	public static final Disclosures NONE = new Disclosures(null);
 
 	/** The first name registered, or {@code null}: most requests have one limit, and pay for no set. */
 	private String first;
@@ -61,7 +61,7 @@ final class Disclosures {
 	 * @param attribute the value of the request's {@link #ATTRIBUTE}, or {@code null}
 	 * @return its disclosures, or {@code null} when it has none
 	 */
-	static @Nullable Disclosures from(@Nullable Object attribute) {
+	public static @Nullable Disclosures from(@Nullable Object attribute) {
 		return (attribute instanceof Disclosures disclosures) ? disclosures : null;
 	}
 
@@ -70,7 +70,7 @@ final class Disclosures {
 	 * @param first the first limit to disclose, or {@code null} for none yet
 	 * @return the disclosures
 	 */
-	static Disclosures create(@Nullable String first) {
+	public static Disclosures create(@Nullable String first) {
 		return new Disclosures(first);
 	}
 
@@ -96,17 +96,17 @@ final class Disclosures {
 	 * @param attributes the request's attributes
 	 * @return its disclosures, or {@code null} when it has none
 	 */
-	static Disclosures of(Map<String, Object> attributes) {
+	public static Disclosures of(Map<String, Object> attributes) {
 		return (attributes.get(ATTRIBUTE) instanceof Disclosures disclosures) ? disclosures : null;
 	}
 
 	/** @return the route filter handling the request now, or {@code null} */
-	Object filteredBy() {
+	public Object filteredBy() {
 		return this.filteredBy;
 	}
 
 	/** @param filter the route filter handling the request from now, or {@code null} once it is done */
-	void filteredBy(Object filter) {
+	public void filteredBy(Object filter) {
 		this.filteredBy = filter;
 	}
 

@@ -10,8 +10,8 @@ import dev.ratelimit.core.RateLimitBackendUnavailableException;
 /**
  * The RFC 9457 {@code application/problem+json} body of a {@link Rejection},
  * and whether a client prefers an HTML page: the contract's body written once,
- * free of servlet and reactive types, for {@link ProblemResponses} (servlet)
- * and {@link ReactiveRejections} (WebFlux).
+ * free of servlet and reactive types, for {@code ProblemResponses} (servlet)
+ * and {@code ReactiveRejections} (WebFlux).
  */
 public final class ProblemJson {
 

@@ -19,7 +19,7 @@ import dev.ratelimit.core.RateLimitKeyMissingException;
  * Decides what the caller of a request may be told about a limiter exception:
  * the {@link Rejection} of the HTTP contract, naming only the limits the
  * request disclosed. The one rule for every web stack: the servlet
- * {@link Rejections} and the reactive {@link ReactiveRejections} answer
+ * {@code Rejections} and the reactive {@code ReactiveRejections} answer
  * through it. Free of servlet and reactive types, so that either stack loads it
  * without the other.
  */
@@ -43,12 +43,12 @@ public final class Refusals {
 
 	/**
 	 * Describes a limiter exception for a request whose disclosed limits are
-	 * known: the rule of {@link Rejections#describe}, for every kind of request.
+	 * known: the rule of {@code Rejections.describe}, for every kind of request.
 	 * @param request the limits the request's caller may see
 	 * @param ex the exception
 	 * @return the rejection
 	 */
-	Rejection describe(Disclosures request, RateLimitException ex) {
+	public Rejection describe(Disclosures request, RateLimitException ex) {
 		if (ex instanceof RateLimitExceededException exceeded) {
 			long retryAfter = retryAfter(exceeded.getRetryAfterMicros());
 			return refusal(disclosed(request, exceeded.getViolatedPolicies()), false, retryAfter,

@@ -7,7 +7,7 @@ import dev.ratelimit.core.RateLimitException;
 
 /**
  * A refusal as the caller may be told about it, handed to a
- * {@link RejectionHandler}: the HTTP contract's status, problem type, title and
+ * {@code RejectionHandler}: the HTTP contract's status, problem type, title and
  * detail, when to come back, and the limits that refused.
  * <p>
  * Every field but {@link #exception()} keeps the visibility rule of

@@ -13,24 +13,24 @@ import dev.ratelimit.key.BoundPolicy;
  * apply to a request: the policies and caps of every rule that matches, each
  * once, in rule order. Shared by every stack's route filter.
  */
-final class RouteRules {
+public final class RouteRules {
 
 	private final List<RouteRule> routes;
 
 	private final RouteMatcher[] matchers;
 
-	RouteRules(List<RouteRule> routes) {
+	public RouteRules(List<RouteRule> routes) {
 		this.routes = List.copyOf(routes);
 		this.matchers = this.routes.stream().map(RouteMatcher::new).toArray(RouteMatcher[]::new);
 	}
 
 	/** @return the rules, in configuration order */
-	List<RouteRule> routes() {
+	public List<RouteRule> routes() {
 		return this.routes;
 	}
 
 	/** @return whether there is no rule */
-	boolean isEmpty() {
+	public boolean isEmpty() {
 		return this.routes.isEmpty();
 	}
 
@@ -40,7 +40,7 @@ final class RouteRules {
 	 * @param exchange the request
 	 * @return the limits, in rule order; {@link MatchedLimits#NONE} when no rule matches
 	 */
-	MatchedLimits matching(WebExchange exchange) {
+	public MatchedLimits matching(WebExchange exchange) {
 		MatchedLimits matched = MatchedLimits.NONE;
 		List<BoundPolicy> policies = null;
 		List<AppliedLimit<ConcurrencyPolicy>> caps = null;

@@ -1,6 +1,5 @@
 package dev.ratelimit.web;
 
-import dev.ratelimit.web.ClientIpResolver;
 
 /**
  * What a request is told and how its caller is known, the same for every web

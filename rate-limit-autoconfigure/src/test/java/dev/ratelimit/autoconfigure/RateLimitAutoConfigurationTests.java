@@ -59,7 +59,7 @@ import dev.ratelimit.redis.RedisBudgetStore;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 import dev.ratelimit.resilience.DenyCachingBackend;
-import dev.ratelimit.web.RateLimitExceptionResolver;
+import dev.ratelimit.web.servlet.RateLimitExceptionResolver;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.NamedLimits;
 import dev.ratelimit.core.RateLimitPolicy;

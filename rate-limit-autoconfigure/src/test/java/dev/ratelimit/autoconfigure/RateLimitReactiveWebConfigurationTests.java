@@ -11,8 +11,8 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.WebFilter;
 
 import dev.ratelimit.key.RequestBinding;
-import dev.ratelimit.web.RateLimitWebFilter;
-import dev.ratelimit.web.ReactiveRequestBinding;
+import dev.ratelimit.web.reactive.RateLimitWebFilter;
+import dev.ratelimit.web.reactive.ReactiveRequestBinding;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

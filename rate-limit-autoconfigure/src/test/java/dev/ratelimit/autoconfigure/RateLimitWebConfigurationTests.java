@@ -10,12 +10,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.key.RequestBinding;
-import dev.ratelimit.web.ProblemResponses;
-import dev.ratelimit.web.RateLimitFilter;
-import dev.ratelimit.web.RateLimitExceptionResolver;
-import dev.ratelimit.web.RejectionHandler;
-import dev.ratelimit.web.Rejections;
-import dev.ratelimit.web.RouteRuleVerifier;
+import dev.ratelimit.web.servlet.ProblemResponses;
+import dev.ratelimit.web.servlet.RateLimitFilter;
+import dev.ratelimit.web.servlet.RateLimitExceptionResolver;
+import dev.ratelimit.web.servlet.RejectionHandler;
+import dev.ratelimit.web.servlet.Rejections;
+import dev.ratelimit.web.servlet.RouteRuleVerifier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -25,7 +25,7 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
-import dev.ratelimit.web.ReactorDecisionThreads;
+import dev.ratelimit.web.reactive.ReactorDecisionThreads;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

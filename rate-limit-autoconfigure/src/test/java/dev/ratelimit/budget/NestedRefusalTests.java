@@ -27,7 +27,7 @@ import dev.ratelimit.RateLimited;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.key.KeyContext;
-import dev.ratelimit.web.ProblemResponses;
+import dev.ratelimit.web.servlet.ProblemResponses;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;

@@ -36,6 +36,8 @@ import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.autoconfigure.RateLimitWebMvcAutoConfiguration;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.web.servlet.LimitedControllers;
+import dev.ratelimit.web.servlet.LimitedHandlerAdapter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

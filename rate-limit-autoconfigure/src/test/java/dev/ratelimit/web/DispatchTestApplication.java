@@ -19,9 +19,10 @@ import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ResponseBody;
 
-import dev.ratelimit.web.ClientIpResolver;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.web.servlet.RateLimitFilter;
+import dev.ratelimit.web.servlet.Rejections;
 
 /**
  * An application whose every path, {@code /error} included, is limited by one

@@ -17,6 +17,9 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.web.servlet.RateLimitExceptionResolver;
+import dev.ratelimit.web.servlet.RejectionHandler;
+import dev.ratelimit.web.servlet.Rejections;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;

@@ -17,6 +17,7 @@ import org.springframework.http.MediaType;
 import org.springframework.test.web.servlet.MockMvc;
 
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.web.servlet.ProblemResponses;
 
 import static org.hamcrest.Matchers.containsString;
 import static org.mockito.Mockito.mockStatic;

@@ -21,6 +21,8 @@ import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.test.web.servlet.ResultActions;
 
 import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.web.servlet.ProblemResponses;
+import dev.ratelimit.web.servlet.RejectionHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;

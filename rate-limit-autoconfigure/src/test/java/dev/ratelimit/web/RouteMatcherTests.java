@@ -11,6 +11,8 @@ import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
+import dev.ratelimit.web.servlet.ServletExchange;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

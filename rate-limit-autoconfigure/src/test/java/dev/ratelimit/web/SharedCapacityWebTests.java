@@ -28,6 +28,7 @@ import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.key.KeyContext;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.web.servlet.ProblemResponses;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

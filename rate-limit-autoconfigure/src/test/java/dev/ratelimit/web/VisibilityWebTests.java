@@ -23,6 +23,7 @@ import org.springframework.web.bind.annotation.RestController;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.web.servlet.ProblemResponses;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;

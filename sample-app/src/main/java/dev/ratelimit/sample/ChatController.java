@@ -21,7 +21,7 @@ import org.springframework.web.client.HttpStatusCodeException;
 import dev.ratelimit.CostBudget;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.client.ProviderClients;
-import dev.ratelimit.web.Rejections;
+import dev.ratelimit.web.servlet.Rejections;
 
 /**
  * The agent chat endpoint: a per-tenant rate limit for fairness, and a

@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.reactive;
 
 import java.util.List;
 
@@ -9,6 +9,10 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+
+import dev.ratelimit.web.RouteRule;
+import dev.ratelimit.web.RouteRules;
+import dev.ratelimit.web.servlet.RateLimitFilter;
 
 
 /**

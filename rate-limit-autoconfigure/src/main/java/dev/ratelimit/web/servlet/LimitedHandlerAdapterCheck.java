@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import java.util.ArrayList;
 import java.util.List;

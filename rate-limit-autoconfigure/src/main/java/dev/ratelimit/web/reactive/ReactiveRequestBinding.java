@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.reactive;
 
 import java.lang.reflect.Method;
 import java.security.Principal;
@@ -19,6 +19,9 @@ import org.springframework.web.server.ServerWebExchange;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.key.KeyRequest;
 import dev.ratelimit.key.RequestBinding;
+import dev.ratelimit.web.HeaderWriter;
+import dev.ratelimit.web.WebContract;
+import dev.ratelimit.web.WebRequestBinding;
 
 /**
  * {@link RequestBinding} for WebFlux applications. A WebFlux request is not

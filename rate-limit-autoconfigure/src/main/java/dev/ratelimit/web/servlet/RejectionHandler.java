@@ -1,9 +1,11 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import java.io.IOException;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+
+import dev.ratelimit.web.Rejection;
 
 /**
  * Writes the answer to a request the limiter refused: status, header fields and

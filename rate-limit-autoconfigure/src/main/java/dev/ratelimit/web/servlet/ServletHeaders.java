@@ -1,8 +1,11 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.web.Disclosures;
+import dev.ratelimit.web.HeaderWriter;
 
 /**
  * Writes header fields to a servlet response while it is not committed: once

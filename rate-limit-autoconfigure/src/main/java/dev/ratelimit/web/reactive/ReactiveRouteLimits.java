@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.reactive;
 
 import java.security.Principal;
 import java.util.List;
@@ -14,6 +14,12 @@ import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.web.ClientIpResolver;
+import dev.ratelimit.web.MatchedLimits;
+import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.RouteCall;
+import dev.ratelimit.web.RouteLimits;
+import dev.ratelimit.web.RouteRule;
 
 /**
  * Applies a route's limits to a WebFlux request: adapts the exchange (with the

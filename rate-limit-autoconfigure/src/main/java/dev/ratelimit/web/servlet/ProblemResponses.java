@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +10,12 @@ import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
+
+import dev.ratelimit.web.HeaderWriter;
+import dev.ratelimit.web.ProblemJson;
+import dev.ratelimit.web.ProblemTypes;
+import dev.ratelimit.web.RefusalFields;
+import dev.ratelimit.web.Rejection;
 
 
 /**

@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import java.io.IOException;
 import java.util.EnumSet;
@@ -22,6 +22,14 @@ import org.springframework.web.util.WebUtils;
 import dev.ratelimit.concurrency.ConcurrencyLimiter;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.web.ClientIpResolver;
+import dev.ratelimit.web.Disclosures;
+import dev.ratelimit.web.MatchedLimits;
+import dev.ratelimit.web.RateLimitHeaders;
+import dev.ratelimit.web.RouteCall;
+import dev.ratelimit.web.RouteLimits;
+import dev.ratelimit.web.RouteRule;
+import dev.ratelimit.web.RouteRules;
 
 /**
  * Enforces the route rules of {@code rate-limit.routes} before the request

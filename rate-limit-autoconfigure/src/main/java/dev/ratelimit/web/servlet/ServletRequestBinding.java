@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -10,6 +10,9 @@ import org.springframework.web.servlet.HandlerMapping;
 
 import dev.ratelimit.key.KeyRequest;
 import dev.ratelimit.key.RequestBinding;
+import dev.ratelimit.web.HeaderWriter;
+import dev.ratelimit.web.WebContract;
+import dev.ratelimit.web.WebRequestBinding;
 
 /**
  * {@link RequestBinding} for servlet applications, reading the current request

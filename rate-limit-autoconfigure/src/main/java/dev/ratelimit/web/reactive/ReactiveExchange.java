@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.reactive;
 
 import java.net.InetSocketAddress;
 import java.security.Principal;
@@ -13,6 +13,9 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ServerWebExchange;
+
+import dev.ratelimit.web.ClientIpResolver;
+import dev.ratelimit.web.WebExchange;
 
 /**
  * A WebFlux exchange as the shared web contract sees it ({@link WebExchange}):

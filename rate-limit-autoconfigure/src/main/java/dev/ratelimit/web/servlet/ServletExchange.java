@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import java.security.Principal;
 import java.util.Collections;
@@ -11,13 +11,17 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.RequestPath;
 
+import dev.ratelimit.web.ClientIpResolver;
+import dev.ratelimit.web.Disclosures;
+import dev.ratelimit.web.WebExchange;
+
 /**
  * A servlet request and its response as the shared web contract sees them
  * ({@link WebExchange}). The path within the application is read as the raw
  * string when the parser would not change it, and parsed only when a route
  * rule's pattern needs that: each at most once per request.
  */
-final class ServletExchange extends WebExchange {
+public final class ServletExchange extends WebExchange {
 
 	private final HttpServletRequest request;
 
@@ -36,7 +40,7 @@ final class ServletExchange extends WebExchange {
 	 * @param ipResolver resolves the client address
 	 * @param disclosures the request's disclosures when the caller holds them already, else {@code null}
 	 */
-	ServletExchange(HttpServletRequest request, @Nullable HttpServletResponse response, ClientIpResolver ipResolver,
+	public ServletExchange(HttpServletRequest request, @Nullable HttpServletResponse response, ClientIpResolver ipResolver,
 			@Nullable Disclosures disclosures) {
 		super(ipResolver, disclosures);
 		this.request = request;
@@ -69,7 +73,7 @@ final class ServletExchange extends WebExchange {
 	}
 
 	/** @return whether the path was parsed (for tests: the string comparison avoids it) */
-	boolean isParsed() {
+	public boolean isParsed() {
 		return this.path != null;
 	}
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -7,6 +7,9 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.web.Disclosures;
+import dev.ratelimit.web.Refusals;
+import dev.ratelimit.web.Rejection;
 
 /**
  * Answers limiter exceptions: describes each as the {@link Rejection} its caller

@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.reactive;
 
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;

@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.reactive;
 
 import java.nio.charset.StandardCharsets;
 
@@ -14,6 +14,12 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 
 import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.web.Disclosures;
+import dev.ratelimit.web.HeaderWriter;
+import dev.ratelimit.web.ProblemJson;
+import dev.ratelimit.web.RefusalFields;
+import dev.ratelimit.web.Refusals;
+import dev.ratelimit.web.Rejection;
 
 /**
  * Answers limiter exceptions in a WebFlux application with the HTTP contract

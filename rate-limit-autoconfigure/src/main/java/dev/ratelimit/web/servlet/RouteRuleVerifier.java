@@ -1,4 +1,4 @@
-package dev.ratelimit.web;
+package dev.ratelimit.web.servlet;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -14,6 +14,8 @@ import org.springframework.web.servlet.function.support.RouterFunctionMapping;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 import org.springframework.web.util.pattern.PathPattern;
+
+import dev.ratelimit.web.RouteRule;
 
 /**
  * Warns at start-up about route rules that match none of the application's
