@@ -1,5 +1,6 @@
 package dev.ratelimit.aop;
 
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -137,6 +138,20 @@ public final class LimitInterceptor implements MethodInterceptor {
 		boolean mayBlock = mayBlock(limits);
 		return this.requests.call(limits.method(),
 				(threads, inRequest) -> invokeAsync(invocation, limits, mayBlock, threads, inRequest));
+	}
+
+	/**
+	 * Returns whether a method has limits, and whether deciding them may block
+	 * the calling thread: what a caller that must never block needs to know
+	 * before it calls a limited method that is not deferred (a plain handler
+	 * method on an event loop).
+	 * @param method the method
+	 * @param targetClass the class of the bean it is called on
+	 * @return {@code null} when the method has no limits; else whether deciding them may block
+	 */
+	public @Nullable Boolean mayBlock(Method method, Class<?> targetClass) {
+		MethodLimits limits = this.annotations.resolve(method, targetClass);
+		return limits.isEmpty() ? null : mayBlock(limits);
 	}
 
 	/**

@@ -5,7 +5,7 @@ package dev.ratelimit.aop;
  * {@link LimitPointcut} leaves them unproxied: in a Spring MVC application,
  * the {@code @Controller} classes whose limited methods are all request
  * handler methods, which the starter's handler adapter limits as it invokes
- * them (see {@code dev.ratelimit.web.LimitedControllers}). A class exempted
+ * them (see {@code dev.ratelimit.web.servlet.LimitedControllers}). A class exempted
  * here must be enforced there: the two read one answer.
  */
 @FunctionalInterface

@@ -11,6 +11,7 @@ import java.util.Map;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -28,7 +29,10 @@ import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.core.LiveLimit;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Visibility;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.key.KeyExpressions;
+import dev.ratelimit.key.RequestBinding;
 
 /**
  * Checks and reports, once every singleton exists, where each limit applies:
@@ -64,6 +68,10 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private final boolean remote;
 
+	private final @Nullable KeyExpressions expressions;
+
+	private final RequestBinding requests;
+
 	/**
 	 * Creates a validator.
 	 * @param beans the limited methods of the beans checked
@@ -92,6 +100,28 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
 			Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages, String backend,
 			boolean remote) {
+		this(beans, annotations, policies, routeUsages, clientUsages, backend, remote, null, RequestBinding.NONE);
+	}
+
+	/**
+	 * Creates a validator that also names the limited methods whose keys read
+	 * a request that is never in reach of their calls.
+	 * @param beans the limited methods of the beans checked
+	 * @param annotations the resolver of the annotations
+	 * @param policies the configured policies, budgets and caps
+	 * @param routeUsages the route rules naming each rate-limit policy, as text
+	 * @param clientUsages the provider clients naming each rate-limit policy or
+	 * concurrency cap, as text
+	 * @param backend where the limits are kept, as the report's first line says it
+	 * @param remote whether the limits are kept in a store outside this process
+	 * @param expressions tells which keys read the request; {@code null} to check none
+	 * @param requests tells which methods are called with no request in reach
+	 */
+	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
+			Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages, String backend,
+			boolean remote, @Nullable KeyExpressions expressions, RequestBinding requests) {
+		this.expressions = expressions;
+		this.requests = requests;
 		this.beans = beans;
 		this.annotations = annotations;
 		this.policies = policies;
@@ -119,6 +149,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 				continue;
 			}
 			MethodLimits limits = this.annotations.resolve(annotated.method(), annotated.beanType());
+			warnOfKeysWithoutRequest(annotated, limits);
 			for (BoundPolicy bound : limits.rateLimits()) {
 				usages.add("rate", bound.policy().name(), "method " + where);
 				usages.describe("rate", bound.policy(), describe(bound.policy()) + following(bound.applied().definition()));
@@ -133,6 +164,39 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			}
 		}
 		report(usages);
+	}
+
+	/**
+	 * Warns of a method whose calls never have a request in reach while one of
+	 * its limits is keyed by the request: that key comes out missing on every
+	 * call, and the limit's missing-key rule applies to all of them.
+	 */
+	private void warnOfKeysWithoutRequest(AnnotatedBeans.AnnotatedMethod annotated, MethodLimits limits) {
+		KeyExpressions expressions = this.expressions;
+		String why = (expressions != null) ? this.requests.requestOutOfReach(annotated.method(), annotated.beanType())
+				: null;
+		if (why == null) {
+			return;
+		}
+		List<AppliedLimit<?>> applied = new ArrayList<>();
+		limits.rateLimits().forEach((bound) -> applied.add(bound.applied()));
+		limits.budgets().forEach((bound) -> applied.add(bound.applied()));
+		if (limits.cap() != null) {
+			applied.add(limits.cap().applied());
+		}
+		List<String> keyed = new ArrayList<>();
+		for (AppliedLimit<?> limit : applied) {
+			if (expressions.readsRequest(limit.key())) {
+				keyed.add(noun(limit.limit()) + " '" + limit.limit().name() + "' (key "
+						+ limit.key().getExpressionString() + ", " + withoutKey(limit.limit()) + ")");
+			}
+		}
+		if (!keyed.isEmpty()) {
+			logger.warn("Method " + annotated.where() + " is limited by " + String.join(", ", keyed)
+					+ ", keyed by the request, but " + why + ": its key will come out missing on every call, "
+					+ "and the limit's missing-key rule applies to all of them (with missing-key shared, every "
+					+ "caller in one bucket). Key it by the method's arguments, or return Mono or Flux.");
+		}
 	}
 
 	private void report(Usages usages) {
@@ -180,6 +244,15 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 					+ "these limits let every call through unchecked; set failure-mode: local to keep limiting "
 					+ "in each instance, or closed to refuse the calls");
 		}
+	}
+
+	/** What a limit does with a call whose key is missing. */
+	private static String withoutKey(Limit limit) {
+		return switch (limit.kind()) {
+			case RATE_LIMIT -> "missing-key " + ((RateLimitPolicy) limit).missingKey().name().toLowerCase();
+			case BUDGET -> "refused without a key";
+			case CONCURRENCY -> "one count for every caller without a key";
+		};
 	}
 
 	private static String noun(Limit limit) {

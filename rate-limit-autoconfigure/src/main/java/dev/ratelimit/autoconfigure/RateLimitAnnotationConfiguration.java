@@ -115,14 +115,15 @@ class RateLimitAnnotationConfiguration {
 	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations,
 			LimitRegistry limits, RateLimitProperties properties, RateLimitBackend backend,
-			ObjectProvider<PolicyPlaces> places) {
+			ObjectProvider<PolicyPlaces> places, KeyExpressions expressions, ObjectProvider<RequestBinding> requests) {
 		Map<String, List<String>> routeUsages = routeUsages(properties);
 		places.orderedStream()
 			.forEach((more) -> more.rateLimitPlaces()
 				.forEach((policy, where) -> routeUsages.computeIfAbsent(policy, (p) -> new ArrayList<>()).addAll(where)));
 		// The same test as the limiter's: only a backend outside this process can fail to answer.
 		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages,
-				clientUsages(properties), backend(properties), !(backend instanceof InMemoryRateLimitBackend));
+				clientUsages(properties), backend(properties), !(backend instanceof InMemoryRateLimitBackend),
+				expressions, requests.getIfAvailable(() -> RequestBinding.NONE));
 	}
 
 	/**

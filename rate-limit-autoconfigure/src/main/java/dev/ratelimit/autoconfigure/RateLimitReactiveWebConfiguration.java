@@ -10,6 +10,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.LimitRegistry;
@@ -23,6 +24,7 @@ import dev.ratelimit.web.reactive.RateLimitWebFilter;
 import dev.ratelimit.web.reactive.ReactiveRejections;
 import dev.ratelimit.web.reactive.ReactiveRequestBinding;
 import dev.ratelimit.web.reactive.ReactiveRouteLimits;
+import dev.ratelimit.web.reactive.RequestBoundHandlerAdapter;
 import dev.ratelimit.web.RouteLimits;
 import dev.ratelimit.web.reactive.ReactorDecisionThreads;
 import dev.ratelimit.web.Refusals;
@@ -50,8 +52,11 @@ class RateLimitReactiveWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RequestBinding rateLimitRequestBinding(WebContract contract, DecisionThreads threads) {
-		return new ReactiveRequestBinding(contract, threads);
+	RequestBinding rateLimitRequestBinding(WebContract contract, DecisionThreads threads,
+			ObjectProvider<RequestMappingHandlerAdapter> adapters) {
+		// Asked once, at start-up, for the report: whether WebFlux calls plain handler methods with their request.
+		return new ReactiveRequestBinding(contract, threads,
+				() -> adapters.orderedStream().anyMatch((adapter) -> adapter instanceof RequestBoundHandlerAdapter));
 	}
 
 	/** Where reactive decisions run what cannot run inline, and wait: Reactor's schedulers and timer. */

@@ -84,7 +84,7 @@ public final class ProviderClient implements ClientHttpRequestInterceptor {
 	 * answer once the attempts or the deadline were spent, as the client
 	 * describes a call refused by a pause in force: a
 	 * {@link ProviderPausedException} for the pause the provider asked for. A
-	 * web application answers it through {@link dev.ratelimit.web.Rejections}
+	 * web application answers it through {@link dev.ratelimit.web.servlet.Rejections}
 	 * like every other refusal by the provider's capacity: 503 with
 	 * {@code Retry-After}, naming nothing. Calls through the provider's
 	 * {@code WebClient} filter count too. May block: it reads the pause store.

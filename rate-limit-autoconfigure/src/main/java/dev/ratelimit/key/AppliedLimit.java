@@ -42,6 +42,9 @@ public final class AppliedLimit<L extends Limit> {
 
 	private volatile Parsed<L> parsed;
 
+	/** Warns once when the key keeps coming out missing here. */
+	private final MissingKeys missingKeys = new MissingKeys();
+
 	/**
 	 * Applies a live limit at a place.
 	 * @param live the limit
@@ -167,8 +170,11 @@ public final class AppliedLimit<L extends Limit> {
 		if (exempt(context)) {
 			return null;
 		}
-		String key = this.expressions.key(key(), context);
-		return new Resolved<>(select(key, context), key);
+		Expression expression = key();
+		String key = this.expressions.key(expression, context);
+		L limit = select(key, context);
+		this.missingKeys.seen(key, limit, expression, context);
+		return new Resolved<>(limit, key);
 	}
 
 	/**

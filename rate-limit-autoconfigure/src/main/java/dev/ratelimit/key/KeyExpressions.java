@@ -15,6 +15,11 @@ import org.springframework.expression.BeanResolver;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.MethodReference;
+import org.springframework.expression.spel.ast.PropertyOrFieldReference;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 
@@ -77,6 +82,36 @@ public final class KeyExpressions implements AopInfrastructureBean {
 			this.cache.putIfAbsent(text, expression);
 		}
 		return expression;
+	}
+
+	/**
+	 * Returns whether a key expression reads the web request: the built-in
+	 * {@code ip} and {@code principal} keys, {@code header(...)}, and
+	 * {@code #request}. Such a key comes out missing where a call has no
+	 * request in reach.
+	 * @param expression the parsed expression
+	 * @return whether it reads the request
+	 */
+	public boolean readsRequest(Expression expression) {
+		if (expression instanceof BuiltInKeyExpression builtIn) {
+			return builtIn.key() != BuiltInKeyExpression.Key.GLOBAL;
+		}
+		return expression instanceof SpelExpression spel && readsRequest(spel.getAST());
+	}
+
+	private static boolean readsRequest(SpelNode node) {
+		if ((node instanceof PropertyOrFieldReference property
+				&& (property.getName().equals("ip") || property.getName().equals("principal")))
+				|| (node instanceof MethodReference method && method.getName().equals("header"))
+				|| (node instanceof VariableReference variable && variable.toStringAST().equals("#request"))) {
+			return true;
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			if (readsRequest(node.getChild(i))) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

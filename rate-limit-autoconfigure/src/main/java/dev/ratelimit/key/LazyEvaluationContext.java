@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.ConstructorResolver;
 import org.springframework.expression.EvaluationContext;
@@ -55,6 +56,11 @@ final class LazyEvaluationContext implements EvaluationContext {
 	}
 
 	/** @return the root object, without building the context */
+	/** @return the method whose call this context evaluates, or {@code null} outside method calls */
+	@Nullable Method method() {
+		return this.method;
+	}
+
 	KeyContext keys() {
 		return this.keys;
 	}

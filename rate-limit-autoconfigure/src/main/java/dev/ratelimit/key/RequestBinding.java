@@ -5,6 +5,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.core.DecisionThreads;
@@ -138,6 +140,18 @@ public interface RequestBinding {
 	 */
 	default void finishing(boolean mayBlock, Runnable finish) {
 		finish.run();
+	}
+
+	/**
+	 * Says when a method is called with no request in reach of its limits'
+	 * keys: a key that reads the request (a header, the client address, the
+	 * principal) then comes out missing on every call. For the start-up report.
+	 * @param method the limited method
+	 * @param beanType the class of its bean
+	 * @return why no request is in reach of the method's calls, or {@code null} when one is
+	 */
+	default @Nullable String requestOutOfReach(Method method, Class<?> beanType) {
+		return null;
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package dev.ratelimit.blocking;
 
 import java.time.Duration;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -9,11 +10,14 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
+import dev.ratelimit.support.TestHttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -81,6 +85,27 @@ abstract class NonBlockingDecisionTests {
 	}
 
 	/**
+	 * An ordinary handler method, returning a plain value, is limited per
+	 * caller without blocking an event loop: on Redis, where its decision can
+	 * only be taken synchronously, WebFlux calls it off the loop, its request
+	 * bound there; with an argument read from the body too.
+	 */
+	@Test
+	void aPlainHandlerMethodIsLimitedPerCallerWithoutBlockingAnEventLoop() {
+		TestHttp http = TestHttp.on(this.port);
+		assertThat(http.get("/plain", "X-User-Id", "ann").status()).isEqualTo(200);
+		assertThat(http.get("/plain", "X-User-Id", "bob").status()).isEqualTo(200);
+		assertThat(http.get("/plain", "X-User-Id", "ann").status()).isEqualTo(429);
+		String json = "{\"text\":\"hi\"}";
+		assertThat(http.post("/posted", json, "X-User-Id", "ann", "Content-Type", "application/json").status())
+			.isEqualTo(200);
+		assertThat(http.post("/posted", json, "X-User-Id", "bob", "Content-Type", "application/json").status())
+			.isEqualTo(200);
+		assertThat(http.post("/posted", json, "X-User-Id", "ann", "Content-Type", "application/json").status())
+			.isEqualTo(429);
+	}
+
+	/**
 	 * A call counted by outcome gives its unit back when its {@code Mono} ends,
 	 * here on Reactor's parallel scheduler (as a WebClient's answer ends on an
 	 * event loop): on Redis the give-back must not run there. Never counted, so
@@ -134,6 +159,18 @@ abstract class NonBlockingDecisionTests {
 		@GetMapping("/later")
 		Mono<String> later() {
 			return Mono.delay(Duration.ofMillis(5)).thenReturn("later");
+		}
+
+		@RateLimited(policy = "plain", capacity = "1", refill = "1/1h", key = "header('X-User-Id')")
+		@GetMapping("/plain")
+		public String plain() {
+			return "plain";
+		}
+
+		@RateLimited(policy = "posted", capacity = "1", refill = "1/1h", key = "header('X-User-Id')")
+		@PostMapping("/posted")
+		public String posted(@RequestBody Map<String, String> body) {
+			return body.get("text");
 		}
 
 		@RateLimited(policy = "runs", capacity = "1", refill = "1/1h")

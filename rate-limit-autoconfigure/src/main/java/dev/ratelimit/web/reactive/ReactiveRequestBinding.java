@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.security.Principal;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
@@ -11,7 +12,10 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.context.ContextView;
 
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.stereotype.Controller;
+import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
@@ -22,6 +26,7 @@ import dev.ratelimit.key.RequestBinding;
 import dev.ratelimit.web.HeaderWriter;
 import dev.ratelimit.web.WebContract;
 import dev.ratelimit.web.WebRequestBinding;
+import dev.ratelimit.web.reactive.BoundRequests.Bound;
 
 /**
  * {@link RequestBinding} for WebFlux applications. A WebFlux request is not
@@ -48,25 +53,55 @@ import dev.ratelimit.web.WebRequestBinding;
  */
 public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExchange, ServerHttpResponse> {
 
-	/** The request of the call running on this thread, bound only while it decides and calls the method. */
-	private static final ThreadLocal<Bound> CURRENT = new ThreadLocal<>();
-
 	private final DecisionThreads threads;
+
+	private final BooleanSupplier handlersBound;
+
+	/**
+	 * Creates a binding for an application whose handler methods are called
+	 * as WebFlux calls them, without their request.
+	 * @param contract the web contract it writes and reads the caller by
+	 * @param threads where a decision does what it cannot do inline: a store call that can only block, a wait
+	 */
+	public ReactiveRequestBinding(WebContract contract, DecisionThreads threads) {
+		this(contract, threads, () -> false);
+	}
 
 	/**
 	 * Creates a binding.
 	 * @param contract the web contract it writes and reads the caller by
 	 * @param threads where a decision does what it cannot do inline: a store call that can only block, a wait
+	 * @param handlersBound whether handler methods returning a plain value are called with their request bound
+	 * ({@link RequestBoundHandlerAdapter} in use); asked at start-up, for the report
 	 */
-	public ReactiveRequestBinding(WebContract contract, DecisionThreads threads) {
+	public ReactiveRequestBinding(WebContract contract, DecisionThreads threads, BooleanSupplier handlersBound) {
 		super(contract);
 		this.threads = threads;
+		this.handlersBound = handlersBound;
 	}
 
 	@Override
 	public boolean defers(Method method) {
 		Class<?> type = method.getReturnType();
 		return Mono.class.isAssignableFrom(type) || Flux.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public @Nullable String requestOutOfReach(Method method, Class<?> beanType) {
+		if (defers(method)) {
+			return null;
+		}
+		if (!this.handlersBound.getAsBoolean()) {
+			return "in a WebFlux application whose RequestMappingHandlerAdapter is not the starter's (it has "
+					+ "@EnableWebFlux or WebFluxRegistrations of its own), a method that returns neither Mono nor "
+					+ "Flux is called with no request in reach";
+		}
+		if (AnnotatedElementUtils.hasAnnotation(beanType, Controller.class)
+				&& AnnotatedElementUtils.hasAnnotation(method, RequestMapping.class)) {
+			return null;
+		}
+		return "in a WebFlux application, a method that returns neither Mono nor Flux reads the request only when "
+				+ "it is a controller's handler method, called by WebFlux";
 	}
 
 	@Override
@@ -86,26 +121,16 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 		return ReactiveExchange.principal(exchange).flatMap((principal) -> run(new Bound(exchange, principal), call));
 	}
 
-	private Mono<Object> run(Bound request, LimitedCall call) {
-		Executor inRequest = (step) -> {
-			Bound outer = CURRENT.get();
-			CURRENT.set(request);
-			try {
-				step.run();
-			}
-			finally {
-				restore(outer);
-			}
-		};
+	private Mono<Object> run(@Nullable Bound request, LimitedCall call) {
+		Executor inRequest = BoundRequests.inRequest(request);
 		return Mono.defer(() -> {
 			CompletionStage<Object> result;
-			Bound outer = CURRENT.get();
-			CURRENT.set(request);
+			Bound outer = BoundRequests.bind(request);
 			try {
 				result = call.run(this.threads, inRequest);
 			}
 			finally {
-				restore(outer);
+				BoundRequests.restore(outer);
 			}
 			// Not cancelled with the subscription: once decided, the call goes on to its end, as a synchronous
 			// decision would, so that what it took is settled by the result it returns.
@@ -113,18 +138,9 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 		});
 	}
 
-	private static void restore(Bound outer) {
-		if (outer != null) {
-			CURRENT.set(outer);
-		}
-		else {
-			CURRENT.remove();
-		}
-	}
-
 	/** @return the exchange of the call running on this thread, or {@code null} */
-	private static ServerWebExchange exchange() {
-		Bound bound = CURRENT.get();
+	private static @Nullable ServerWebExchange exchange() {
+		Bound bound = BoundRequests.current();
 		return (bound != null) ? bound.exchange() : null;
 	}
 
@@ -183,20 +199,10 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 
 	@Override
 	protected KeyRequest keyRequest(ServerWebExchange request) {
-		Bound bound = CURRENT.get();
+		Bound bound = BoundRequests.current();
 		Principal principal = (bound != null && bound.exchange() == request) ? bound.principal()
 				: ReactiveExchange.ANONYMOUS;
 		return new ReactiveExchange(request, contract().ipResolver(), principal);
-	}
-
-	/**
-	 * A request bound to the thread of a call: its exchange, and its principal,
-	 * resolved from the pipeline before the call.
-	 *
-	 * @param exchange the exchange
-	 * @param principal the principal, {@link ReactiveExchange#ANONYMOUS} for an anonymous request
-	 */
-	private record Bound(ServerWebExchange exchange, Principal principal) {
 	}
 
 }

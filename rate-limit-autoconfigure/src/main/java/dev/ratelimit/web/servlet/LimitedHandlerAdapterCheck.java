@@ -67,7 +67,7 @@ public final class LimitedHandlerAdapterCheck implements SmartInitializingSingle
 					+ ((offending != null) ? "a " + offending.getClass().getName() : "no handler adapter")
 					+ ": those methods would not be limited.",
 					"Set rate-limit.web.controller-proxies=true to limit controllers through a proxy, or build the "
-							+ "RequestMappingHandlerAdapter you provide as a dev.ratelimit.web.LimitedHandlerAdapter "
+							+ "RequestMappingHandlerAdapter you provide as a dev.ratelimit.web.servlet.LimitedHandlerAdapter "
 							+ "(with the LimitedControllers and LimitInterceptor beans).",
 					null);
 		}
