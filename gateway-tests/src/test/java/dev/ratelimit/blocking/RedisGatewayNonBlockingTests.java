@@ -81,8 +81,7 @@ class RedisGatewayNonBlockingTests {
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		redis.flushAll();
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 		String uri = "http://127.0.0.1:" + backend.port();
 		String routes = "spring.cloud.gateway.server.webflux.routes";
 		registry.add(routes + "[0].id", () -> "filter");

@@ -29,8 +29,7 @@ class RedisGatewayAlgorithmsTests extends GatewayAlgorithmsTests {
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
 		registry.add("rate-limit.backend", () -> "redis");
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

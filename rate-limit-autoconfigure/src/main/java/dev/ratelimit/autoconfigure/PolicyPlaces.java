@@ -17,4 +17,12 @@ interface PolicyPlaces {
 	 */
 	Map<String, List<String>> rateLimitPlaces();
 
+	/**
+	 * Returns the places holding a permit of each concurrency cap, as text, by cap name.
+	 * @return the places
+	 */
+	default Map<String, List<String>> capPlaces() {
+		return Map.of();
+	}
+
 }

@@ -121,8 +121,12 @@ class RateLimitAnnotationConfiguration {
 			.forEach((more) -> more.rateLimitPlaces()
 				.forEach((policy, where) -> routeUsages.computeIfAbsent(policy, (p) -> new ArrayList<>()).addAll(where)));
 		// The same test as the limiter's: only a backend outside this process can fail to answer.
+		Map<String, List<String>> clientUsages = clientUsages(properties);
+		places.orderedStream()
+			.forEach((more) -> more.capPlaces()
+				.forEach((cap, where) -> clientUsages.computeIfAbsent(cap, (c) -> new ArrayList<>()).addAll(where)));
 		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages,
-				clientUsages(properties), backend(properties), !(backend instanceof InMemoryRateLimitBackend),
+				clientUsages, backend(properties), !(backend instanceof InMemoryRateLimitBackend),
 				expressions, requests.getIfAvailable(() -> RequestBinding.NONE));
 	}
 

@@ -1,5 +1,8 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.List;
+import java.util.Map;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -15,11 +18,14 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Fallback;
 
 import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.gateway.GatewayRoutesVerifier;
 import dev.ratelimit.gateway.RateLimitGatewayFilterFactory;
 import dev.ratelimit.gateway.RateLimitGatewayLimiter;
 import dev.ratelimit.gateway.RoutePolicies;
+import dev.ratelimit.key.AppliedLimit;
+import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.key.KeyExpressions;
 import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 
@@ -68,16 +74,39 @@ public class RateLimitGatewayAutoConfiguration {
 		return new GatewayRoutesVerifier(properties, configurationService, filters, limiter, requestRateLimiters);
 	}
 
-	/** The configured routes that apply each policy, for the start-up report. */
+	/** The configured routes that apply each policy and cap, for the start-up report. */
 	@Bean
 	PolicyPlaces rateLimitGatewayPolicyPlaces(GatewayRoutesVerifier rateLimitGatewayRoutesVerifier) {
-		return rateLimitGatewayRoutesVerifier::places;
+		return new PolicyPlaces() {
+
+			@Override
+			public Map<String, List<String>> rateLimitPlaces() {
+				return rateLimitGatewayRoutesVerifier.places();
+			}
+
+			@Override
+			public Map<String, List<String>> capPlaces() {
+				return rateLimitGatewayRoutesVerifier.capPlaces();
+			}
+
+		};
 	}
 
-	/** Binds a gateway route's policy names as a route rule's are bound: one rule for both. */
+	/** Binds a gateway route's policy and cap names as a route rule's are bound: one rule for both. */
 	private static RoutePolicies routePolicies(LimitRegistry limits, KeyExpressions expressions) {
-		return (prefix, names, countOn) -> RouteRulesBinder.policies(prefix, names, countOn, limits.rateLimits(),
-				expressions);
+		return new RoutePolicies() {
+
+			@Override
+			public List<BoundPolicy> bind(String prefix, List<String> names, List<Integer> countOn) {
+				return RouteRulesBinder.policies(prefix, names, countOn, limits.rateLimits(), expressions);
+			}
+
+			@Override
+			public List<AppliedLimit<ConcurrencyPolicy>> caps(String prefix, List<String> names) {
+				return RouteRulesBinder.caps(prefix, names, limits.concurrency(), expressions);
+			}
+
+		};
 	}
 
 }

@@ -72,11 +72,8 @@ final class RouteRulesBinder {
 		limitNames(prefix, route);
 		List<BoundPolicy> bound = route.getPolicies().isEmpty() ? List.of()
 				: policies(prefix, route.getPolicies(), route.getCountOn(), limits.rateLimits(), expressions);
-		List<AppliedLimit<ConcurrencyPolicy>> caps = new ArrayList<>();
-		for (String name : capNames(prefix, route.getConcurrency(), limits.concurrency().names())) {
-			caps.add(AppliedLimit.of(limits.concurrency().live(name).orElseThrow(), expressions));
-		}
-		return new RouteRule(pattern, Set.copyOf(methods), bound, List.copyOf(caps));
+		return new RouteRule(pattern, Set.copyOf(methods), bound,
+				caps(prefix, route.getConcurrency(), limits.concurrency(), expressions));
 	}
 
 	/** A rule limits with policies, caps or both; never with nothing. */
@@ -97,6 +94,25 @@ final class RouteRulesBinder {
 			names.add(name.strip());
 		}
 		return names;
+	}
+
+	/**
+	 * Binds the concurrency caps a route holds a permit of, as a route rule
+	 * binds them: for a route rule, and for a gateway route's {@code RateLimit}
+	 * filter.
+	 * @param prefix names the properties in errors, ending with a dot ({@code rate-limit.routes[0].})
+	 * @param names the cap names, each configured; empty for none
+	 * @param caps the configured caps
+	 * @param expressions parses keys
+	 * @return the bound caps, in order
+	 */
+	static List<AppliedLimit<ConcurrencyPolicy>> caps(String prefix, List<String> names,
+			NamedLimits<ConcurrencyPolicy> caps, KeyExpressions expressions) {
+		List<AppliedLimit<ConcurrencyPolicy>> bound = new ArrayList<>();
+		for (String name : capNames(prefix, names, caps.names())) {
+			bound.add(AppliedLimit.of(caps.live(name).orElseThrow(), expressions));
+		}
+		return List.copyOf(bound);
 	}
 
 	/**

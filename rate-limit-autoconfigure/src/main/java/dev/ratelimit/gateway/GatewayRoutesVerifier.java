@@ -15,7 +15,10 @@ import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
 import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.web.MatchedLimits;
 
 /**
  * Checks the routes of the gateway's configuration while the application
@@ -63,7 +66,7 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 	@Override
 	public void afterSingletonsInstantiated() {
 		// Binding every route's policies is the check: the first invalid one throws, naming its argument.
-		walk((route, filter, policies) -> {
+		walk((route, filter, limits) -> {
 		});
 	}
 
@@ -74,9 +77,25 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 	 */
 	public Map<String, List<String>> places() {
 		Map<String, List<String>> places = new LinkedHashMap<>();
-		walk((route, filter, policies) -> {
-			for (BoundPolicy bound : policies) {
+		walk((route, filter, limits) -> {
+			for (BoundPolicy bound : limits.policies()) {
 				places.computeIfAbsent(bound.policy().name(), (name) -> new ArrayList<>())
+					.add("gateway route '" + route + "' (" + filter + ")");
+			}
+		});
+		return places;
+	}
+
+	/**
+	 * Returns the configured routes that hold a permit of each concurrency cap,
+	 * for the start-up report.
+	 * @return the routes as text, by cap name
+	 */
+	public Map<String, List<String>> capPlaces() {
+		Map<String, List<String>> places = new LinkedHashMap<>();
+		walk((route, filter, limits) -> {
+			for (AppliedLimit<ConcurrencyPolicy> cap : limits.caps()) {
+				places.computeIfAbsent(cap.limit().name(), (name) -> new ArrayList<>())
 					.add("gateway route '" + route + "' (" + filter + ")");
 			}
 		});
@@ -106,7 +125,7 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 					.name(definition.getName())
 					.properties(definition.getArgs())
 					.bind();
-				visitor.visit(route, definition.getName(), this.filters.policies(config, args));
+				visitor.visit(route, definition.getName(), this.filters.limits(config, args));
 			}
 			else if (REQUEST_RATE_LIMITER.equals(definition.getName()) && decidesHere(definition)) {
 				Map<String, Object> normalized = new HashMap<>(definition.getArgs());
@@ -114,16 +133,16 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 					.name(RateLimitGatewayLimiter.CONFIGURATION_PROPERTY_NAME)
 					.normalizedProperties(normalized)
 					.bind();
-				visitor.visit(route, definition.getName(), this.limiter.policies(config, args));
+				visitor.visit(route, definition.getName(), MatchedLimits.of(this.limiter.policies(config, args)));
 			}
 		}
 	}
 
-	/** Sees the policies of one filter. */
+	/** Sees the policies and caps of one filter. */
 	@FunctionalInterface
 	private interface Visitor {
 
-		void visit(String route, String filter, List<BoundPolicy> policies);
+		void visit(String route, String filter, MatchedLimits limits);
 
 	}
 

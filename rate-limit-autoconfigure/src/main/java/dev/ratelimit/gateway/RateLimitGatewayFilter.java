@@ -1,5 +1,6 @@
 package dev.ratelimit.gateway;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import reactor.core.publisher.Mono;
@@ -8,33 +9,36 @@ import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.web.server.ServerWebExchange;
 
-import dev.ratelimit.key.BoundPolicy;
 import dev.ratelimit.web.MatchedLimits;
 import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 
 /**
- * A gateway route's {@code RateLimit} filter: its policies applied to each
- * request the route serves, before it is proxied.
+ * A gateway route's {@code RateLimit} filter: its policies and concurrency
+ * caps applied to each request the route serves, before it is proxied, as a
+ * route rule applies them.
  */
 final class RateLimitGatewayFilter implements GatewayFilter {
 
-	private final MatchedLimits policies;
+	private final MatchedLimits limits;
 
-	private final ReactiveRouteLimits limits;
+	private final ReactiveRouteLimits routeLimits;
 
-	RateLimitGatewayFilter(List<BoundPolicy> policies, ReactiveRouteLimits limits) {
-		this.policies = MatchedLimits.of(policies);
+	RateLimitGatewayFilter(MatchedLimits limits, ReactiveRouteLimits routeLimits) {
 		this.limits = limits;
+		this.routeLimits = routeLimits;
 	}
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		return this.limits.apply(exchange, this.policies, chain::filter);
+		return this.routeLimits.apply(exchange, this.limits, chain::filter);
 	}
 
 	@Override
 	public String toString() {
-		return RateLimitGatewayFilterFactory.NAME + this.policies.policies().stream().map((bound) -> bound.policy().name()).toList();
+		List<String> names = new ArrayList<>();
+		this.limits.policies().forEach((bound) -> names.add(bound.policy().name()));
+		this.limits.caps().forEach((cap) -> names.add(cap.limit().name()));
+		return RateLimitGatewayFilterFactory.NAME + names;
 	}
 
 }

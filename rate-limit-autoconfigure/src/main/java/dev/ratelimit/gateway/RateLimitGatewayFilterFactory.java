@@ -8,7 +8,10 @@ import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.support.HasRouteId;
 
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
+import dev.ratelimit.web.MatchedLimits;
 import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 
 /**
@@ -72,18 +75,23 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	@Override
 	public GatewayFilter apply(Config config) {
-		List<BoundPolicy> policies = policies(config, "route '" + config.getRouteId() + "' filter " + NAME + ".");
-		return new RateLimitGatewayFilter(policies, this.limits);
+		return new RateLimitGatewayFilter(limits(config, "route '" + config.getRouteId() + "' filter " + NAME + "."),
+				this.limits);
 	}
 
 	/**
-	 * Binds a route's policies, failing with a message that names the argument.
+	 * Binds a route's policies and caps, as a route rule's, failing with a
+	 * message that names the argument.
 	 * @param config the filter's arguments
 	 * @param prefix names the arguments in errors, ending with a dot
-	 * @return the policies, in order
+	 * @return the policies and caps, in order
 	 */
-	List<BoundPolicy> policies(Config config, String prefix) {
-		return this.routePolicies.bind(prefix, config.getPolicies(), config.getCountOn());
+	MatchedLimits limits(Config config, String prefix) {
+		List<AppliedLimit<ConcurrencyPolicy>> caps = this.routePolicies.caps(prefix, config.getConcurrency());
+		// A route limits with policies, caps or both; with caps only, it names no policy.
+		List<BoundPolicy> policies = (caps.isEmpty() || !config.getPolicies().isEmpty())
+				? this.routePolicies.bind(prefix, config.getPolicies(), config.getCountOn()) : List.of();
+		return new MatchedLimits(policies, caps);
 	}
 
 	/**
@@ -94,6 +102,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		private List<String> policies = new ArrayList<>();
 
 		private List<Integer> countOn = new ArrayList<>();
+
+		private List<String> concurrency = new ArrayList<>();
 
 		private String routeId;
 
@@ -115,6 +125,16 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		/** @param countOn the statuses that count against the policies; empty for every status */
 		public void setCountOn(List<Integer> countOn) {
 			this.countOn = countOn;
+		}
+
+		/** @return the names of the concurrency caps a request holds a permit of until it is served */
+		public List<String> getConcurrency() {
+			return this.concurrency;
+		}
+
+		/** @param concurrency the names of the concurrency caps a request holds a permit of until it is served */
+		public void setConcurrency(List<String> concurrency) {
+			this.concurrency = concurrency;
 		}
 
 		@Override

@@ -42,8 +42,7 @@ class RateLimitActuatorRedisTests {
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
 		ActuatorTestApplication.properties(registry);
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 		registry.add("rate-limit.backend", () -> "redis");
 		registry.add("rate-limit.redis.timeout", () -> "300ms");
 		registry.add("spring.jmx.enabled", () -> "true");

@@ -78,8 +78,7 @@ class FrozenRedisAsyncDecisionTests {
 
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 	}
 
 	@AfterAll

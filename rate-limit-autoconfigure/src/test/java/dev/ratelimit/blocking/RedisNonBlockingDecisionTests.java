@@ -24,8 +24,7 @@ class RedisNonBlockingDecisionTests extends NonBlockingDecisionTests {
 
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 	}
 
 }

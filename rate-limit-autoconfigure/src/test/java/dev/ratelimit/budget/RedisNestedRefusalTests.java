@@ -15,8 +15,7 @@ class RedisNestedRefusalTests extends NestedRefusalTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 		registry.add("rate-limit.backend", () -> "redis");
 		registry.add("rate-limit.redis.timeout", () -> "2s");
 	}

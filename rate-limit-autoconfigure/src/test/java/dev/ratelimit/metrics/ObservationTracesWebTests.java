@@ -19,13 +19,13 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
 import org.springframework.test.web.servlet.MockMvc;
-import org.springframework.test.web.servlet.request.RequestPostProcessor;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.filter.ServerHttpObservationFilter;
 
 import dev.ratelimit.support.ManualTimeSource;
 
+import static dev.ratelimit.support.MockRequests.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
@@ -103,13 +103,6 @@ class ObservationTracesWebTests {
 		return java.util.stream.Stream.of("outcome", "remaining", "capacity")
 			.map((field) -> RecordingObservationHandler.value(context, prefix + field))
 			.toList();
-	}
-
-	private static RequestPostProcessor peer(String address) {
-		return (request) -> {
-			request.setRemoteAddr(address);
-			return request;
-		};
 	}
 
 	@Configuration(proxyBeanMethods = false)

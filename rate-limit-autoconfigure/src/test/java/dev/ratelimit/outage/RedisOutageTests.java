@@ -48,8 +48,7 @@ class RedisOutageTests {
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 		registry.add("rate-limit.backend", () -> "redis");
 		registry.add("rate-limit.redis.timeout", TIMEOUT::toString);
 		policy(registry, 0, "open", "capacity=1000", "refill=1000/1h", "failure-mode=open");

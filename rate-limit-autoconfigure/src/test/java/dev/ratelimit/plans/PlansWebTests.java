@@ -26,6 +26,7 @@ import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.core.InvalidCostException;
 import dev.ratelimit.metrics.MicrometerLimitListener;
 
+import static dev.ratelimit.support.MockRequests.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
@@ -219,13 +220,6 @@ abstract class PlansWebTests {
 	private ResultActions run(String user, java.util.function.UnaryOperator<MockHttpServletRequestBuilder> change)
 			throws Exception {
 		return this.mvc.perform(change.apply(post("/run").header("X-User-Id", user)));
-	}
-
-	private static org.springframework.test.web.servlet.request.RequestPostProcessor peer(String address) {
-		return (request) -> {
-			request.setRemoteAddr(address);
-			return request;
-		};
 	}
 
 	private static String unique(String prefix) {

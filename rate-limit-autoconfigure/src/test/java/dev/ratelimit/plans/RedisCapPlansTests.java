@@ -19,8 +19,7 @@ class RedisCapPlansTests extends CapPlansTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 		registry.add("rate-limit.backend", () -> "redis");
 	}
 

@@ -16,8 +16,7 @@ class RedisPlansWebTests extends PlansWebTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 		registry.add("rate-limit.backend", () -> "redis");
 	}
 

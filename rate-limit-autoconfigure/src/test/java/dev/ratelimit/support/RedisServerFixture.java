@@ -18,6 +18,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
  * A real {@code redis-server} process on a free local port, for tests that need
@@ -142,6 +143,16 @@ public final class RedisServerFixture implements AutoCloseable {
 	 */
 	public int port() {
 		return this.port;
+	}
+
+	/**
+	 * Points an application's Redis connection at this server: the one
+	 * {@code @DynamicPropertySource} body of the tests.
+	 * @param registry the test's dynamic properties
+	 */
+	public void register(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", this::port);
 	}
 
 	/**

@@ -12,10 +12,10 @@ import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.web.servlet.MockMvc;
-import org.springframework.test.web.servlet.request.RequestPostProcessor;
 
 import dev.ratelimit.support.ManualTimeSource;
 
+import static dev.ratelimit.support.MockRequests.peer;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
@@ -103,13 +103,6 @@ class ForwardedHeaderWebTests {
 			.andExpect(status().isTooManyRequests());
 		this.mvc.perform(get("/api/open").with(peer("10.1.1.1")).header("Forwarded", "for=\"[2001:db8:0:8::1]\""))
 			.andExpect(status().isOk());
-	}
-
-	private static RequestPostProcessor peer(String address) {
-		return (request) -> {
-			request.setRemoteAddr(address);
-			return request;
-		};
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

@@ -12,10 +12,10 @@ import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.web.servlet.MockMvc;
-import org.springframework.test.web.servlet.request.RequestPostProcessor;
 
 import dev.ratelimit.support.ManualTimeSource;
 
+import static dev.ratelimit.support.MockRequests.peer;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
@@ -69,13 +69,6 @@ class FrameworkForwardHeadersTests {
 				.header("X-Forwarded-For", "198.51.100.9" + i + ", 203.0.113.5"))
 				.andExpect(status().isOk());
 		}
-	}
-
-	private static RequestPostProcessor peer(String address) {
-		return (request) -> {
-			request.setRemoteAddr(address);
-			return request;
-		};
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

@@ -19,6 +19,7 @@ import org.springframework.test.web.servlet.MockMvc;
 import dev.ratelimit.support.ManualTimeSource;
 import dev.ratelimit.web.servlet.ProblemResponses;
 
+import static dev.ratelimit.support.MockRequests.peer;
 import static org.hamcrest.Matchers.containsString;
 import static org.mockito.Mockito.mockStatic;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
@@ -184,13 +185,6 @@ class RateLimitWebTests {
 			.andExpect(jsonPath("$.detail").value(containsString("negative")));
 		this.mvc.perform(post("/body-cost").contentType(MediaType.APPLICATION_JSON).content("{\"n\": 2}"))
 			.andExpect(status().isOk());
-	}
-
-	private static org.springframework.test.web.servlet.request.RequestPostProcessor peer(String address) {
-		return (request) -> {
-			request.setRemoteAddr(address);
-			return request;
-		};
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

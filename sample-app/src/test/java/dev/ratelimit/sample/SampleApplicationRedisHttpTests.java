@@ -35,8 +35,7 @@ class SampleApplicationRedisHttpTests {
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
 		registry.add("rate-limit.backend", () -> "redis");
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 		registry.add("rate-limit.policies.agent-runs.plans.free.refill", () -> "5/5h");
 		registry.add("rate-limit.policies.per-ip.refill", () -> "20/2h");
 	}

@@ -56,9 +56,11 @@ public final class ProblemResponses implements RejectionHandler {
 			return;
 		}
 		response.setStatus(rejection.status());
+		// JSON is UTF-8 by definition (RFC 8259): no charset parameter, the same type as on every stack.
 		response.setContentType(PROBLEM_JSON.toString());
-		response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-		response.getWriter().write(json(request, rejection));
+		byte[] body = json(request, rejection).getBytes(StandardCharsets.UTF_8);
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
 		response.flushBuffer();
 	}
 

@@ -44,8 +44,7 @@ class GatewaySampleCompareTests {
 
 	@DynamicPropertySource
 	static void redisAndBackend(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", REDIS::port);
+		REDIS.register(registry);
 		registry.add("sample.gateway.backend-uri", BACKEND::uri);
 	}
 

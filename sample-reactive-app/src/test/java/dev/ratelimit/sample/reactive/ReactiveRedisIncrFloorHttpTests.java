@@ -29,8 +29,7 @@ class ReactiveRedisIncrFloorHttpTests {
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
 		registry.add("rate-limit.backend", () -> "redis");
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", redis::port);
+		redis.register(registry);
 	}
 
 	@LocalServerPort

@@ -1,0 +1,40 @@
+package dev.ratelimit.web.contract;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.TestPropertySource;
+
+import dev.ratelimit.support.TestHttp;
+
+/**
+ * The web contract's scenarios on WebFlux (Reactor Netty), on the memory backend.
+ */
+@SpringBootTest(classes = ReactiveContractApp.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = "spring.main.web-application-type=reactive")
+@TestPropertySource(locations = { "classpath:web-contract/limits.properties", "classpath:web-contract/routes.properties" })
+class ReactiveMemoryContractTests extends WebContractScenarios {
+
+	@LocalServerPort
+	int port;
+
+	@Override
+	protected TestHttp http() {
+		return TestHttp.on(this.port);
+	}
+
+	@Override
+	protected List<String> handlerStyles() {
+		return List.of("mono", "flux", "plain");
+	}
+
+	@Override
+	protected @Nullable String cannot(Scenario scenario, @Nullable String style) {
+		return ReactiveStack.cannot(scenario, style, false);
+	}
+
+}
