@@ -1,0 +1,10 @@
+/**
+ * The in-memory backend: decisions in this process, bounded per policy.
+ * <p>
+ * Everything here is non-null unless marked {@code @Nullable}, as in Spring
+ * Framework 7 and Spring Boot 4; NullAway checks it when the project builds.
+ */
+@NullMarked
+package dev.ratelimit.memory;
+
+import org.jspecify.annotations.NullMarked;
