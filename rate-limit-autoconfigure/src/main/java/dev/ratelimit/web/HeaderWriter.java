@@ -1,5 +1,7 @@
 package dev.ratelimit.web;
 
+import java.util.function.Predicate;
+
 /**
  * Writes header fields to the answer of one web stack: a servlet response, a
  * WebFlux response's headers, a gateway's fields. One stateless instance per
@@ -28,6 +30,29 @@ public interface HeaderWriter<T> {
 	 */
 	default boolean committed(T target) {
 		return false;
+	}
+
+	/**
+	 * Returns a writer that also knows when its response has begun.
+	 * @param <T> what the fields are written to
+	 * @param set sets a field
+	 * @param committed tells whether the response has begun
+	 * @return the writer
+	 */
+	static <T> HeaderWriter<T> committable(HeaderWriter<T> set, Predicate<T> committed) {
+		return new HeaderWriter<>() {
+
+			@Override
+			public void set(T target, String name, String value) {
+				set.set(target, name, value);
+			}
+
+			@Override
+			public boolean committed(T target) {
+				return committed.test(target);
+			}
+
+		};
 	}
 
 }

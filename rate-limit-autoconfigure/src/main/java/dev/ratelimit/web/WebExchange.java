@@ -23,19 +23,8 @@ import dev.ratelimit.key.KeyRequest;
 public abstract class WebExchange implements KeyRequest {
 
 	/** Writes header fields to an exchange's response: one instance, no function allocated per request. */
-	static final HeaderWriter<WebExchange> FIELDS = new HeaderWriter<>() {
-
-		@Override
-		public void set(WebExchange exchange, String name, String value) {
-			exchange.setHeader(name, value);
-		}
-
-		@Override
-		public boolean committed(WebExchange exchange) {
-			return exchange.isCommitted();
-		}
-
-	};
+	static final HeaderWriter<WebExchange> FIELDS = HeaderWriter.committable(WebExchange::setHeader,
+			WebExchange::isCommitted);
 
 	private final ClientIpResolver ipResolver;
 

@@ -33,12 +33,16 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 
 	private final WebContract contract;
 
+	private final HeaderWriter<R> writer;
+
 	/**
 	 * Creates a binding.
 	 * @param contract the web contract it writes and reads the caller by
+	 * @param writer writes the stack's response fields
 	 */
-	protected WebRequestBinding(WebContract contract) {
+	protected WebRequestBinding(WebContract contract, HeaderWriter<R> writer) {
 		this.contract = contract;
+		this.writer = writer;
 	}
 
 	/**
@@ -56,20 +60,19 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 	protected abstract @Nullable X request();
 
 	/**
-	 * Reads an attribute of a request.
+	 * Returns a request's disclosures: its attribute {@link Disclosures#ATTRIBUTE}.
 	 * @param request the request
-	 * @param name the attribute's name
-	 * @return its value, or {@code null}
+	 * @return its disclosures, or {@code null} when it has none
 	 */
-	protected abstract @Nullable Object attribute(X request, String name);
+	protected abstract @Nullable Disclosures disclosures(X request);
 
 	/**
-	 * Sets an attribute of a request.
+	 * Attaches disclosures to a request that had none, as its attribute
+	 * {@link Disclosures#ATTRIBUTE}.
 	 * @param request the request
-	 * @param name the attribute's name
-	 * @param value its value
+	 * @param disclosures the disclosures
 	 */
-	protected abstract void setAttribute(X request, String name, Object value);
+	protected abstract void attach(X request, Disclosures disclosures);
 
 	/**
 	 * Returns the handler the request was mapped to.
@@ -84,12 +87,6 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 	 * @return the response, or {@code null} when there is none to write to
 	 */
 	protected abstract @Nullable R response(X request);
-
-	/**
-	 * Returns the writer of the stack's response fields.
-	 * @return the writer
-	 */
-	protected abstract HeaderWriter<R> writer();
 
 	/**
 	 * Returns what key expressions read of a request.
@@ -109,9 +106,9 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 		X request = request();
 		R response = (request != null) ? response(request) : null;
 		if (response != null) {
-			Disclosures disclosures = Disclosures.from(attribute(request, Disclosures.ATTRIBUTE));
+			Disclosures disclosures = disclosures(request);
 			if (disclosures != null) {
-				this.contract.headers().record(disclosures, response, writer(), outcome);
+				this.contract.headers().record(disclosures, response, this.writer, outcome);
 			}
 		}
 	}
@@ -124,9 +121,9 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 		}
 		X request = request();
 		if (request != null && visibility.disclosed(keyExpression, isHandler(request, method))) {
-			Disclosures disclosures = Disclosures.from(attribute(request, Disclosures.ATTRIBUTE));
+			Disclosures disclosures = disclosures(request);
 			if (disclosures == null) {
-				setAttribute(request, Disclosures.ATTRIBUTE, Disclosures.create(policy));
+				attach(request, Disclosures.create(policy));
 			}
 			else {
 				disclosures.add(policy);
@@ -153,9 +150,9 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 		X request = request();
 		R response = (request != null) ? response(request) : null;
 		if (response != null) {
-			Disclosures disclosures = Disclosures.from(attribute(request, Disclosures.ATTRIBUTE));
+			Disclosures disclosures = disclosures(request);
 			if (disclosures != null) {
-				this.contract.budgetHeaders().record(disclosures, response, writer(), policy, decision);
+				this.contract.budgetHeaders().record(disclosures, response, this.writer, policy, decision);
 			}
 		}
 	}

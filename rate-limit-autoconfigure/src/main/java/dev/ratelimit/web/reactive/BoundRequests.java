@@ -2,8 +2,10 @@ package dev.ratelimit.web.reactive;
 
 import java.security.Principal;
 import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
 
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
@@ -155,17 +157,12 @@ final class BoundRequests {
 			.subscribe(new BoundSubscriber<>(Operators.toCoreSubscriber(subscriber), request)));
 	}
 
-	/** Delivers each signal with the request bound to the delivering thread. */
-	private static final class BoundSubscriber<T> implements CoreSubscriber<T> {
-
-		private final CoreSubscriber<? super T> actual;
-
-		private final Bound request;
-
-		BoundSubscriber(CoreSubscriber<? super T> actual, Bound request) {
-			this.actual = actual;
-			this.request = request;
-		}
+	/**
+	 * Delivers each signal with the request bound to the delivering thread.
+	 * @param actual the subscriber it delivers to
+	 * @param request the request it binds
+	 */
+	private record BoundSubscriber<T>(CoreSubscriber<? super T> actual, Bound request) implements CoreSubscriber<T> {
 
 		@Override
 		public Context currentContext() {
@@ -179,31 +176,24 @@ final class BoundRequests {
 
 		@Override
 		public void onNext(T value) {
-			Bound outer = bind(this.request);
-			try {
-				this.actual.onNext(value);
-			}
-			finally {
-				restore(outer);
-			}
+			deliver(Subscriber::onNext, value);
 		}
 
 		@Override
 		public void onError(Throwable failure) {
-			Bound outer = bind(this.request);
-			try {
-				this.actual.onError(failure);
-			}
-			finally {
-				restore(outer);
-			}
+			deliver(Subscriber::onError, failure);
 		}
 
 		@Override
 		public void onComplete() {
+			deliver((subscriber, self) -> subscriber.onComplete(), this);
+		}
+
+		// The signals are non-capturing: nothing is allocated per element.
+		private <V> void deliver(BiConsumer<CoreSubscriber<? super T>, V> signal, V value) {
 			Bound outer = bind(this.request);
 			try {
-				this.actual.onComplete();
+				signal.accept(this.actual, value);
 			}
 			finally {
 				restore(outer);

@@ -40,19 +40,8 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 	static final HeaderWriter<HttpHeaders> FIELDS = HttpHeaders::set;
 
 	/** The WebFlux stack's writer: one instance, no function allocated per request. */
-	static final HeaderWriter<ServerHttpResponse> RESPONSE_FIELDS = new HeaderWriter<>() {
-
-		@Override
-		public void set(ServerHttpResponse response, String name, String value) {
-			response.getHeaders().set(name, value);
-		}
-
-		@Override
-		public boolean committed(ServerHttpResponse response) {
-			return response.isCommitted();
-		}
-
-	};
+	static final HeaderWriter<ServerHttpResponse> RESPONSE_FIELDS = HeaderWriter
+		.committable((response, name, value) -> response.getHeaders().set(name, value), ServerHttpResponse::isCommitted);
 
 	private final Refusals refusals;
 

@@ -23,7 +23,7 @@ import org.springframework.web.server.ServerWebExchange;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.key.KeyRequest;
 import dev.ratelimit.key.RequestBinding;
-import dev.ratelimit.web.HeaderWriter;
+import dev.ratelimit.web.Disclosures;
 import dev.ratelimit.web.WebContract;
 import dev.ratelimit.web.WebRequestBinding;
 import dev.ratelimit.web.reactive.BoundRequests.Bound;
@@ -75,7 +75,7 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	 * ({@link RequestBoundHandlerAdapter} in use); asked at start-up, for the report
 	 */
 	public ReactiveRequestBinding(WebContract contract, DecisionThreads threads, BooleanSupplier handlersBound) {
-		super(contract);
+		super(contract, ReactiveRejections.RESPONSE_FIELDS);
 		this.threads = threads;
 		this.handlersBound = handlersBound;
 	}
@@ -173,13 +173,13 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	}
 
 	@Override
-	protected @Nullable Object attribute(ServerWebExchange request, String name) {
-		return request.getAttributes().get(name);
+	protected @Nullable Disclosures disclosures(ServerWebExchange request) {
+		return Disclosures.of(request.getAttributes());
 	}
 
 	@Override
-	protected void setAttribute(ServerWebExchange request, String name, Object value) {
-		request.getAttributes().put(name, value);
+	protected void attach(ServerWebExchange request, Disclosures disclosures) {
+		request.getAttributes().putIfAbsent(Disclosures.ATTRIBUTE, disclosures);
 	}
 
 	@Override
@@ -190,11 +190,6 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	@Override
 	protected ServerHttpResponse response(ServerWebExchange request) {
 		return request.getResponse();
-	}
-
-	@Override
-	protected HeaderWriter<ServerHttpResponse> writer() {
-		return ReactiveRejections.RESPONSE_FIELDS;
 	}
 
 	@Override

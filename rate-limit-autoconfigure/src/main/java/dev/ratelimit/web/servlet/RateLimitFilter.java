@@ -244,7 +244,7 @@ public class RateLimitFilter extends GenericFilterBean {
 			throw ex;
 		}
 		if (request.isAsyncStarted()) {
-			request.getAsyncContext().addListener(new OnCompletion(response, call));
+			request.getAsyncContext().addListener(new OnCompletion(call), request, response);
 			return;
 		}
 		call.end(response.getStatus(), false, false);
@@ -256,20 +256,18 @@ public class RateLimitFilter extends GenericFilterBean {
 	 */
 	private static final class OnCompletion implements AsyncListener {
 
-		private final HttpServletResponse response;
-
 		private final RouteCall call;
 
 		private volatile boolean failed;
 
-		OnCompletion(HttpServletResponse response, RouteCall call) {
-			this.response = response;
+		OnCompletion(RouteCall call) {
 			this.call = call;
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			this.call.end(this.response.getStatus(), this.failed, false);
+			// The response it was added with: the filter's own.
+			this.call.end(((HttpServletResponse) event.getSuppliedResponse()).getStatus(), this.failed, false);
 		}
 
 		@Override
@@ -285,7 +283,7 @@ public class RateLimitFilter extends GenericFilterBean {
 		@Override
 		public void onStartAsync(AsyncEvent event) {
 			// A new async cycle keeps this listener only if re-added: call back on this one's completion.
-			event.getAsyncContext().addListener(this);
+			event.getAsyncContext().addListener(this, event.getSuppliedRequest(), event.getSuppliedResponse());
 		}
 
 	}

@@ -16,19 +16,8 @@ import dev.ratelimit.web.HeaderWriter;
 final class ServletHeaders {
 
 	/** The servlet stack's writer: one instance, no function allocated per request. */
-	static final HeaderWriter<HttpServletResponse> WRITER = new HeaderWriter<>() {
-
-		@Override
-		public void set(HttpServletResponse response, String name, String value) {
-			response.setHeader(name, value);
-		}
-
-		@Override
-		public boolean committed(HttpServletResponse response) {
-			return response.isCommitted();
-		}
-
-	};
+	static final HeaderWriter<HttpServletResponse> WRITER = HeaderWriter.committable(HttpServletResponse::setHeader,
+			HttpServletResponse::isCommitted);
 
 	private ServletHeaders() {
 	}
@@ -52,9 +41,18 @@ final class ServletHeaders {
 		Disclosures disclosures = disclosures(request);
 		if (disclosures == null) {
 			disclosures = Disclosures.create(null);
-			request.setAttribute(Disclosures.ATTRIBUTE, disclosures);
+			attach(request, disclosures);
 		}
 		return disclosures;
+	}
+
+	/**
+	 * Attaches disclosures to a servlet request that had none.
+	 * @param request the request
+	 * @param disclosures the disclosures
+	 */
+	static void attach(HttpServletRequest request, Disclosures disclosures) {
+		request.setAttribute(Disclosures.ATTRIBUTE, disclosures);
 	}
 
 }

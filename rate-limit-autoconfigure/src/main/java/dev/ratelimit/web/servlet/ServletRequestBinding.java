@@ -10,7 +10,7 @@ import org.springframework.web.servlet.HandlerMapping;
 
 import dev.ratelimit.key.KeyRequest;
 import dev.ratelimit.key.RequestBinding;
-import dev.ratelimit.web.HeaderWriter;
+import dev.ratelimit.web.Disclosures;
 import dev.ratelimit.web.WebContract;
 import dev.ratelimit.web.WebRequestBinding;
 
@@ -26,7 +26,7 @@ public final class ServletRequestBinding extends WebRequestBinding<ServletReques
 	 * @param contract the web contract it writes and reads the caller by
 	 */
 	public ServletRequestBinding(WebContract contract) {
-		super(contract);
+		super(contract, ServletHeaders.WRITER);
 	}
 
 	@Override
@@ -36,13 +36,13 @@ public final class ServletRequestBinding extends WebRequestBinding<ServletReques
 	}
 
 	@Override
-	protected @Nullable Object attribute(ServletRequestAttributes request, String name) {
-		return request.getRequest().getAttribute(name);
+	protected @Nullable Disclosures disclosures(ServletRequestAttributes request) {
+		return ServletHeaders.disclosures(request.getRequest());
 	}
 
 	@Override
-	protected void setAttribute(ServletRequestAttributes request, String name, Object value) {
-		request.getRequest().setAttribute(name, value);
+	protected void attach(ServletRequestAttributes request, Disclosures disclosures) {
+		ServletHeaders.attach(request.getRequest(), disclosures);
 	}
 
 	@Override
@@ -53,11 +53,6 @@ public final class ServletRequestBinding extends WebRequestBinding<ServletReques
 	@Override
 	protected @Nullable HttpServletResponse response(ServletRequestAttributes request) {
 		return request.getResponse();
-	}
-
-	@Override
-	protected HeaderWriter<HttpServletResponse> writer() {
-		return ServletHeaders.WRITER;
 	}
 
 	@Override
