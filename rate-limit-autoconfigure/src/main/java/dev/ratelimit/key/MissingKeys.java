@@ -48,10 +48,15 @@ final class MissingKeys {
 			this.misses.set(-1);
 			return;
 		}
-		if (this.misses.incrementAndGet() == CALLS) {
+		// Never counted on from -1 (a racing call settled it): exactly one call sees CALLS.
+		if (this.misses.updateAndGet(MissingKeys::next) == CALLS) {
 			this.misses.set(-1);
 			warn(limit, expression, context);
 		}
+	}
+
+	private static int next(int misses) {
+		return (misses < 0) ? misses : misses + 1;
 	}
 
 	private static void warn(Limit limit, Expression expression, EvaluationContext context) {

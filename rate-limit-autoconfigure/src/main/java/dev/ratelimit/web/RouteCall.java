@@ -44,8 +44,11 @@ import dev.ratelimit.key.OutcomeSettlement;
  * erase what a call cost by hanging up (a brute-force attempt whose password
  * was checked).</li>
  * </ol>
- * A request a cap refuses is answered there, and a rule counting by outcome
- * settles it by that answer's status: its filter ends it like any other.
+ * A request a cap refuses after its policies allowed it is answered there,
+ * and what they counted by outcome goes back, as on an annotated method: our
+ * own refusal costs the caller nothing counted by outcome. A step that fails
+ * with something other than a refusal ends the call as a failure (500) before
+ * the failure goes on.
  */
 public final class RouteCall {
 
@@ -121,6 +124,16 @@ public final class RouteCall {
 	 * block when the next step could
 	 */
 	public Step advance() {
+		try {
+			return steps();
+		}
+		catch (RuntimeException | Error ex) {
+			end(-1, true, false);
+			throw ex;
+		}
+	}
+
+	private Step steps() {
 		if (this.phase == POLICIES) {
 			this.phase = CAPS;
 			List<BoundPolicy> policies = this.matched.policies();
@@ -180,23 +193,32 @@ public final class RouteCall {
 	 */
 	public CompletionStage<Step> resume() {
 		DecisionThreads threads = Objects.requireNonNull(this.threads, "Only a caller that must never block resumes");
+		CompletionStage<Step> step;
 		if (this.phase == POLICIES) {
 			List<LimitRequest> calls = Objects.requireNonNull(this.calls);
 			this.phase = CAPS;
-			return AsyncCalls.started(() -> this.limits.limiter.acquireAsync(calls, threads))
+			step = AsyncCalls.started(() -> this.limits.limiter.acquireAsync(calls, threads))
 				.handle((outcome, failure) -> (failure != null) ? refuse(AsyncCalls.cause(failure)) : decided(outcome))
 				.thenCompose(this::next);
 		}
-		this.phase = DECIDED;
-		RoutePermits.Held held = held();
-		return permits().takeAsync(this.matched.caps(), this.context, this.disclosures, threads)
-			.handle((taken, failure) -> {
-				if (failure != null) {
-					return refuse(AsyncCalls.cause(failure));
-				}
-				held.hold(taken);
-				return Step.PROCEED;
-			});
+		else {
+			this.phase = DECIDED;
+			RoutePermits.Held held = held();
+			step = permits().takeAsync(this.matched.caps(), this.context, this.disclosures, threads)
+				.handle((taken, failure) -> {
+					if (failure != null) {
+						return refuse(AsyncCalls.cause(failure));
+					}
+					held.hold(taken);
+					return Step.PROCEED;
+				});
+		}
+		return step.whenComplete((ignored, failure) -> {
+			if (failure != null) {
+				// Not a refusal (those complete the step): ended as a failure, as advance() does.
+				end(-1, true, false);
+			}
+		});
 	}
 
 	/** After an asynchronous step: the steps that follow, inline when they can be. */
@@ -245,8 +267,8 @@ public final class RouteCall {
 		if (held != null) {
 			// A cancelled call says nothing about the service; a failure or a server error is a drop.
 			Permit.Ending ending = cancelled ? Permit.Ending.ABANDONED : RoutePermits.ending(counted, failed);
-			if (this.threads != null && this.permitsMayBlock) {
-				this.threads.execute(() -> held.release(ending));
+			if (offLoop(this.permitsMayBlock)) {
+				Objects.requireNonNull(this.threads).execute(() -> held.release(ending));
 			}
 			else {
 				held.release(ending);
@@ -258,12 +280,19 @@ public final class RouteCall {
 			return;
 		}
 		List<BoundPolicy> policies = this.matched.policies();
-		if (this.threads != null && this.decisionMayBlock) {
-			this.threads.execute(() -> OutcomeSettlement.settle(policies, outcome, this.context, null, null, counted));
+		if (offLoop(this.decisionMayBlock)) {
+			Objects.requireNonNull(this.threads)
+				.execute(() -> OutcomeSettlement.settle(policies, outcome, this.context, null, null, counted));
 		}
 		else {
+			// Inline, nothing allocated: the servlet path.
 			OutcomeSettlement.settle(policies, outcome, this.context, null, null, counted);
 		}
+	}
+
+	/** Whether store work that may block goes to the decision threads: only for a caller that must not block. */
+	private boolean offLoop(boolean mayBlock) {
+		return this.threads != null && mayBlock;
 	}
 
 	/** The policies' decision: its header fields, and a refusal when it is one. */
@@ -278,6 +307,17 @@ public final class RouteCall {
 			throw failure;
 		}
 		this.refusal = refusal;
+		RateLimitOutcome allowed = this.outcome;
+		if (allowed != null && allowed.allowed() && !allowed.provisional().isEmpty()) {
+			// A cap refused after the policies allowed: nothing left to settle at the end.
+			this.outcome = null;
+			if (offLoop(this.decisionMayBlock)) {
+				Objects.requireNonNull(this.threads).execute(() -> OutcomeSettlement.giveBackAll(allowed));
+			}
+			else {
+				OutcomeSettlement.giveBackAll(allowed);
+			}
+		}
 		return Step.REFUSED;
 	}
 

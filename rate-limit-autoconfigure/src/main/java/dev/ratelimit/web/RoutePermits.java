@@ -35,24 +35,6 @@ final class RoutePermits {
 	}
 
 	/**
-	 * Returns the permits of a filter's rules.
-	 * @param routes the rules
-	 * @param concurrency the limiter, {@code null} when there is none
-	 * @return the permits; {@code null} when no rule has a cap
-	 * @throws IllegalArgumentException when a rule has a cap but there is no limiter
-	 */
-	static @Nullable RoutePermits of(List<RouteRule> routes, @Nullable ConcurrencyLimiter concurrency) {
-		boolean capped = routes.stream().anyMatch((route) -> !route.caps().isEmpty());
-		if (!capped) {
-			return null;
-		}
-		if (concurrency == null) {
-			throw new IllegalArgumentException("A route rule has a concurrency cap but no ConcurrencyLimiter is given");
-		}
-		return new RoutePermits(concurrency);
-	}
-
-	/**
 	 * Takes a permit of every cap on the calling thread.
 	 * @param caps the caps, in order
 	 * @param context the request's evaluation context

@@ -34,6 +34,10 @@ public abstract class WebExchange implements KeyRequest {
 
 	private boolean clientIpResolved;
 
+	private byte @Nullable [] clientAddress;
+
+	private boolean clientAddressResolved;
+
 	/**
 	 * Creates the exchange.
 	 * @param ipResolver resolves the client address
@@ -153,7 +157,12 @@ public abstract class WebExchange implements KeyRequest {
 
 	@Override
 	public final byte @Nullable [] clientAddress() {
-		return this.ipResolver.resolveAddress(remoteAddress(), forwarded());
+		// Asked once per address exemption: parsed once.
+		if (!this.clientAddressResolved) {
+			this.clientAddress = this.ipResolver.resolveAddress(remoteAddress(), forwarded());
+			this.clientAddressResolved = true;
+		}
+		return this.clientAddress;
 	}
 
 	/** The trusted proxies' header, read only when the resolver is configured to. */

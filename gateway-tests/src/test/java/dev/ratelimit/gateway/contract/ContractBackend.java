@@ -12,7 +12,7 @@ import dev.ratelimit.support.HeldCalls;
  * The service behind the gateway for the web contract's scenarios: the same
  * endpoints as the applications of the other stacks serve ({@code /r/...}),
  * on a real HTTP server (Reactor Netty) on a free local port, one per JVM.
- * {@code /r/outcome/fail} answers 500, {@code /r/cap/hold?id=…} is held until
+ * {@code /r/outcome/fail} answers 500, {@code /r/outcome/thrown} 401, {@code /r/<scenario>/hold?id=…} is held until
  * the test releases it ({@link HeldCalls}), anything else answers 200.
  */
 final class ContractBackend {
@@ -27,7 +27,11 @@ final class ContractBackend {
 			if (path.equals("/r/outcome/fail")) {
 				return response.status(500).sendString(Mono.just("failed"));
 			}
-			if (path.equals("/r/cap/hold")) {
+			if (path.equals("/r/outcome/thrown")) {
+				// What a service behind the gateway answers: the status itself.
+				return response.status(401).sendString(Mono.just("unauthorized"));
+			}
+			if (path.endsWith("/hold")) {
 				String id = UriComponentsBuilder.fromUriString(request.uri()).build().getQueryParams().getFirst("id");
 				return response.sendString(Mono.fromFuture(() -> HeldCalls.enter(id)));
 			}

@@ -19,7 +19,8 @@ final class GatewayRoutes {
 	private static final String[][] ROUTES = { { "contract", "c-route", "", "" }, { "hidden", "c-hidden", "", "" },
 			{ "missing", "c-missing", "", "" }, { "plans", "c-plans", "", "" }, { "exempt", "c-exempt", "", "" },
 			{ "outcome", "c-outcome", "500", "" }, { "cap", "", "", "c-cap" }, { "open", "c-open", "", "" },
-			{ "closed", "c-closed", "", "" }, { "local", "c-local", "", "" } };
+			{ "closed", "c-closed", "", "" }, { "local", "c-local", "", "" },
+			{ "capped", "c-capped", "503", "c-shared-cap" } };
 
 	private GatewayRoutes() {
 	}

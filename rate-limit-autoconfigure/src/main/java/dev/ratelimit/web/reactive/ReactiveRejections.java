@@ -5,11 +5,14 @@ import java.nio.charset.StandardCharsets;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.ErrorResponse;
+import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 
@@ -86,6 +89,38 @@ public final class ReactiveRejections implements WebExceptionHandler, Ordered {
 			.getBytes(StandardCharsets.UTF_8);
 		DataBuffer buffer = response.bufferFactory().wrap(body);
 		return response.writeWith(Mono.just(buffer));
+	}
+
+	/**
+	 * Returns the status a request that failed will be answered with, as the
+	 * exception handlers after the filters will answer it: a refusal's by the
+	 * contract, an {@link ErrorResponse}'s (a {@code ResponseStatusException})
+	 * or a {@link ResponseStatus @ResponseStatus} exception's own. In Spring
+	 * MVC these are resolved inside the chain, so the servlet filter reads them
+	 * from the response; WebFlux resolves them after the filters have seen the
+	 * error.
+	 * @param exchange the request and its response
+	 * @param failure what the request failed with
+	 * @return the status, or the response's so far ({@code -1} when none) for any other failure or a
+	 * response already committed
+	 */
+	int statusOf(ServerWebExchange exchange, Throwable failure) {
+		ServerHttpResponse response = exchange.getResponse();
+		if (!response.isCommitted()) {
+			if (failure instanceof RateLimitException refusal) {
+				Disclosures disclosures = Disclosures.of(exchange.getAttributes());
+				return this.refusals.describe((disclosures != null) ? disclosures : Disclosures.NONE, refusal).status();
+			}
+			if (failure instanceof ErrorResponse error) {
+				return error.getStatusCode().value();
+			}
+			ResponseStatus annotated = AnnotatedElementUtils.findMergedAnnotation(failure.getClass(),
+					ResponseStatus.class);
+			if (annotated != null) {
+				return annotated.code().value();
+			}
+		}
+		return ReactiveExchange.status(response);
 	}
 
 	@Override

@@ -197,9 +197,12 @@ public final class ReactiveRouteLimits {
 		if (step != RouteCall.Step.PENDING) {
 			return served(exchange, call, step, next);
 		}
-		return Mono.fromCompletionStage(() -> RequestLoops.backOnLoop(exchange.getRequest(), call.resume()))
+		// Cancelling the stage would skip what completes it (a permit then held by no one): a cancelled request
+		// ends its call instead, and what arrives after that goes back at once.
+		return Mono
+			.fromFuture(() -> RequestLoops.backOnLoop(exchange.getRequest(), call.resume()).toCompletableFuture(), true)
 			.flatMap((resumed) -> served(exchange, call, resumed, next))
-			.doOnCancel(() -> call.end(-1, false, true));
+			.doOnCancel(() -> call.end(ReactiveExchange.status(exchange.getResponse()), false, true));
 	}
 
 	/** Serves or refuses a decided request, and ends its call when it is done. */
@@ -209,8 +212,11 @@ public final class ReactiveRouteLimits {
 		if (!call.endMatters()) {
 			return answer;
 		}
-		return answer.doFinally((signal) -> call.end(ReactiveExchange.status(exchange.getResponse()),
-				signal == SignalType.ON_ERROR, signal == SignalType.CANCEL));
+		// An error is settled by the status the exception handlers after the filters will answer, as a servlet
+		// filter reads it from the response.
+		return answer.doOnError((failure) -> call.end(this.rejections.statusOf(exchange, failure), true, false))
+			.doFinally((signal) -> call.end(ReactiveExchange.status(exchange.getResponse()), false,
+					signal == SignalType.CANCEL));
 	}
 
 	/**
@@ -223,8 +229,8 @@ public final class ReactiveRouteLimits {
 	 */
 	public Mono<RouteLimits.Verdict> decide(List<BoundPolicy> policies, String key) {
 		// No request here: the gateway's filter goes on where the decision completed.
-		return Mono.fromCompletionStage(
-				() -> this.limits.decide(policies, key, this.threads, this.rejections.refusals()));
+		return Mono.fromFuture(() -> this.limits.decide(policies, key, this.threads, this.rejections.refusals())
+			.toCompletableFuture(), true);
 	}
 
 }

@@ -68,7 +68,15 @@ final class RequestLoops {
 		if (!REACTOR_NETTY) {
 			return null;
 		}
-		return NettyLoops.of(ServerHttpRequestDecorator.getNativeRequest(request));
+		Object nativeRequest;
+		try {
+			nativeRequest = ServerHttpRequestDecorator.getNativeRequest(request);
+		}
+		catch (IllegalStateException ex) {
+			// A mock request has none (WebTestClient bound to an application): no loop to go back to.
+			return null;
+		}
+		return NettyLoops.of(nativeRequest);
 	}
 
 	/** Reactor Netty's side, loaded only when it is present. */

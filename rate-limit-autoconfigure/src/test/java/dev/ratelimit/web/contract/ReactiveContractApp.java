@@ -4,10 +4,12 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
@@ -39,7 +41,12 @@ public class ReactiveContractApp {
 			return Mono.just(ResponseEntity.status(500).body("failed"));
 		}
 
-		@GetMapping("/r/cap/hold")
+		@GetMapping("/r/outcome/thrown")
+		public Mono<String> thrown() {
+			return Mono.error(new ResponseStatusException(HttpStatus.UNAUTHORIZED));
+		}
+
+		@GetMapping("/r/{scenario}/hold")
 		public Mono<String> hold(@RequestParam String id) {
 			return Mono.fromFuture(() -> HeldCalls.enter(id));
 		}

@@ -1,10 +1,12 @@
 package dev.ratelimit.web.contract;
 
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.CostBudget;
@@ -36,7 +38,12 @@ public class ServletContractApp {
 			return ResponseEntity.status(500).body("failed");
 		}
 
-		@GetMapping("/r/cap/hold")
+		@GetMapping("/r/outcome/thrown")
+		public String thrown() {
+			throw new ResponseStatusException(HttpStatus.UNAUTHORIZED);
+		}
+
+		@GetMapping("/r/{scenario}/hold")
 		public String hold(@RequestParam String id) {
 			return HeldCalls.await(id);
 		}

@@ -150,6 +150,42 @@ public abstract class WebContractScenarios {
 		assertQuotaExceeded(refused, "/r/outcome/ok", "c-outcome");
 	}
 
+	/**
+	 * A handler that throws a status (Spring MVC resolves it inside the chain,
+	 * WebFlux after the filters) counts by that status, not as a server error:
+	 * the route counts only 500s, so the 401's unit comes back.
+	 */
+	@Test
+	void aRouteCountingByOutcomeCountsAThrownStatusAsItsAnswer() {
+		String user = caller();
+		assertThat(http().get("/r/outcome/thrown", "X-User-Id", user).status()).isEqualTo(401);
+		eventually("/r/outcome/ok", user, 200);
+	}
+
+	/**
+	 * A cap that refuses a call its policies allowed gives back what they
+	 * counted by outcome: the route counts 503s, and the cap's own 503 costs
+	 * the caller nothing.
+	 */
+	@Test
+	void aRouteCapsRefusalCostsNothingCountedByOutcome() {
+		String holder = caller();
+		String user = caller();
+		String id = UUID.randomUUID().toString();
+		CompletableFuture<Answer> held = http().sendAsync("GET", "/r/capped/hold?id=" + id, "X-User-Id", holder);
+		HeldCalls.entered(id).orTimeout(10, TimeUnit.SECONDS).join();
+		try {
+			Answer refused = http().get("/r/capped/ok", "X-User-Id", user);
+			assertThat(refused.status()).isEqualTo(503);
+			assertThat(body(refused).path("type").asString()).isEqualTo(REDUCED_CAPACITY);
+		}
+		finally {
+			HeldCalls.release(id);
+		}
+		assertThat(held.orTimeout(10, TimeUnit.SECONDS).join().status()).isEqualTo(200);
+		eventually("/r/capped/ok", user, 200);
+	}
+
 	@Test
 	void aRouteCapRefusesASecondCallInFlightAndFreesItsPermitOnceServed() {
 		heldCallIsCapped("/r/cap/hold", "/r/cap/ok", "c-cap");
