@@ -1,11 +1,5 @@
 package dev.ratelimit.blocking;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -30,6 +24,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.gateway.RateLimitGatewayLimiter;
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -69,8 +64,6 @@ class RedisGatewayNonBlockingTests {
 			return response.status(status).sendString(Mono.just("backend"));
 		})
 		.bindNow();
-
-	private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
 	@LocalServerPort
 	int port;
@@ -147,20 +140,7 @@ class RedisGatewayNonBlockingTests {
 	}
 
 	private int status(String path, String user) {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
-			.header("X-User", user)
-			.timeout(Duration.ofSeconds(10))
-			.build();
-		try {
-			return CLIENT.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		return TestHttp.on(this.port).get(path, "X-User", user).status();
 	}
 
 	@SpringBootConfiguration

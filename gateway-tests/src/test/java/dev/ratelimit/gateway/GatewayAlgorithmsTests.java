@@ -22,6 +22,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -176,7 +178,7 @@ abstract class GatewayAlgorithmsTests {
 		String user = way + "-" + c + "-" + getClass().getSimpleName();
 		String path = way.path(c) + "/items";
 		for (int i = 0; i < 2; i++) {
-			HttpAnswer allowed = HttpAnswer.get(this.port, path, "X-User", user);
+			Answer allowed = TestHttp.on(this.port).get(path, "X-User", user);
 			assertThat(allowed.status()).as("call %d", i).isEqualTo(200);
 			assertThat(allowed.header(Backend.REACHED)).isEqualTo("reached");
 			assertThat(allowed.body()).isEqualTo("backend " + path);
@@ -189,18 +191,19 @@ abstract class GatewayAlgorithmsTests {
 		}
 		int reached = Backend.shared().hits(path);
 		// Retry-After is the wait in whole seconds, rounded up: the time the test moves the clock by, to the µs.
-		assertRefused(HttpAnswer.get(this.port, path, "X-User", user), way, c, (c.reopensAfter + 999_999) / 1_000_000);
+		assertRefused(TestHttp.on(this.port).get(path, "X-User", user), way, c,
+				(c.reopensAfter + 999_999) / 1_000_000);
 		this.clock.advanceMicros(c.reopensAfter - 1);
-		assertRefused(HttpAnswer.get(this.port, path, "X-User", user), way, c, 1);
+		assertRefused(TestHttp.on(this.port).get(path, "X-User", user), way, c, 1);
 		assertThat(Backend.shared().hits(path)).as("refused requests proxied").isEqualTo(reached);
 		this.clock.advanceMicros(1);
-		HttpAnswer again = HttpAnswer.get(this.port, path, "X-User", user);
+		Answer again = TestHttp.on(this.port).get(path, "X-User", user);
 		assertThat(again.status()).isEqualTo(200);
 		assertThat(again.header(Backend.REACHED)).isEqualTo("reached");
 		assertThat(again.header("RateLimit-Policy")).isEqualTo(c.policyField());
 	}
 
-	private static void assertRefused(HttpAnswer refused, Way way, Case c, long retryAfter) {
+	private static void assertRefused(Answer refused, Way way, Case c, long retryAfter) {
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.header(Backend.REACHED)).isNull();
 		assertThat(refused.header("Retry-After")).isEqualTo(Long.toString(retryAfter));

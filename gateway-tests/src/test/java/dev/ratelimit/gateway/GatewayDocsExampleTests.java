@@ -28,6 +28,8 @@ import org.springframework.core.io.ByteArrayResource;
 import org.springframework.test.context.ContextConfiguration;
 
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -59,13 +61,13 @@ class GatewayDocsExampleTests {
 	@Test
 	void theRateLimitFilterLimitsOrdersPerClient() {
 		for (int remaining = 4; remaining >= 0; remaining--) {
-			HttpAnswer allowed = HttpAnswer.get(this.port, "/orders/7");
+			Answer allowed = TestHttp.on(this.port).get("/orders/7");
 			assertThat(allowed.status()).isEqualTo(200);
 			assertThat(allowed.header(Backend.REACHED)).isEqualTo("reached");
 			assertThat(allowed.header("RateLimit-Policy")).isEqualTo("\"per-client\";q=5;w=1");
 			assertThat(allowed.header("RateLimit")).isEqualTo("\"per-client\";r=" + remaining + ";t=1");
 		}
-		HttpAnswer refused = HttpAnswer.get(this.port, "/orders/7");
+		Answer refused = TestHttp.on(this.port).get("/orders/7");
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.header("Retry-After")).isEqualTo("1");
 		assertThat(refused.header("Content-Type")).isEqualTo("application/problem+json");
@@ -77,33 +79,33 @@ class GatewayDocsExampleTests {
 	void theLoginRouteCountsOnlyFailedLogins() {
 		for (int i = 0; i < 5; i++) {
 			// Successful logins give their unit back: never refused.
-			assertThat(HttpAnswer.get(this.port, "/login", "X-User", "ann", "X-Password", "secret").status())
+			assertThat(TestHttp.on(this.port).get("/login", "X-User", "ann", "X-Password", "secret").status())
 				.isEqualTo(200);
 		}
 		for (int i = 0; i < 3; i++) {
-			assertThat(HttpAnswer.get(this.port, "/login", "X-User", "ann", "X-Password", "guess").status())
+			assertThat(TestHttp.on(this.port).get("/login", "X-User", "ann", "X-Password", "guess").status())
 				.isEqualTo(401);
 		}
-		HttpAnswer refused = HttpAnswer.get(this.port, "/login", "X-User", "ann", "X-Password", "secret");
+		Answer refused = TestHttp.on(this.port).get("/login", "X-User", "ann", "X-Password", "secret");
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.header("Retry-After")).isEqualTo("900");
-		assertThat(HttpAnswer.get(this.port, "/login", "X-User", "bob", "X-Password", "secret").status())
+		assertThat(TestHttp.on(this.port).get("/login", "X-User", "bob", "X-Password", "secret").status())
 			.isEqualTo(200);
 	}
 
 	@Test
 	void requestRateLimiterLimitsReportsPerUser() {
 		for (int remaining = 9; remaining >= 0; remaining--) {
-			HttpAnswer allowed = HttpAnswer.get(this.port, "/reports/daily", "X-User", "cid");
+			Answer allowed = TestHttp.on(this.port).get("/reports/daily", "X-User", "cid");
 			assertThat(allowed.status()).isEqualTo(200);
 			assertThat(allowed.header("RateLimit-Policy")).isEqualTo("\"per-user\";q=10;w=60");
 			assertThat(allowed.header("RateLimit")).startsWith("\"per-user\";r=" + remaining + ";t=");
 		}
-		HttpAnswer refused = HttpAnswer.get(this.port, "/reports/daily", "X-User", "cid");
+		Answer refused = TestHttp.on(this.port).get("/reports/daily", "X-User", "cid");
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.header("Retry-After")).isEqualTo("6");
 		assertThat(refused.body()).isEmpty();
-		assertThat(HttpAnswer.get(this.port, "/reports/daily", "X-User", "dan").status()).isEqualTo(200);
+		assertThat(TestHttp.on(this.port).get("/reports/daily", "X-User", "dan").status()).isEqualTo(200);
 	}
 
 	@Test

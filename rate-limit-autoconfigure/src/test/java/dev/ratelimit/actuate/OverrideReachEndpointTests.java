@@ -6,15 +6,17 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.context.annotation.Bean;
+import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.plans.RecentCallers;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -55,16 +57,16 @@ class OverrideReachEndpointTests {
 	/** The recent callers' own clock, not a bean: the limiters keep the system's. */
 	private static final ManualTimeSource recentCallersClock = new ManualTimeSource();
 
-	private HttpTestClient http;
+	private TestHttp http;
 
 	@BeforeEach
 	void callers() {
 		recentCallersClock.advance(RecentCallers.DEFAULT_WINDOW.multipliedBy(2));
-		this.http = new HttpTestClient(this.port);
-		this.http.post("/agents/run", "X-User-Id", "ann", "X-Plan", "free");
-		this.http.post("/agents/run", "X-User-Id", "bob", "X-Plan", "free");
+		this.http = TestHttp.on(this.port);
+		this.http.post("/agents/run", null, "X-User-Id", "ann", "X-Plan", "free");
+		this.http.post("/agents/run", null, "X-User-Id", "bob", "X-Plan", "free");
 		// No plan: decided by the default plan, free.
-		this.http.post("/agents/run", "X-User-Id", "cid");
+		this.http.post("/agents/run", null, "X-User-Id", "cid");
 		this.http.get("/api/items", "X-User-Id", "u1");
 		this.http.get("/api/items", "X-User-Id", "u2");
 	}
@@ -79,7 +81,7 @@ class OverrideReachEndpointTests {
 
 	@Test
 	void anOverrideOfTheLimitsOwnNumbersIsRefusedNamingThePlansToUse() {
-		HttpTestClient.Response refused = this.http.postJson("/actuator/ratelimits/agent-runs",
+		Answer refused = this.http.postJson("/actuator/ratelimits/agent-runs",
 				"{\"capacity\": 2, \"refill\": \"1/1s\"}");
 
 		assertThat(refused.status()).as(refused.body()).isEqualTo(409);
@@ -103,7 +105,7 @@ class OverrideReachEndpointTests {
 
 	@Test
 	void anOverrideOfAPlanIsAppliedAndSaysWhomItReaches() {
-		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/agent-runs",
+		Answer set = this.http.postJson("/actuator/ratelimits/agent-runs",
 				"{\"plan\": \"free\", \"capacity\": 1, \"refill\": \"1/1h\"}");
 
 		assertThat(set.status()).as(set.body()).isEqualTo(200);
@@ -115,15 +117,15 @@ class OverrideReachEndpointTests {
 		assertThat(body.get("warnings").isEmpty()).isTrue();
 		assertThat(body.at("/plans/free/capacity").asLong()).isEqualTo(1);
 		// The change reaches the callers it says it does: a new free caller has one call.
-		assertThat(this.http.post("/agents/run", "X-User-Id", "dee").status()).isEqualTo(200);
-		assertThat(this.http.post("/agents/run", "X-User-Id", "dee").status()).isEqualTo(429);
-		assertThat(this.http.post("/agents/run", "X-User-Id", "eve", "X-Plan", "pro").status()).isEqualTo(200);
-		assertThat(this.http.post("/agents/run", "X-User-Id", "eve", "X-Plan", "pro").status()).isEqualTo(200);
+		assertThat(this.http.post("/agents/run", null, "X-User-Id", "dee").status()).isEqualTo(200);
+		assertThat(this.http.post("/agents/run", null, "X-User-Id", "dee").status()).isEqualTo(429);
+		assertThat(this.http.post("/agents/run", null, "X-User-Id", "eve", "X-Plan", "pro").status()).isEqualTo(200);
+		assertThat(this.http.post("/agents/run", null, "X-User-Id", "eve", "X-Plan", "pro").status()).isEqualTo(200);
 	}
 
 	@Test
 	void anOverrideOfAPlanNoRecentCallerIsOnIsRefusedUnlessForced() {
-		HttpTestClient.Response refused = this.http.postJson("/actuator/ratelimits/agent-runs",
+		Answer refused = this.http.postJson("/actuator/ratelimits/agent-runs",
 				"{\"plan\": \"pro\", \"capacity\": 3}");
 
 		assertThat(refused.status()).as(refused.body()).isEqualTo(409);
@@ -131,7 +133,7 @@ class OverrideReachEndpointTests {
 			.contains("was on the plans [pro]")
 			.contains("{\"plan\":\"free\",\"capacity\":3}");
 
-		HttpTestClient.Response forced = this.http.postJson("/actuator/ratelimits/agent-runs",
+		Answer forced = this.http.postJson("/actuator/ratelimits/agent-runs",
 				"{\"plan\": \"pro\", \"capacity\": 3, \"force\": true}");
 		assertThat(forced.status()).as(forced.body()).isEqualTo(200);
 		assertThat(forced.json().at("/affects/plans").toString()).isEqualTo("[\"pro\"]");
@@ -142,7 +144,7 @@ class OverrideReachEndpointTests {
 
 	@Test
 	void forceAppliesAnOverrideThatChangesNoCallerWithAWarning() {
-		HttpTestClient.Response forced = this.http.postJson("/actuator/ratelimits/agent-runs",
+		Answer forced = this.http.postJson("/actuator/ratelimits/agent-runs",
 				"{\"capacity\": 2, \"refill\": \"1/1s\", \"force\": true}");
 
 		assertThat(forced.status()).as(forced.body()).isEqualTo(200);
@@ -153,11 +155,11 @@ class OverrideReachEndpointTests {
 		assertThat(body.at("/warnings/0").asString()).contains("changes no caller")
 			.contains("applied because \"force\" was set");
 		// As the warning says: free callers keep their numbers.
-		assertThat(this.http.post("/agents/run", "X-User-Id", "fay").status()).isEqualTo(200);
-		assertThat(this.http.post("/agents/run", "X-User-Id", "fay").status()).isEqualTo(200);
-		assertThat(this.http.post("/agents/run", "X-User-Id", "fay").status()).isEqualTo(200);
+		assertThat(this.http.post("/agents/run", null, "X-User-Id", "fay").status()).isEqualTo(200);
+		assertThat(this.http.post("/agents/run", null, "X-User-Id", "fay").status()).isEqualTo(200);
+		assertThat(this.http.post("/agents/run", null, "X-User-Id", "fay").status()).isEqualTo(200);
 
-		HttpTestClient.Response removed = this.http.delete("/actuator/ratelimits/agent-runs");
+		Answer removed = this.http.delete("/actuator/ratelimits/agent-runs");
 		assertThat(removed.status()).isEqualTo(200);
 		assertThat(removed.json().at("/warnings/0").asString())
 			.isEqualTo("Removing the override of rate-limit 'agent-runs' changes no caller's limit");
@@ -165,7 +167,7 @@ class OverrideReachEndpointTests {
 
 	@Test
 	void aLimitWithoutPlansAnswersAsBeforeWithItsRecentCallers() {
-		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 5}");
+		Answer set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 5}");
 
 		assertThat(set.status()).as(set.body()).isEqualTo(200);
 		JsonNode body = set.json();
@@ -175,7 +177,7 @@ class OverrideReachEndpointTests {
 		assertThat(body.at("/recentCallers/byPlan/(limit)").asLong()).isEqualTo(2);
 		assertThat(body.get("warnings").isEmpty()).isTrue();
 
-		HttpTestClient.Response same = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 5}");
+		Answer same = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 5}");
 		assertThat(same.status()).as(same.body()).isEqualTo(409);
 		assertThat(same.json().get("message").asString())
 			.contains("changes no caller: the numbers its callers are decided by stay as they are");
@@ -187,22 +189,22 @@ class OverrideReachEndpointTests {
 
 	@Test
 	void aResetOfAKeyWithoutStateWarnsAndOneWithStateDoesNot() {
-		HttpTestClient.Response nothing = this.http.delete("/actuator/ratelimits/per-user/nobody");
+		Answer nothing = this.http.delete("/actuator/ratelimits/per-user/nobody");
 		assertThat(nothing.status()).isEqualTo(200);
 		assertThat(nothing.json().at("/warnings/0").asString())
 			.contains("Key 'nobody' of 'per-user' had its full quota: the reset changed nothing")
 			.contains("header('X-User-Id')");
 
-		HttpTestClient.Response used = this.http.delete("/actuator/ratelimits/per-user/u1");
+		Answer used = this.http.delete("/actuator/ratelimits/per-user/u1");
 		assertThat(used.status()).isEqualTo(200);
 		assertThat(used.json().get("warnings").isEmpty()).isTrue();
 
 		// A pro caller's state, which the default plan's smaller capacity would show as full.
-		this.http.post("/agents/run", "X-User-Id", "gus", "X-Plan", "pro");
+		this.http.post("/agents/run", null, "X-User-Id", "gus", "X-Plan", "pro");
 		assertThat(this.http.delete("/actuator/ratelimits/agent-runs/gus").json().get("warnings").isEmpty())
 			.isTrue();
 
-		HttpTestClient.Response budget = this.http.delete("/actuator/ratelimits/tenant-daily/idle");
+		Answer budget = this.http.delete("/actuator/ratelimits/tenant-daily/idle");
 		assertThat(budget.json().at("/warnings/0").asString()).contains("had its full quota");
 	}
 

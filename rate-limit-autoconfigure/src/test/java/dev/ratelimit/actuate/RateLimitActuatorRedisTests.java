@@ -3,7 +3,6 @@ package dev.ratelimit.actuate;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Arrays;
-
 import javax.management.MBeanException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -24,6 +23,8 @@ import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisSilence;
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -68,11 +69,11 @@ class RateLimitActuatorRedisTests {
 
 	private RedisSilence silence;
 
-	private HttpTestClient http;
+	private TestHttp http;
 
 	@BeforeEach
 	void healthyRedis() {
-		this.http = new HttpTestClient(this.port);
+		this.http = TestHttp.on(this.port);
 		this.silence = this.connection.silence();
 		if (!redis.process().isAlive()) {
 			redis.restart();
@@ -82,14 +83,14 @@ class RateLimitActuatorRedisTests {
 
 	@Test
 	void healthIsUpWhileRedisAnswersDownOnceItIsKilledAndUpAgainAfterItReturns() {
-		HttpTestClient.Response up = this.http.get("/actuator/health/rateLimit");
+		Answer up = this.http.get("/actuator/health/rateLimit");
 		assertThat(up.status()).isEqualTo(200);
 		assertThat(up.json().get("status").asString()).isEqualTo("UP");
 		assertThat(up.json().at("/details/backend").asString()).isEqualTo("redis");
 		assertThat(up.json().at("/details/redis").asString()).isEqualTo("available");
 
 		redis.kill();
-		HttpTestClient.Response down = this.http.get("/actuator/health/rateLimit");
+		Answer down = this.http.get("/actuator/health/rateLimit");
 		assertThat(down.status()).isEqualTo(503);
 		assertThat(down.json().get("status").asString()).isEqualTo("DOWN");
 		assertThat(down.json().at("/details/backend").asString()).isEqualTo("redis");
@@ -112,12 +113,12 @@ class RateLimitActuatorRedisTests {
 		// An ACL that takes the scripts away: PING answers, every decision is refused.
 		assertThat(redis.call("ACL", "SETUSER", "default", "-evalsha", "-eval", "-fcall")).isEqualTo("+OK");
 		try {
-			assertThat(this.http.post("/chat", "X-Tenant-Id", "acl").status()).as("fail-closed budget")
+			assertThat(this.http.post("/chat", null, "X-Tenant-Id", "acl").status()).as("fail-closed budget")
 				.isEqualTo(503);
 			assertThat(this.http.get("/api/items", "X-User-Id", "acl").status()).as("policy failing local")
 				.isEqualTo(200);
 
-			HttpTestClient.Response down = this.http.get("/actuator/health/rateLimit");
+			Answer down = this.http.get("/actuator/health/rateLimit");
 			assertThat(down.status()).isEqualTo(503);
 			JsonNode details = down.json().get("details");
 			assertThat(details.get("redis").asString()).isEqualTo("unavailable");
@@ -129,10 +130,10 @@ class RateLimitActuatorRedisTests {
 		finally {
 			redis.call("ACL", "SETUSER", "default", "+@all");
 		}
-		assertThat(this.http.post("/chat", "X-Tenant-Id", "acl").status()).isEqualTo(200);
+		assertThat(this.http.post("/chat", null, "X-Tenant-Id", "acl").status()).isEqualTo(200);
 		assertThat(this.http.get("/api/items", "X-User-Id", "acl").status()).isEqualTo(200);
 
-		HttpTestClient.Response up = this.http.get("/actuator/health/rateLimit");
+		Answer up = this.http.get("/actuator/health/rateLimit");
 		assertThat(up.status()).isEqualTo(200);
 		assertThat(up.json().at("/details/redis").asString()).isEqualTo("available");
 		assertThat(up.json().at("/details/scripts").asString()).isEqualTo("FCALL");
@@ -145,12 +146,12 @@ class RateLimitActuatorRedisTests {
 			.until(() -> this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 2}").status() == 200);
 		redis.kill();
 
-		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
+		Answer set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
 		assertThat(set.status()).as(set.body()).isEqualTo(503);
 		assertThat(set.json().get("message").asString())
 			.contains("store did not take the override {capacity=1} of rate-limit 'per-user'")
 			.contains("nothing changed");
-		HttpTestClient.Response removed = this.http.delete("/actuator/ratelimits/per-user");
+		Answer removed = this.http.delete("/actuator/ratelimits/per-user");
 		assertThat(removed.status()).as(removed.body()).isEqualTo(503);
 		assertThat(removed.json().get("message").asString()).contains("store did not take the removal");
 
@@ -172,17 +173,17 @@ class RateLimitActuatorRedisTests {
 			.until(() -> this.http.get("/actuator/ratelimits/per-user/ann").status() == 200);
 		redis.kill();
 
-		HttpTestClient.Response rateLimit = this.http.get("/actuator/ratelimits/per-user/ann");
+		Answer rateLimit = this.http.get("/actuator/ratelimits/per-user/ann");
 		assertThat(rateLimit.status()).as(rateLimit.body()).isEqualTo(503);
 		assertThat(rateLimit.json().get("policy").asString()).isEqualTo("per-user");
 		assertThat(rateLimit.json().get("key").asString()).isEqualTo("ann");
 		assertThat(rateLimit.json().get("unavailable").asString()).startsWith("The store could not be read: ");
-		HttpTestClient.Response budget = this.http.get("/actuator/ratelimits/tenant-daily/acme");
+		Answer budget = this.http.get("/actuator/ratelimits/tenant-daily/acme");
 		assertThat(budget.status()).as(budget.body()).isEqualTo(503);
 		assertThat(budget.json().get("type").asString()).isEqualTo("budget");
 		// An unknown limit is still a 404, Redis or not.
 		assertThat(this.http.get("/actuator/ratelimits/nobody/ann").status()).isEqualTo(404);
-		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/per-user/ann");
+		Answer reset = this.http.delete("/actuator/ratelimits/per-user/ann");
 		assertThat(reset.status()).as(reset.body()).isEqualTo(503);
 		assertThat(reset.json().get("message").asString()).startsWith("The store could not reset key 'ann'");
 
@@ -216,7 +217,7 @@ class RateLimitActuatorRedisTests {
 			// The first call waits for the silence to last the timeout; then Redis is silent.
 			assertThat(this.http.get("/api/items", "X-User-Id", "dan").status()).isEqualTo(200);
 			await().atMost(Duration.ofSeconds(10)).until(this.silence::isSilent);
-			HttpTestClient.Response health = this.http.get("/actuator/health/rateLimit");
+			Answer health = this.http.get("/actuator/health/rateLimit");
 			JsonNode details = health.json().get("details");
 			assertThat(details.get("redis").asString()).isEqualTo("unavailable");
 			assertThat(details.get("error").asString()).startsWith("Redis has not answered the rate limiter");
@@ -245,14 +246,14 @@ class RateLimitActuatorRedisTests {
 
 		assertThat(this.http.delete("/actuator/ratelimits/per-user/eve").status()).isEqualTo(200);
 		assertThat(redis.call("EXISTS", "rl:per-user:{eve}")).isEqualTo(":0");
-		HttpTestClient.Response next = this.http.get("/api/items", "X-User-Id", "eve");
+		Answer next = this.http.get("/api/items", "X-User-Id", "eve");
 		assertThat(next.status()).isEqualTo(200);
 		assertThat(next.rateLimit()).startsWith("\"per-user\";r=2;");
 	}
 
 	@Test
 	void budgetResetDeletesItsThreeRedisKeys() {
-		assertThat(this.http.post("/chat", "X-Tenant-Id", "acme").status()).isEqualTo(200);
+		assertThat(this.http.post("/chat", null, "X-Tenant-Id", "acme").status()).isEqualTo(200);
 		String base = "rl:budget:tenant-daily:{acme}";
 		// The spend and the settled id's marker; the lease went with the settle.
 		assertThat(redis.call("EXISTS", base, base + ":d")).isEqualTo(":2");

@@ -9,6 +9,9 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -28,11 +31,11 @@ class RateLimitEndpointDefaultAccessTests {
 	@LocalServerPort
 	int port;
 
-	private HttpTestClient http;
+	private TestHttp http;
 
 	@BeforeEach
 	void client() {
-		this.http = new HttpTestClient(this.port);
+		this.http = TestHttp.on(this.port);
 	}
 
 	@Test
@@ -42,7 +45,7 @@ class RateLimitEndpointDefaultAccessTests {
 		}
 		assertThat(this.http.get("/api/items", "X-User-Id", "mallory").status()).isEqualTo(429);
 
-		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/per-user/mallory");
+		Answer reset = this.http.delete("/actuator/ratelimits/per-user/mallory");
 
 		assertThat(reset.status()).isEqualTo(405);
 		assertThat(this.http.get("/api/items", "X-User-Id", "mallory").status()).isEqualTo(429);
@@ -51,7 +54,7 @@ class RateLimitEndpointDefaultAccessTests {
 
 	@Test
 	void aCallerCannotRaiseItsLimitThroughAnOverride() {
-		HttpTestClient.Response override = this.http.postJson("/actuator/ratelimits/per-user",
+		Answer override = this.http.postJson("/actuator/ratelimits/per-user",
 				"{\"capacity\": 1000}");
 
 		assertThat(override.status()).isEqualTo(405);

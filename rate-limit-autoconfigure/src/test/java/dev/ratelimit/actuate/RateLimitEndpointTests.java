@@ -13,8 +13,9 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.actuate.ActuatorTestApplication.LimitedController;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
-import static dev.ratelimit.actuate.HttpTestClient.element;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -35,16 +36,16 @@ class RateLimitEndpointTests {
 	@LocalServerPort
 	int port;
 
-	private HttpTestClient http;
+	private TestHttp http;
 
 	@BeforeEach
 	void client() {
-		this.http = new HttpTestClient(this.port);
+		this.http = TestHttp.on(this.port);
 	}
 
 	@Test
 	void listsEachConfiguredPolicyWithItsRouteRulesAndAnnotatedMethods() {
-		HttpTestClient.Response response = this.http.get("/actuator/ratelimits");
+		Answer response = this.http.get("/actuator/ratelimits");
 		assertThat(response.status()).isEqualTo(200);
 		JsonNode perUser = element(response.json().get("rateLimits"), "name", "per-user");
 		assertThat(perUser.get("inline").asBoolean()).isFalse();
@@ -107,7 +108,7 @@ class RateLimitEndpointTests {
 		assertThat(this.http.get("/api/items", "X-User-Id", "ann").status()).isEqualTo(200);
 		assertThat(this.http.get("/api/items", "X-User-Id", "ann").status()).isEqualTo(200);
 		for (int read = 0; read < 3; read++) {
-			HttpTestClient.Response response = this.http.get("/actuator/ratelimits/per-user/ann");
+			Answer response = this.http.get("/actuator/ratelimits/per-user/ann");
 			assertThat(response.status()).isEqualTo(200);
 			JsonNode state = response.json();
 			assertThat(state.get("type").asString()).isEqualTo("rate-limit");
@@ -126,29 +127,29 @@ class RateLimitEndpointTests {
 			this.http.get("/api/items", "X-User-Id", "bob");
 		}
 		assertThat(this.http.get("/api/items", "X-User-Id", "bob").status()).isEqualTo(429);
-		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/per-user/bob");
+		Answer reset = this.http.delete("/actuator/ratelimits/per-user/bob");
 		assertThat(reset.status()).isEqualTo(200);
 		assertThat(reset.json().get("storageKey").asString()).isEqualTo("rl:per-user:{bob}");
 		assertThat(this.http.get("/actuator/ratelimits/per-user/bob").json().get("remaining").asLong()).isEqualTo(3);
-		HttpTestClient.Response next = this.http.get("/api/items", "X-User-Id", "bob");
+		Answer next = this.http.get("/api/items", "X-User-Id", "bob");
 		assertThat(next.status()).isEqualTo(200);
 		assertThat(next.rateLimit()).startsWith("\"per-user\";r=2;");
 	}
 
 	@Test
 	void inlinePolicyKeysCanBeReadAndReset() {
-		this.http.post("/runs", "X-User-Id", "cat");
-		this.http.post("/runs", "X-User-Id", "cat");
-		assertThat(this.http.post("/runs", "X-User-Id", "cat").status()).isEqualTo(429);
+		this.http.post("/runs", null, "X-User-Id", "cat");
+		this.http.post("/runs", null, "X-User-Id", "cat");
+		assertThat(this.http.post("/runs", null, "X-User-Id", "cat").status()).isEqualTo(429);
 		assertThat(this.http.get("/actuator/ratelimits/runs/cat").json().get("remaining").asLong()).isZero();
 		assertThat(this.http.delete("/actuator/ratelimits/runs/cat").status()).isEqualTo(200);
-		assertThat(this.http.post("/runs", "X-User-Id", "cat").status()).isEqualTo(200);
+		assertThat(this.http.post("/runs", null, "X-User-Id", "cat").status()).isEqualTo(200);
 	}
 
 	@Test
 	void budgetKeyStateShowsSpentAndRemainingPerWindowAndDeleteResetsIt() {
-		assertThat(this.http.post("/chat", "X-Tenant-Id", "acme").status()).isEqualTo(200);
-		assertThat(this.http.post("/chat", "X-Tenant-Id", "acme").status()).isEqualTo(200);
+		assertThat(this.http.post("/chat", null, "X-Tenant-Id", "acme").status()).isEqualTo(200);
+		assertThat(this.http.post("/chat", null, "X-Tenant-Id", "acme").status()).isEqualTo(200);
 		JsonNode state = this.http.get("/actuator/ratelimits/tenant-daily/acme").json();
 		assertThat(state.get("type").asString()).isEqualTo("budget");
 		assertThat(state.get("unit").asString()).isEqualTo("USD");
@@ -173,7 +174,7 @@ class RateLimitEndpointTests {
 		assertThat(state.get("permits").asInt()).isEqualTo(2);
 		assertThat(state.get("inUse").asInt()).isZero();
 		assertThat(state.get("available").asInt()).isEqualTo(2);
-		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/LimitedController.slow.concurrency/global");
+		Answer reset = this.http.delete("/actuator/ratelimits/LimitedController.slow.concurrency/global");
 		assertThat(reset.status()).isEqualTo(400);
 		assertThat(reset.body()).contains("cannot be reset");
 	}
@@ -181,17 +182,34 @@ class RateLimitEndpointTests {
 	@Test
 	void unknownPolicyIsNotFoundAndCannotBeReset() {
 		assertThat(this.http.get("/actuator/ratelimits/nope/ann").status()).isEqualTo(404);
-		HttpTestClient.Response reset = this.http.delete("/actuator/ratelimits/nope/ann");
+		Answer reset = this.http.delete("/actuator/ratelimits/nope/ann");
 		assertThat(reset.status()).isEqualTo(400);
 		assertThat(reset.body()).contains("No rate limit, budget or concurrency cap named 'nope'");
 	}
 
 	@Test
 	void healthOfTheMemoryBackendIsUp() {
-		HttpTestClient.Response response = this.http.get("/actuator/health/rateLimit");
+		Answer response = this.http.get("/actuator/health/rateLimit");
 		assertThat(response.status()).isEqualTo(200);
 		assertThat(response.json().get("status").asString()).isEqualTo("UP");
 		assertThat(response.json().at("/details/backend").asString()).isEqualTo("memory");
+	}
+
+	/**
+	 * Finds the element of a JSON array whose field has a value.
+	 * @param array the array
+	 * @param field the field
+	 * @param value the value
+	 * @return the element
+	 * @throws AssertionError if none has it
+	 */
+	private static JsonNode element(JsonNode array, String field, String value) {
+		for (JsonNode element : array) {
+			if (value.equals(element.path(field).asString())) {
+				return element;
+			}
+		}
+		throw new AssertionError("No element with " + field + "=" + value + " in " + array);
 	}
 
 }

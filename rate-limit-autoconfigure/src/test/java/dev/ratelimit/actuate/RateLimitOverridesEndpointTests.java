@@ -14,6 +14,9 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -46,11 +49,11 @@ class RateLimitOverridesEndpointTests {
 	@LocalServerPort
 	int port;
 
-	private HttpTestClient http;
+	private TestHttp http;
 
 	@BeforeEach
 	void client() {
-		this.http = new HttpTestClient(this.port);
+		this.http = TestHttp.on(this.port);
 	}
 
 	@AfterEach
@@ -61,7 +64,7 @@ class RateLimitOverridesEndpointTests {
 
 	@Test
 	void anOverrideIsEnforcedListedAndRemoved(CapturedOutput output) {
-		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
+		Answer set = this.http.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
 
 		assertThat(set.status()).isEqualTo(200);
 		assertThat(set.json().at("/overrides/(limit)/capacity").asLong()).isEqualTo(1);
@@ -80,7 +83,7 @@ class RateLimitOverridesEndpointTests {
 		assertThat(overview.get("capacity").asLong()).isEqualTo(1);
 		assertThat(overview.at("/definition/overrides/(limit)/capacity").asLong()).isEqualTo(1);
 
-		HttpTestClient.Response removed = this.http.delete("/actuator/ratelimits/per-user");
+		Answer removed = this.http.delete("/actuator/ratelimits/per-user");
 		assertThat(removed.status()).isEqualTo(200);
 		assertThat(removed.json().get("overrides").isEmpty()).isTrue();
 		assertThat(output).contains("Override {capacity=1} of rate-limit 'per-user' removed: "
@@ -93,7 +96,7 @@ class RateLimitOverridesEndpointTests {
 
 	@Test
 	void aPlansQuotaIsOverriddenAndTheOverviewShowsPlansKeyOverridesAndExemption() {
-		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/tiered",
+		Answer set = this.http.postJson("/actuator/ratelimits/tiered",
 				"{\"plan\": \"pro\", \"capacity\": \"20\", \"refill\": \"20/1m\"}");
 
 		assertThat(set.status()).isEqualTo(200);
@@ -165,20 +168,20 @@ class RateLimitOverridesEndpointTests {
 
 	@Test
 	void aBudgetsAmountIsOverridden() {
-		HttpTestClient.Response set = this.http.postJson("/actuator/ratelimits/tenant-daily", "{\"amount\": 0.2}");
+		Answer set = this.http.postJson("/actuator/ratelimits/tenant-daily", "{\"amount\": 0.2}");
 		try {
 			assertThat(set.status()).isEqualTo(200);
 			assertThat(set.json().at("/effective/amount").asString()).isEqualTo("0.2");
 			// Each call reserves 0.10 and settles at 0.25: the first spends more than the new 0.20.
-			assertThat(this.http.post("/chat", "X-Tenant-Id", "t1").status()).isEqualTo(200);
-			assertThat(this.http.post("/chat", "X-Tenant-Id", "t1").status()).isEqualTo(429);
+			assertThat(this.http.post("/chat", null, "X-Tenant-Id", "t1").status()).isEqualTo(200);
+			assertThat(this.http.post("/chat", null, "X-Tenant-Id", "t1").status()).isEqualTo(429);
 		}
 		finally {
 			this.http.delete("/actuator/ratelimits/tenant-daily");
 		}
 	}
 
-	private static void assertBadRequest(HttpTestClient.Response response, String reason) {
+	private static void assertBadRequest(Answer response, String reason) {
 		assertThat(response.status()).as(response.body()).isEqualTo(400);
 		assertThat(response.body()).contains(reason);
 	}

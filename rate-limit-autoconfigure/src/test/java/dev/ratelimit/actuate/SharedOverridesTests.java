@@ -11,6 +11,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,12 +36,12 @@ class SharedOverridesTests {
 	void anOverrideMadeOnOneInstanceIsEnforcedByEveryInstanceAndOutlivesARestart() {
 		redis.flushAll();
 		try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
-			HttpTestClient onA = HttpTestClient.of(a);
-			HttpTestClient onB = HttpTestClient.of(b);
+			TestHttp onA = TestHttp.of(a);
+			TestHttp onB = TestHttp.of(b);
 			assertThat(allowed(onB, "before")).isEqualTo(3);
 
 			long start = System.nanoTime();
-			HttpTestClient.Response set = onA.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
+			Answer set = onA.postJson("/actuator/ratelimits/per-user", "{\"capacity\": 1}");
 			assertThat(set.status()).as(set.body()).isEqualTo(200);
 			assertThat(set.json().get("shared").asBoolean()).isTrue();
 			Duration took = awaitEffectiveCapacity(onB, 1, start);
@@ -48,7 +50,7 @@ class SharedOverridesTests {
 			assertThat(allowed(onB, "after")).isEqualTo(1);
 
 			try (ConfigurableApplicationContext c = start()) {
-				HttpTestClient onC = HttpTestClient.of(c);
+				TestHttp onC = TestHttp.of(c);
 				assertThat(overrides(onC).at("/(limit)/capacity").asLong()).isEqualTo(1);
 				assertThat(allowed(onC, "restarted")).isEqualTo(1);
 			}
@@ -69,7 +71,7 @@ class SharedOverridesTests {
 		redis.call("HSET", "rl:{%overrides}", "tenant-daily:", "amount=0.5");
 		redis.call("HSET", "rl:{%overrides}", "no-colon", "capacity=1");
 		try (ConfigurableApplicationContext a = start()) {
-			HttpTestClient onA = HttpTestClient.of(a);
+			TestHttp onA = TestHttp.of(a);
 			assertThat(overrides(onA).isEmpty()).isTrue();
 			assertThat(onA.get("/actuator/ratelimits/tenant-daily").json().at("/effective/amount").asString())
 				.isEqualTo("0.5");
@@ -79,7 +81,7 @@ class SharedOverridesTests {
 		}
 	}
 
-	private static Duration awaitEffectiveCapacity(HttpTestClient client, long capacity, long startNanos) {
+	private static Duration awaitEffectiveCapacity(TestHttp client, long capacity, long startNanos) {
 		long deadline = startNanos + Duration.ofSeconds(5).toNanos();
 		while (System.nanoTime() < deadline) {
 			JsonNode overrides = client.get("/actuator/ratelimits/per-user").json();
@@ -91,11 +93,11 @@ class SharedOverridesTests {
 		throw new AssertionError("Capacity " + capacity + " did not reach the other instance within 5 s");
 	}
 
-	private static JsonNode overrides(HttpTestClient client) {
+	private static JsonNode overrides(TestHttp client) {
 		return client.get("/actuator/ratelimits/per-user").json().get("overrides");
 	}
 
-	private static int allowed(HttpTestClient client, String user) {
+	private static int allowed(TestHttp client, String user) {
 		int allowed = 0;
 		while (allowed < 10 && client.get("/api/items", "X-User-Id", user).status() == 200) {
 			allowed++;

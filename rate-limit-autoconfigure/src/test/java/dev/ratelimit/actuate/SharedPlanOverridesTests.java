@@ -11,6 +11,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -37,8 +39,8 @@ class SharedPlanOverridesTests {
 	void anOverrideThatChangesNoCallerReachesNoInstanceAndAPlansReachesBoth() {
 		redis.flushAll();
 		try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
-			HttpTestClient onA = HttpTestClient.of(a);
-			HttpTestClient onB = HttpTestClient.of(b);
+			TestHttp onA = TestHttp.of(a);
+			TestHttp onB = TestHttp.of(b);
 			run(onA, "ann", "free");
 			run(onA, "bob", null);
 			run(onB, "cid", "free");
@@ -47,7 +49,7 @@ class SharedPlanOverridesTests {
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> onA.get("/actuator/ratelimits/agent-runs").json().at("/recentCallers/byPlan/pro").asLong() == 1);
 
-			HttpTestClient.Response refused = onA.postJson("/actuator/ratelimits/agent-runs",
+			Answer refused = onA.postJson("/actuator/ratelimits/agent-runs",
 					"{\"capacity\": 2, \"refill\": \"1/1s\"}");
 			assertThat(refused.status()).as(refused.body()).isEqualTo(409);
 			assertThat(refused.json().get("message").asString()).contains("changes no caller")
@@ -55,7 +57,7 @@ class SharedPlanOverridesTests {
 			assertThat(redis.call("HLEN", "rl:{%overrides}")).isEqualTo(":0");
 			assertThat(onB.get("/actuator/ratelimits/agent-runs").json().get("overrides").isEmpty()).isTrue();
 
-			HttpTestClient.Response set = onA.postJson("/actuator/ratelimits/agent-runs",
+			Answer set = onA.postJson("/actuator/ratelimits/agent-runs",
 					"{\"plan\": \"free\", \"capacity\": 2, \"refill\": \"1/1m\"}");
 			assertThat(set.status()).as(set.body()).isEqualTo(200);
 			JsonNode body = set.json();
@@ -77,15 +79,15 @@ class SharedPlanOverridesTests {
 		}
 	}
 
-	private static void run(HttpTestClient client, String user, String plan) {
-		HttpTestClient.Response response = (plan != null) ? client.post("/agents/run", "X-User-Id", user, "X-Plan", plan)
-				: client.post("/agents/run", "X-User-Id", user);
+	private static void run(TestHttp client, String user, String plan) {
+		Answer response = (plan != null) ? client.post("/agents/run", null, "X-User-Id", user, "X-Plan", plan)
+				: client.post("/agents/run", null, "X-User-Id", user);
 		assertThat(response.status()).isEqualTo(200);
 	}
 
-	private static int allowed(HttpTestClient client, String user, String plan) {
+	private static int allowed(TestHttp client, String user, String plan) {
 		int allowed = 0;
-		while (allowed < 10 && client.post("/agents/run", "X-User-Id", user, "X-Plan", plan).status() == 200) {
+		while (allowed < 10 && client.post("/agents/run", null, "X-User-Id", user, "X-Plan", plan).status() == 200) {
 			allowed++;
 		}
 		return allowed;

@@ -12,6 +12,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,7 +34,7 @@ class TopKeysEndpointTests {
 	@Test
 	void theNoisyCallerIsListedFirstWithItsStateNow() {
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory")) {
-			HttpTestClient client = HttpTestClient.of(app);
+			TestHttp client = TestHttp.of(app);
 			calls(client, "alice", 10);
 			calls(client, "bob", 2);
 			calls(client, "tab\tand space", 1);
@@ -57,7 +59,7 @@ class TopKeysEndpointTests {
 	void keysCanBeListedAsHashesAndABudgetsUnitsAreInItsUnit() {
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory",
 				"rate-limit.heavy-hitters.hash-keys=true")) {
-			HttpTestClient client = HttpTestClient.of(app);
+			TestHttp client = TestHttp.of(app);
 			calls(client, "alice", 4);
 			JsonNode top = client.get("/actuator/ratelimits/per-user/top").json();
 			assertThat(top.get("keysHashed").asBoolean()).isTrue();
@@ -66,7 +68,7 @@ class TopKeysEndpointTests {
 				.hasSize(23);
 			assertThat(top.toString()).doesNotContain("alice");
 			for (int i = 0; i < 3; i++) {
-				assertThat(client.post("/chat", "X-Tenant-Id", "acme").status()).isEqualTo(200);
+				assertThat(client.post("/chat", null, "X-Tenant-Id", "acme").status()).isEqualTo(200);
 			}
 			JsonNode budget = client.get("/actuator/ratelimits/tenant-daily/top").json();
 			assertThat(budget.get("type").asString()).isEqualTo("budget");
@@ -77,11 +79,11 @@ class TopKeysEndpointTests {
 	@Test
 	void anUnknownLimitIsNotFoundAndTurnedOffHeavyHittersSaySo() {
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory")) {
-			assertThat(HttpTestClient.of(app).get("/actuator/ratelimits/nothing/top").status()).isEqualTo(404);
+			assertThat(TestHttp.of(app).get("/actuator/ratelimits/nothing/top").status()).isEqualTo(404);
 		}
 		try (ConfigurableApplicationContext app = start("rate-limit.backend=memory",
 				"rate-limit.heavy-hitters.enabled=false")) {
-			HttpTestClient.Response response = HttpTestClient.of(app).get("/actuator/ratelimits/per-user/top");
+			Answer response = TestHttp.of(app).get("/actuator/ratelimits/per-user/top");
 			assertThat(response.status()).isEqualTo(400);
 			assertThat(response.body()).contains("rate-limit.heavy-hitters.enabled");
 		}
@@ -92,8 +94,8 @@ class TopKeysEndpointTests {
 		redis.flushAll();
 		try (ConfigurableApplicationContext a = start(redisBackend()); ConfigurableApplicationContext b = start(
 				redisBackend())) {
-			HttpTestClient onA = HttpTestClient.of(a);
-			HttpTestClient onB = HttpTestClient.of(b);
+			TestHttp onA = TestHttp.of(a);
+			TestHttp onB = TestHttp.of(b);
 			// The same limit across the fleet: alice is refused on both instances, carol only on B.
 			calls(onA, "alice", 5);
 			calls(onB, "alice", 3);
@@ -116,7 +118,7 @@ class TopKeysEndpointTests {
 				"spring.data.redis.port=" + redis.port(), "rate-limit.heavy-hitters.publish-interval=1s" };
 	}
 
-	private static void calls(HttpTestClient client, String user, int count) {
+	private static void calls(TestHttp client, String user, int count) {
 		for (int i = 0; i < count; i++) {
 			client.get("/api/items", "X-User-Id", user);
 		}

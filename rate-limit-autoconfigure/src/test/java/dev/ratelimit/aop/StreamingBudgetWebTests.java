@@ -6,10 +6,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.Socket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -43,6 +39,7 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetMeter;
 import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.support.TestHttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -69,8 +66,6 @@ class StreamingBudgetWebTests {
 	private static final String PADDING = "#" + "-".repeat(99) + "\n";
 
 	private static final ExecutorService writers = Executors.newCachedThreadPool();
-
-	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
 	@LocalServerPort
 	int port;
@@ -174,20 +169,12 @@ class StreamingBudgetWebTests {
 	}
 
 	private List<String> get(String path) {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
-			.header("X-Tenant-Id", this.tenant)
-			.timeout(Duration.ofSeconds(20))
-			.build();
 		try {
-			return this.client.send(request, HttpResponse.BodyHandlers.ofLines()).body().toList();
+			return TestHttp.on(this.port).get(path, "X-Tenant-Id", this.tenant).body().lines().toList();
 		}
-		catch (IOException | UncheckedIOException ex) {
+		catch (UncheckedIOException ex) {
 			// A failed stream may end the response abruptly: what was received is not the point.
 			return List.of();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
 		}
 	}
 

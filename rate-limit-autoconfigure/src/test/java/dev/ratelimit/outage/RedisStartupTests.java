@@ -1,10 +1,5 @@
 package dev.ratelimit.outage;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +22,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.support.DelayingTcpProxy;
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -49,8 +46,6 @@ class RedisStartupTests {
 	static final Duration NEW_CONNECTION_DELAY = Duration.ofMillis(300);
 
 	static final Duration TIMEOUT = Duration.ofMillis(100);
-
-	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
 	private DelayingTcpProxy proxy;
 
@@ -83,7 +78,7 @@ class RedisStartupTests {
 		this.proxy = DelayingTcpProxy.start(redis.port(), NEW_CONNECTION_DELAY);
 		start("2s");
 
-		Response open = get("/open");
+		Answer open = get("/open");
 		assertThat(open.status()).isEqualTo(200);
 		assertThat(open.rateLimit()).isEqualTo("\"open\";r=999;t=4");
 		assertThat(listener().events()).containsExactly("STORE open allowed");
@@ -101,7 +96,7 @@ class RedisStartupTests {
 		this.proxy = DelayingTcpProxy.start(redis.port(), NEW_CONNECTION_DELAY);
 		start("2s");
 
-		Response health = get("/actuator/health/rateLimit");
+		Answer health = get("/actuator/health/rateLimit");
 		assertThat(health.status()).isEqualTo(200);
 		assertThat(health.body()).contains("\"status\":\"UP\"");
 		assertThat(get("/actuator/health").status()).isEqualTo(200);
@@ -119,11 +114,11 @@ class RedisStartupTests {
 			.asString()
 			.contains("failure mode");
 
-		Response open = get("/open");
+		Answer open = get("/open");
 		assertThat(open.status()).isEqualTo(200);
 		assertThat(open.rateLimit()).isNull();
 		assertThat(get("/closed").status()).isEqualTo(503);
-		Response health = get("/actuator/health/rateLimit");
+		Answer health = get("/actuator/health/rateLimit");
 		assertThat(health.status()).isEqualTo(503);
 		assertThat(health.body()).contains("\"status\":\"DOWN\"", "\"redis\":\"unavailable\"", "\"closed\"");
 		assertThat(get("/actuator/health/readiness").status()).isEqualTo(200);
@@ -136,7 +131,7 @@ class RedisStartupTests {
 		List<Long> latencies = new ArrayList<>();
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
 			long start = System.nanoTime();
-			Response response = get("/open");
+			Answer response = get("/open");
 			latencies.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 			assertThat(response.status()).isEqualTo(200);
 			return response.rateLimit() != null;
@@ -198,27 +193,9 @@ class RedisStartupTests {
 		}
 	}
 
-	private Response get(String path) {
-		String port = this.context.getEnvironment().getProperty("local.server.port");
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-			.timeout(Duration.ofSeconds(10))
-			.GET()
-			.build();
-		try {
-			HttpResponse<String> response = this.http.send(request, HttpResponse.BodyHandlers.ofString());
-			return new Response(response.statusCode(), response.headers().firstValue("RateLimit").orElse(null),
-					response.body());
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("GET " + path + " failed", ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted during GET " + path, ex);
-		}
-	}
-
-	private record Response(int status, String rateLimit, String body) {
+	private Answer get(String path) {
+		return TestHttp.on(this.context.getEnvironment().getRequiredProperty("local.server.port", Integer.class))
+			.get(path);
 	}
 
 }

@@ -8,6 +8,7 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
@@ -57,6 +58,15 @@ public final class TestHttp {
 	}
 
 	/**
+	 * Writes a value as JSON, for a request's body.
+	 * @param value the value, such as a record
+	 * @return its JSON text
+	 */
+	public static String json(Object value) {
+		return JSON.writeValueAsString(value);
+	}
+
+	/**
 	 * Sends a GET.
 	 * @param path the path, with its query
 	 * @param headers header names and values, alternating
@@ -75,6 +85,30 @@ public final class TestHttp {
 	 */
 	public Answer post(String path, @Nullable String body, String... headers) {
 		return send("POST", path, body, headers);
+	}
+
+	/**
+	 * Sends a POST with a JSON body ({@code Content-Type: application/json}).
+	 * @param path the path
+	 * @param json the body
+	 * @param headers further header names and values, alternating
+	 * @return the answer
+	 */
+	public Answer postJson(String path, String json, String... headers) {
+		String[] all = Arrays.copyOf(headers, headers.length + 2);
+		all[headers.length] = "Content-Type";
+		all[headers.length + 1] = "application/json";
+		return send("POST", path, json, all);
+	}
+
+	/**
+	 * Sends a DELETE.
+	 * @param path the path
+	 * @param headers header names and values, alternating
+	 * @return the answer
+	 */
+	public Answer delete(String path, String... headers) {
+		return send("DELETE", path, null, headers);
 	}
 
 	/**

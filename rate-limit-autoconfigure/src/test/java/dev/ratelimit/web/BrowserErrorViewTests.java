@@ -1,6 +1,5 @@
 package dev.ratelimit.web;
 
-import java.net.http.HttpResponse;
 import java.util.UUID;
 
 import org.junit.jupiter.api.Test;
@@ -8,6 +7,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,34 +30,34 @@ class BrowserErrorViewTests {
 	@Test
 	void aBrowserRefusedByARouteRuleGetsTheApplicationsPage() {
 		String user = user();
-		assertThat(get("/api/open", user).statusCode()).isEqualTo(200);
+		assertThat(get("/api/open", user).status()).isEqualTo(200);
 		assertPage(get("/api/open", user), 429, "You are going a little fast");
 	}
 
 	@Test
 	void aBrowserRefusedByAnAnnotationGetsTheApplicationsPage() {
 		String user = user();
-		assertThat(get("/annotated", user).statusCode()).isEqualTo(200);
+		assertThat(get("/annotated", user).status()).isEqualTo(200);
 		assertPage(get("/annotated", user), 429, "You are going a little fast");
 	}
 
 	@Test
 	void aBrowserRefusedByALimitItIsNotToldOfGetsTheApplicationsPageOf503() {
 		String user = user();
-		assertThat(get("/hidden/open", user).statusCode()).isEqualTo(200);
+		assertThat(get("/hidden/open", user).status()).isEqualTo(200);
 		assertPage(get("/hidden/open", user), 503, "We are short of capacity right now");
 	}
 
 	@Test
 	void aBrowserWithAnInvalidCostGetsTheApplicationsPageOfTheSeries() {
-		HttpResponse<String> refused = get("/batch?size=-1", user());
-		assertThat(refused.statusCode()).isEqualTo(400);
+		Answer refused = get("/batch?size=-1", user());
+		assertThat(refused.status()).isEqualTo(400);
 		assertThat(refused.body()).contains("Something about this request is not right");
 		assertThat(refused.headers().firstValue("Retry-After")).isEmpty();
 	}
 
-	private static void assertPage(HttpResponse<String> response, int status, String text) {
-		assertThat(response.statusCode()).isEqualTo(status);
+	private static void assertPage(Answer response, int status, String text) {
+		assertThat(response.status()).isEqualTo(status);
 		assertThat(response.headers().firstValue("Content-Type"))
 			.hasValueSatisfying((type) -> assertThat(type).startsWith("text/html"));
 		assertThat(response.body()).contains(text).doesNotContain("Whitelabel");
@@ -63,8 +65,8 @@ class BrowserErrorViewTests {
 		assertThat(response.headers().firstValue("Cache-Control")).hasValue("no-store");
 	}
 
-	private HttpResponse<String> get(String path, String user) {
-		return new BrowserCalls(this.port).get(path, user, BrowserCalls.BROWSER);
+	private Answer get(String path, String user) {
+		return TestHttp.on(this.port).get(path, "X-User-Id", user, "Accept", BrowserRejectionTests.BROWSER);
 	}
 
 	private static String user() {

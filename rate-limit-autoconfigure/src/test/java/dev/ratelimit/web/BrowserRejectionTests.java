@@ -1,20 +1,21 @@
 package dev.ratelimit.web;
 
-import java.net.http.HttpResponse;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.ratelimit.support.HeldCalls;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,19 +29,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = RejectionTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT)
 class BrowserRejectionTests {
 
-	private static final String BROWSER = BrowserCalls.BROWSER;
+	/** What a browser sends when it navigates to a page. */
+	static final String BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
 	@LocalServerPort
 	int port;
 
-	@Autowired
-	RejectionTestApplication.Gate gate;
-
 	@Test
 	void aBrowserRefusedByARouteRuleGetsTheErrorPage() {
 		String user = user();
-		assertThat(get("/api/open", user, BROWSER).statusCode()).isEqualTo(200);
-		HttpResponse<String> refused = get("/api/open", user, BROWSER);
+		assertThat(get("/api/open", user, BROWSER).status()).isEqualTo(200);
+		Answer refused = get("/api/open", user, BROWSER);
 		assertWhitelabelPage(refused, 429);
 		assertThat(refused.headers().firstValue("RateLimit")).hasValue("\"per-user\";r=0;t=3600");
 	}
@@ -48,25 +47,25 @@ class BrowserRejectionTests {
 	@Test
 	void aBrowserRefusedByAnAnnotationGetsTheErrorPage() {
 		String user = user();
-		assertThat(get("/annotated", user, BROWSER).statusCode()).isEqualTo(200);
+		assertThat(get("/annotated", user, BROWSER).status()).isEqualTo(200);
 		assertWhitelabelPage(get("/annotated", user, BROWSER), 429);
 	}
 
 	@Test
 	void aBrowserRefusedByASharedCapGetsThe503ErrorPage() throws Exception {
-		this.gate.entered = new CountDownLatch(1);
-		this.gate.release = new CountDownLatch(1);
-		CompletableFuture<HttpResponse<String>> inFlight = calls().getAsync("/downstream", user());
+		String id = UUID.randomUUID().toString();
+		CompletableFuture<Answer> inFlight = TestHttp.on(this.port)
+			.sendAsync("GET", "/downstream?id=" + id, "X-User-Id", user());
 		try {
-			assertThat(this.gate.entered.await(10, TimeUnit.SECONDS)).isTrue();
-			HttpResponse<String> refused = get("/downstream", user(), BROWSER);
+			HeldCalls.entered(id).orTimeout(10, TimeUnit.SECONDS).join();
+			Answer refused = get("/downstream", user(), BROWSER);
 			assertWhitelabelPage(refused, 503);
 			assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
 		}
 		finally {
-			this.gate.release.countDown();
+			HeldCalls.release(id);
 		}
-		assertThat(inFlight.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+		assertThat(inFlight.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
 	}
 
 	@ParameterizedTest
@@ -76,9 +75,9 @@ class BrowserRejectionTests {
 		String user = user();
 		Map<String, String> refusingPolicy = Map.of("/api/open", "per-user", "/annotated", "annotated");
 		refusingPolicy.forEach((path, policy) -> {
-			assertThat(get(path, user, accept).statusCode()).isEqualTo(200);
-			HttpResponse<String> refused = get(path, user, accept);
-			assertThat(refused.statusCode()).isEqualTo(429);
+			assertThat(get(path, user, accept).status()).isEqualTo(200);
+			Answer refused = get(path, user, accept);
+			assertThat(refused.status()).isEqualTo(429);
 			assertThat(refused.headers().firstValue("Content-Type"))
 				.hasValueSatisfying((type) -> assertThat(type).startsWith("application/problem+json"));
 			assertThat(refused.body()).contains("\"violated-policies\":[\"" + policy + "\"]");
@@ -87,8 +86,8 @@ class BrowserRejectionTests {
 		});
 	}
 
-	private static void assertWhitelabelPage(HttpResponse<String> response, int status) {
-		assertThat(response.statusCode()).isEqualTo(status);
+	private static void assertWhitelabelPage(Answer response, int status) {
+		assertThat(response.status()).isEqualTo(status);
 		assertThat(response.headers().firstValue("Content-Type"))
 			.hasValueSatisfying((type) -> assertThat(type).startsWith("text/html"));
 		assertThat(response.body()).contains("Whitelabel Error Page").contains("status=" + status);
@@ -96,12 +95,10 @@ class BrowserRejectionTests {
 		assertThat(response.headers().firstValue("Cache-Control")).hasValue("no-store");
 	}
 
-	private HttpResponse<String> get(String path, String user, String accept) {
-		return calls().get(path, user, accept);
-	}
-
-	private BrowserCalls calls() {
-		return new BrowserCalls(this.port);
+	private Answer get(String path, String user, String accept) {
+		TestHttp http = TestHttp.on(this.port);
+		return accept.isEmpty() ? http.get(path, "X-User-Id", user)
+				: http.get(path, "X-User-Id", user, "Accept", accept);
 	}
 
 	private static String user() {

@@ -1,6 +1,5 @@
 package dev.ratelimit.web;
 
-import java.net.http.HttpResponse;
 import java.util.UUID;
 
 import org.junit.jupiter.api.Test;
@@ -10,6 +9,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,8 +37,8 @@ class FilterDispatchTests {
 	@ValueSource(strings = { "/target", "/forward", "/include", "/async" })
 	void aRequestIsCountedOnceWhateverItDispatches(String path) {
 		String user = user();
-		HttpResponse<String> response = get(path, user);
-		assertThat(response.statusCode()).isEqualTo(200);
+		Answer response = get(path, user);
+		assertThat(response.status()).isEqualTo(200);
 		assertThat(response.body()).isIn("target", "async");
 		assertThat(remaining(response)).isEqualTo(99);
 		assertThat(remainingAfterOneMore(user)).isEqualTo(98);
@@ -46,15 +48,15 @@ class FilterDispatchTests {
 	@ValueSource(strings = { "/failing", "/teapot", "/no-such-path" })
 	void theErrorDispatchOfARequestIsNotCountedAgain(String path) {
 		String user = user();
-		HttpResponse<String> response = get(path, user);
-		assertThat(response.statusCode()).isIn(500, 418, 404);
+		Answer response = get(path, user);
+		assertThat(response.status()).isIn(500, 418, 404);
 		assertThat(remainingAfterOneMore(user)).isEqualTo(98);
 	}
 
 	@Test
 	void aRequestTheFilterFirstSeesInAForwardIsCountedThere() {
 		String user = user();
-		HttpResponse<String> response = get("/moved", user);
+		Answer response = get("/moved", user);
 		assertThat(response.body()).isEqualTo("target");
 		assertThat(remaining(response)).isEqualTo(99);
 		assertThat(remainingAfterOneMore(user)).isEqualTo(98);
@@ -65,14 +67,14 @@ class FilterDispatchTests {
 	}
 
 	/** The {@code r} of the {@code RateLimit} field: what one unit a day refills cannot change during a test. */
-	static int remaining(HttpResponse<String> response) {
+	static int remaining(Answer response) {
 		String state = response.headers().firstValue("RateLimit").orElseThrow();
 		assertThat(state).startsWith("\"per-user\";r=");
 		return Integer.parseInt(state.substring(state.indexOf(";r=") + 3, state.indexOf(";t=")));
 	}
 
-	private HttpResponse<String> get(String path, String user) {
-		return new BrowserCalls(this.port).get(path, user, "application/json");
+	private Answer get(String path, String user) {
+		return TestHttp.on(this.port).get(path, "X-User-Id", user, "Accept", "application/json");
 	}
 
 	private static String user() {

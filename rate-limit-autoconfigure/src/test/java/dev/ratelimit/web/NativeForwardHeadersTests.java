@@ -1,15 +1,12 @@
 package dev.ratelimit.web;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.ratelimit.support.TestHttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,8 +27,6 @@ class NativeForwardHeadersTests {
 	@LocalServerPort
 	int port;
 
-	private final HttpClient client = HttpClient.newHttpClient();
-
 	@Test
 	void tomcatsValveNamesTheClientFromTheRight() throws Exception {
 		assertThat(get("6.6.6.1, 198.51.100.1")).isEqualTo(200);
@@ -40,12 +35,8 @@ class NativeForwardHeadersTests {
 		assertThat(get("198.51.100.2, 10.0.0.1")).isEqualTo(200);
 	}
 
-	private int get(String forwardedFor) throws Exception {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/api/open"))
-			.header("X-Forwarded-For", forwardedFor)
-			.GET()
-			.build();
-		return this.client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+	private int get(String forwardedFor) {
+		return TestHttp.on(this.port).get("/api/open", "X-Forwarded-For", forwardedFor).status();
 	}
 
 }

@@ -1,8 +1,6 @@
 package dev.ratelimit.web;
 
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -14,6 +12,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.support.HeldCalls;
 
 /**
  * An application refused in every way the HTTP contract knows: by a route rule
@@ -29,11 +28,6 @@ import dev.ratelimit.RateLimited;
 class RejectionTestApplication {
 
 	@Bean
-	Gate gate() {
-		return new Gate();
-	}
-
-	@Bean
 	Reports reports() {
 		return new Reports();
 	}
@@ -43,11 +37,8 @@ class RejectionTestApplication {
 
 		private final Reports reports;
 
-		private final Gate gate;
-
-		Refused(Reports reports, Gate gate) {
+		Refused(Reports reports) {
 			this.reports = reports;
-			this.gate = gate;
 		}
 
 		@GetMapping({ "/api/open", "/hidden/open" })
@@ -81,10 +72,11 @@ class RejectionTestApplication {
 
 		@Concurrency("downstream")
 		@GetMapping("/downstream")
-		Map<String, String> downstream() throws InterruptedException {
-			this.gate.entered.countDown();
-			// Held inside until the test lets go: this is the call in flight, not waiting for time.
-			this.gate.release.await(10, TimeUnit.SECONDS);
+		Map<String, String> downstream(@RequestParam(required = false) String id) {
+			if (id != null) {
+				// Held inside until the test lets go: this is the call in flight, not waiting for time.
+				HeldCalls.await(id);
+			}
 			return Map.of("ok", "downstream");
 		}
 
@@ -97,18 +89,6 @@ class RejectionTestApplication {
 		public String render() {
 			return "report";
 		}
-
-	}
-
-	/**
-	 * Latches shared by a test and the controller; a bean of its own because the
-	 * controller is a proxy, whose fields are not the target's.
-	 */
-	static class Gate {
-
-		volatile CountDownLatch entered = new CountDownLatch(1);
-
-		volatile CountDownLatch release = new CountDownLatch(0);
 
 	}
 

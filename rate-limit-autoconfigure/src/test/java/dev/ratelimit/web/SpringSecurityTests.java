@@ -1,9 +1,5 @@
 package dev.ratelimit.web;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
@@ -19,6 +15,8 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 import dev.ratelimit.RateLimited;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,40 +36,36 @@ class SpringSecurityTests {
 	@LocalServerPort
 	int port;
 
-	private final HttpClient client = HttpClient.newHttpClient();
-
 	@Test
 	void routeRuleKeyedByPrincipalSeesTheAuthenticatedUser() throws Exception {
-		HttpResponse<String> first = get("/routed", "alice", "secret");
-		assertThat(first.statusCode()).isEqualTo(200);
+		Answer first = get("/routed", "alice", "secret");
+		assertThat(first.status()).isEqualTo(200);
 		assertThat(first.headers().firstValue("RateLimit")).hasValue("\"per-user\";r=1;t=1800");
-		assertThat(get("/routed", "alice", "secret").statusCode()).isEqualTo(200);
-		assertThat(get("/routed", "alice", "secret").statusCode()).isEqualTo(429);
+		assertThat(get("/routed", "alice", "secret").status()).isEqualTo(200);
+		assertThat(get("/routed", "alice", "secret").status()).isEqualTo(429);
 	}
 
 	@Test
 	void annotationKeyedByPrincipalSeesTheAuthenticatedUser() throws Exception {
-		HttpResponse<String> response = get("/annotated", "alice", "secret");
-		assertThat(response.statusCode()).isEqualTo(200);
+		Answer response = get("/annotated", "alice", "secret");
+		assertThat(response.status()).isEqualTo(200);
 		assertThat(response.headers().firstValue("RateLimit")).hasValue("\"me\";r=0;t=3600");
-		assertThat(get("/annotated", "alice", "secret").statusCode()).isEqualTo(429);
+		assertThat(get("/annotated", "alice", "secret").status()).isEqualTo(429);
 	}
 
 	@Test
 	void unauthenticatedRequestsAreStoppedBySecurityBeforeTheLimiter() throws Exception {
-		HttpResponse<String> response = get("/routed", null, null);
-		assertThat(response.statusCode()).isEqualTo(401);
+		Answer response = get("/routed", null, null);
+		assertThat(response.status()).isEqualTo(401);
 		assertThat(response.headers().firstValue("RateLimit")).isEmpty();
 	}
 
-	private HttpResponse<String> get(String path, String user, String password) throws Exception {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path));
-		if (user != null) {
-			String token = Base64.getEncoder()
-				.encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
-			request.header("Authorization", "Basic " + token);
+	private Answer get(String path, String user, String password) {
+		if (user == null) {
+			return TestHttp.on(this.port).get(path);
 		}
-		return this.client.send(request.GET().build(), HttpResponse.BodyHandlers.ofString());
+		String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+		return TestHttp.on(this.port).get(path, "Authorization", "Basic " + token);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,6 +1,5 @@
 package dev.ratelimit.web;
 
-import java.net.http.HttpResponse;
 import java.util.UUID;
 
 import org.junit.jupiter.params.ParameterizedTest;
@@ -9,6 +8,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,8 +37,8 @@ class TwoRouteFiltersTests {
 		assertThat(FilterDispatchTests.remaining(get("/target", user))).isEqualTo(96);
 	}
 
-	private HttpResponse<String> get(String path, String user) {
-		return new BrowserCalls(this.port).get(path, user, "application/json");
+	private Answer get(String path, String user) {
+		return TestHttp.on(this.port).get(path, "X-User-Id", user, "Accept", "application/json");
 	}
 
 	private static String user() {

@@ -1,6 +1,5 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 
@@ -15,6 +14,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.CostBudgets;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -36,18 +37,18 @@ class ChatStreamHttpTests {
 	@Autowired
 	LimitRegistry limits;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 	}
 
 	@Test
 	void streamedAnswerIsChargedTheTokensItStreamed() throws Exception {
-		HttpResponse<String> response = this.http.postJson("/agent/chat/stream",
+		Answer response = this.http.postJson("/agent/chat/stream",
 				"{\"prompt\":\"the answer is forty two\",\"maxTokens\":1000}", "X-Tenant-Id", "acme-stream");
-		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.status()).isEqualTo(200);
 		assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
 				(type) -> assertThat(type).startsWith("text/event-stream"));
 		assertThat(dataOf(response, "token")).containsExactly("the", "answer", "is", "forty", "two");
@@ -60,14 +61,14 @@ class ChatStreamHttpTests {
 
 	@Test
 	void answerLongerThanItsMaxTokensStopsAtItsReservation() throws Exception {
-		HttpResponse<String> response = this.http.postJson("/agent/chat/stream",
+		Answer response = this.http.postJson("/agent/chat/stream",
 				"{\"prompt\":\"one two three four five\",\"maxTokens\":3}", "X-Tenant-Id", "globex-stream");
 		assertThat(dataOf(response, "token")).containsExactly("one", "two", "three");
 		assertThat(response.body()).contains("event:budget-exceeded");
 		assertSpent("globex-stream", 6);
 	}
 
-	private static List<String> dataOf(HttpResponse<String> response, String event) {
+	private static List<String> dataOf(Answer response, String event) {
 		List<String> lines = response.body().lines().toList();
 		return java.util.stream.IntStream.range(0, lines.size() - 1)
 			.filter((i) -> lines.get(i).equals("event:" + event))

@@ -13,6 +13,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,52 +33,52 @@ class LoginHttpTests {
 	@Autowired
 	ManualTimeSource clock;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 		this.clock.advance(Duration.ofHours(1));
 	}
 
 	@Test
 	void fiveFailedLoginsThenEvenTheRightPasswordIsRefusedUntilTheWindowEnds() throws Exception {
 		for (int i = 0; i < 5; i++) {
-			assertThat(login("demo", "guess-" + i).statusCode()).isEqualTo(401);
+			assertThat(login("demo", "guess-" + i).status()).isEqualTo(401);
 		}
-		assertThat(login("demo", "demo").statusCode()).isEqualTo(429);
+		assertThat(login("demo", "demo").status()).isEqualTo(429);
 		this.clock.advance(Duration.ofMinutes(15));
-		assertThat(login("demo", "demo").statusCode()).isEqualTo(200);
+		assertThat(login("demo", "demo").status()).isEqualTo(200);
 	}
 
 	@Test
 	void successfulLoginsAreNotCounted() throws Exception {
 		for (int i = 0; i < 10; i++) {
-			assertThat(login("demo", "demo").statusCode()).isEqualTo(200);
+			assertThat(login("demo", "demo").status()).isEqualTo(200);
 		}
 		for (int i = 0; i < 5; i++) {
-			assertThat(login("demo", "wrong").statusCode()).isEqualTo(401);
+			assertThat(login("demo", "wrong").status()).isEqualTo(401);
 		}
-		assertThat(login("demo", "demo").statusCode()).isEqualTo(429);
+		assertThat(login("demo", "demo").status()).isEqualTo(429);
 	}
 
 	@Test
 	void failuresAreCountedPerUsername() throws Exception {
 		String mallory = "mallory-" + UUID.randomUUID();
 		for (int i = 0; i < 5; i++) {
-			assertThat(login(mallory, "x").statusCode()).isEqualTo(401);
+			assertThat(login(mallory, "x").status()).isEqualTo(401);
 		}
-		assertThat(login(mallory, "x").statusCode()).isEqualTo(429);
-		assertThat(login("demo", "demo").statusCode()).isEqualTo(200);
+		assertThat(login(mallory, "x").status()).isEqualTo(429);
+		assertThat(login("demo", "demo").status()).isEqualTo(200);
 	}
 
 	@Test
 	void loginWithoutUsernameIsABadRequest() throws Exception {
-		assertThat(this.http.postJson("/login", "{\"password\":\"demo\"}", "Content-Type", "application/json")
-			.statusCode()).isEqualTo(400);
+		assertThat(this.http.postJson("/login", "{\"password\":\"demo\"}")
+			.status()).isEqualTo(400);
 	}
 
-	private java.net.http.HttpResponse<String> login(String username, String password) throws Exception {
+	private Answer login(String username, String password) throws Exception {
 		return this.http.postJson("/login", "{\"username\":\"" + username + "\",\"password\":\"" + password + "\"}",
 				"Content-Type", "application/json");
 	}

@@ -1,6 +1,5 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +16,9 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -44,7 +46,7 @@ class ProviderHammerTests {
 
 	@Test
 	void thirtyTwoParallelCallersNeverPushTheProviderPastItsLimitsAndNoneGetsA5xx() throws Exception {
-		HttpContract http = new HttpContract(this.port);
+		TestHttp http = TestHttp.on(this.port);
 		CountDownLatch start = new CountDownLatch(1);
 		ExecutorService pool = Executors.newFixedThreadPool(CALLERS);
 		List<Future<List<Integer>>> callers = new ArrayList<>();
@@ -55,9 +57,9 @@ class ProviderHammerTests {
 					start.await();
 					List<Integer> statuses = new ArrayList<>();
 					for (int call = 0; call < CALLS_EACH; call++) {
-						HttpResponse<String> response = http.postJson("/agent/chat",
+						Answer response = http.postJson("/agent/chat",
 								"{\"prompt\":\"hello\",\"maxTokens\":100}", "X-Tenant-Id", "acme");
-						statuses.add(response.statusCode());
+						statuses.add(response.status());
 					}
 					return statuses;
 				}));

@@ -1,6 +1,5 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
 
@@ -12,6 +11,9 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
+
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,17 +29,17 @@ class SampleApplicationActuatorTests {
 	@LocalServerPort
 	int port;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 	}
 
 	@Test
 	void ratelimitsListsEveryPolicyWithWhereItApplies() throws Exception {
-		HttpResponse<String> response = this.http.get("/actuator/ratelimits");
-		assertThat(response.statusCode()).isEqualTo(200);
+		Answer response = this.http.get("/actuator/ratelimits");
+		assertThat(response.status()).isEqualTo(200);
 		String body = response.body();
 		assertThat((List<String>) JsonPath.read(body, "$.rateLimits[*].name"))
 			.containsExactlyInAnyOrder("agent-runs", "per-ip", "tenant-chat", "provider-rate", "failed-logins");
@@ -55,10 +57,10 @@ class SampleApplicationActuatorTests {
 
 	@Test
 	void ratelimitsReadsOneKeyWithoutTakingAnything() throws Exception {
-		assertThat(this.http.post("/agent/run", "X-User-Id", "olga").statusCode()).isEqualTo(200);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "olga").status()).isEqualTo(200);
 		for (int i = 0; i < 2; i++) {
-			HttpResponse<String> response = this.http.get("/actuator/ratelimits/agent-runs/olga");
-			assertThat(response.statusCode()).isEqualTo(200);
+			Answer response = this.http.get("/actuator/ratelimits/agent-runs/olga");
+			assertThat(response.status()).isEqualTo(200);
 			assertThat((Integer) JsonPath.read(response.body(), "$.limit")).isEqualTo(5);
 			assertThat((Integer) JsonPath.read(response.body(), "$.remaining")).isEqualTo(4);
 		}
@@ -68,11 +70,11 @@ class SampleApplicationActuatorTests {
 	void ratelimitsListsTheNoisyCallerFirst() throws Exception {
 		// A runaway agent: 8 runs against a limit of 5, and a quiet neighbour with one.
 		for (int i = 0; i < 8; i++) {
-			this.http.post("/agent/run", "X-User-Id", "runaway");
+			this.http.postJson("/agent/run", "{}", "X-User-Id", "runaway");
 		}
-		this.http.post("/agent/run", "X-User-Id", "quiet");
-		HttpResponse<String> response = this.http.get("/actuator/ratelimits/agent-runs/top");
-		assertThat(response.statusCode()).isEqualTo(200);
+		this.http.postJson("/agent/run", "{}", "X-User-Id", "quiet");
+		Answer response = this.http.get("/actuator/ratelimits/agent-runs/top");
+		assertThat(response.status()).isEqualTo(200);
 		String body = response.body();
 		assertThat((String) JsonPath.read(body, "$.byRefusals[0].key")).isEqualTo("runaway");
 		assertThat((Integer) JsonPath.read(body, "$.byRefusals[0].refusals")).isEqualTo(3);
@@ -82,13 +84,13 @@ class SampleApplicationActuatorTests {
 
 	@Test
 	void ratelimitsIsReadOnly() throws Exception {
-		assertThat(this.http.delete("/actuator/ratelimits/agent-runs/olga").statusCode()).isEqualTo(405);
+		assertThat(this.http.delete("/actuator/ratelimits/agent-runs/olga").status()).isEqualTo(405);
 	}
 
 	@Test
 	void healthShowsTheLimiterAndNotBootsOwnRedisCheck() throws Exception {
-		HttpResponse<String> response = this.http.get("/actuator/health");
-		assertThat(response.statusCode()).isEqualTo(200);
+		Answer response = this.http.get("/actuator/health");
+		assertThat(response.status()).isEqualTo(200);
 		assertThat((String) JsonPath.read(response.body(), "$.status")).isEqualTo("UP");
 		assertThat((String) JsonPath.read(response.body(), "$.components.rateLimit.details.backend"))
 			.isEqualTo("memory");
@@ -97,9 +99,9 @@ class SampleApplicationActuatorTests {
 
 	@Test
 	void metricsCountDecisionsPerPolicyAndOutcome() throws Exception {
-		assertThat(this.http.post("/agent/run", "X-User-Id", "pavel").statusCode()).isEqualTo(200);
-		HttpResponse<String> response = this.http.get("/actuator/metrics/rate.limit.decisions?tag=policy:agent-runs");
-		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "pavel").status()).isEqualTo(200);
+		Answer response = this.http.get("/actuator/metrics/rate.limit.decisions?tag=policy:agent-runs");
+		assertThat(response.status()).isEqualTo(200);
 		assertThat((List<String>) JsonPath.read(response.body(), "$.availableTags[?(@.tag == 'outcome')].values[*]"))
 			.contains("allowed");
 	}

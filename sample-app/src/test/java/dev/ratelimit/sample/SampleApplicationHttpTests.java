@@ -1,6 +1,5 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 
@@ -19,6 +18,8 @@ import org.springframework.context.annotation.Import;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.memory.InMemoryRateLimitBackend;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static dev.ratelimit.sample.HttpContract.assertAllowed;
 import static dev.ratelimit.sample.HttpContract.assertTooManyRequests;
@@ -41,11 +42,11 @@ class SampleApplicationHttpTests {
 	@Autowired
 	RateLimitBackend backend;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 		// Every test starts from full buckets: an hour refills them all.
 		this.clock.advance(Duration.ofHours(1));
 	}
@@ -58,11 +59,11 @@ class SampleApplicationHttpTests {
 	@Test
 	void agentRunAllowsABurstOfFiveThenAnswers429WithTheContract() throws Exception {
 		for (int remaining = 4; remaining >= 0; remaining--) {
-			HttpResponse<String> response = this.http.post("/agent/run", "X-User-Id", "alice");
+			Answer response = this.http.postJson("/agent/run", "{}", "X-User-Id", "alice");
 			assertAllowed(response, "\"agent-runs\";q=5;w=5", "\"agent-runs\";r=" + remaining + ";t=" + (5 - remaining));
 			assertThat((String) JsonPath.read(response.body(), "$.status")).isEqualTo("queued");
 		}
-		HttpResponse<String> denied = this.http.post("/agent/run", "X-User-Id", "alice");
+		Answer denied = this.http.postJson("/agent/run", "{}", "X-User-Id", "alice");
 		assertTooManyRequests(denied, "1", List.of("agent-runs"), "/agent/run");
 		HttpContract.assertRateLimitFields(denied, "\"agent-runs\";q=5;w=5", "\"agent-runs\";r=0;t=5");
 	}
@@ -70,30 +71,30 @@ class SampleApplicationHttpTests {
 	@Test
 	void agentRunRefillsOnePerSecond() throws Exception {
 		for (int i = 0; i < 5; i++) {
-			assertThat(this.http.post("/agent/run", "X-User-Id", "bob").statusCode()).isEqualTo(200);
+			assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "bob").status()).isEqualTo(200);
 		}
 		this.clock.advance(Duration.ofMillis(999));
-		assertThat(this.http.post("/agent/run", "X-User-Id", "bob").statusCode()).isEqualTo(429);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "bob").status()).isEqualTo(429);
 		this.clock.advance(Duration.ofMillis(1));
-		assertAllowed(this.http.post("/agent/run", "X-User-Id", "bob"), "\"agent-runs\";q=5;w=5",
+		assertAllowed(this.http.postJson("/agent/run", "{}", "X-User-Id", "bob"), "\"agent-runs\";q=5;w=5",
 				"\"agent-runs\";r=0;t=5");
-		HttpResponse<String> denied = this.http.post("/agent/run", "X-User-Id", "bob");
+		Answer denied = this.http.postJson("/agent/run", "{}", "X-User-Id", "bob");
 		assertTooManyRequests(denied, "1", List.of("agent-runs"), "/agent/run");
 	}
 
 	@Test
 	void agentRunLimitsEachUserSeparately() throws Exception {
 		for (int i = 0; i < 5; i++) {
-			this.http.post("/agent/run", "X-User-Id", "carol");
+			this.http.postJson("/agent/run", "{}", "X-User-Id", "carol");
 		}
-		assertThat(this.http.post("/agent/run", "X-User-Id", "carol").statusCode()).isEqualTo(429);
-		assertThat(this.http.post("/agent/run", "X-User-Id", "dave").statusCode()).isEqualTo(200);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "carol").status()).isEqualTo(429);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "dave").status()).isEqualTo(200);
 	}
 
 	@Test
 	void agentRunWithoutUserHeaderIsABadRequestNotAServerError() throws Exception {
-		HttpResponse<String> response = this.http.post("/agent/run");
-		assertThat(response.statusCode()).isEqualTo(400);
+		Answer response = this.http.postJson("/agent/run", "{}");
+		assertThat(response.status()).isEqualTo(400);
 		assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
 				(type) -> assertThat(type).startsWith("application/problem+json"));
 		assertThat((String) JsonPath.read(response.body(), "$.detail")).contains("agent-runs")
@@ -104,57 +105,57 @@ class SampleApplicationHttpTests {
 	void hostileUserKeysAreLimitedLikeAnyOther() throws Exception {
 		String hostile = "{x}" + "y".repeat(4000);
 		for (int i = 0; i < 5; i++) {
-			assertThat(this.http.post("/agent/run", "X-User-Id", hostile).statusCode()).isEqualTo(200);
+			assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", hostile).status()).isEqualTo(200);
 		}
-		assertThat(this.http.post("/agent/run", "X-User-Id", hostile).statusCode()).isEqualTo(429);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", hostile).status()).isEqualTo(429);
 	}
 
 	@Test
 	void helloIsLimitedPerClientIpByTheRouteRule() throws Exception {
 		for (int remaining = 19; remaining >= 0; remaining--) {
-			HttpResponse<String> response = this.http.get("/api/hello");
+			Answer response = this.http.get("/api/hello");
 			assertAllowed(response, "\"per-ip\";q=20;w=2",
 					"\"per-ip\";r=" + remaining + ";t=" + -Math.floorDiv(-(20 - remaining) * 100_000, 1_000_000));
 		}
-		HttpResponse<String> denied = this.http.get("/api/hello");
+		Answer denied = this.http.get("/api/hello");
 		assertTooManyRequests(denied, "1", List.of("per-ip"), "/api/hello");
 		assertThat(denied.body()).doesNotContain("\"message\"");
 		this.clock.advance(Duration.ofMillis(100));
-		assertThat(this.http.get("/api/hello").statusCode()).isEqualTo(200);
+		assertThat(this.http.get("/api/hello").status()).isEqualTo(200);
 	}
 
 	@Test
 	void spoofedForwardedForFromAnUntrustedPeerDoesNotEscapeTheIpLimit() throws Exception {
 		for (int i = 0; i < 20; i++) {
-			assertThat(this.http.get("/api/hello", "X-Forwarded-For", "10.0.0." + i).statusCode()).isEqualTo(200);
+			assertThat(this.http.get("/api/hello", "X-Forwarded-For", "10.0.0." + i).status()).isEqualTo(200);
 		}
-		assertThat(this.http.get("/api/hello", "X-Forwarded-For", "10.9.9.9").statusCode()).isEqualTo(429);
+		assertThat(this.http.get("/api/hello", "X-Forwarded-For", "10.9.9.9").status()).isEqualTo(429);
 	}
 
 	@Test
 	void proUserGetsTheProPlanFiftyAtOnceThenTenPerSecond() throws Exception {
 		for (int remaining = 49; remaining >= 0; remaining--) {
-			HttpResponse<String> response = this.http.post("/agent/run", "X-User-Id", "pro-frank");
+			Answer response = this.http.postJson("/agent/run", "{}", "X-User-Id", "pro-frank");
 			assertAllowed(response, "\"agent-runs\";q=50;w=5",
 					"\"agent-runs\";r=" + remaining + ";t=" + ((50 - remaining + 9) / 10));
 		}
-		HttpResponse<String> denied = this.http.post("/agent/run", "X-User-Id", "pro-frank");
+		Answer denied = this.http.postJson("/agent/run", "{}", "X-User-Id", "pro-frank");
 		assertTooManyRequests(denied, "1", List.of("agent-runs"), "/agent/run");
 		this.clock.advance(Duration.ofMillis(300));
 		for (int i = 0; i < 3; i++) {
-			assertThat(this.http.post("/agent/run", "X-User-Id", "pro-frank").statusCode()).isEqualTo(200);
+			assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "pro-frank").status()).isEqualTo(200);
 		}
-		assertThat(this.http.post("/agent/run", "X-User-Id", "pro-frank").statusCode()).isEqualTo(429);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "pro-frank").status()).isEqualTo(429);
 		// A header naming a plan chooses nothing: the plan is the application's to say.
 		for (int i = 0; i < 5; i++) {
-			this.http.post("/agent/run", "X-User-Id", "grace", "X-Plan", "pro");
+			this.http.postJson("/agent/run", "{}", "X-User-Id", "grace", "X-Plan", "pro");
 		}
-		assertThat(this.http.post("/agent/run", "X-User-Id", "grace", "X-Plan", "pro").statusCode()).isEqualTo(429);
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "grace", "X-Plan", "pro").status()).isEqualTo(429);
 	}
 
 	@Test
 	void agentRunCarriesNoRouteHeadersAndHelloNoAnnotationHeaders() throws Exception {
-		assertThat(this.http.post("/agent/run", "X-User-Id", "erin").headers().firstValue("RateLimit-Policy"))
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "erin").headers().firstValue("RateLimit-Policy"))
 			.hasValue("\"agent-runs\";q=5;w=5");
 		assertThat(this.http.get("/api/hello").headers().firstValue("RateLimit-Policy"))
 			.hasValue("\"per-ip\";q=20;w=2");
@@ -162,9 +163,9 @@ class SampleApplicationHttpTests {
 
 	@Test
 	void chatIsChargedItsActualCostAndReportsTheRemainingBudget() throws Exception {
-		HttpResponse<String> response = this.http.postJson("/agent/chat", "{\"prompt\":\"hello\",\"maxTokens\":1000}",
+		Answer response = this.http.postJson("/agent/chat", "{\"prompt\":\"hello\",\"maxTokens\":1000}",
 				"X-Tenant-Id", "acme");
-		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.status()).isEqualTo(200);
 		// 16 tokens at $0.000002 were charged, not the 1000-token estimate
 		assertThat(response.headers().firstValue("Budget-Remaining")).hasValueSatisfying((field) -> assertThat(field)
 			.startsWith("\"tenant-daily\";w=\"day\";r=\"0.999968\";q=\"1.000000\";u=\"USD\";t="));
@@ -179,27 +180,27 @@ class SampleApplicationHttpTests {
 	void chatWhoseEstimateNoLongerFitsTheDailyBudgetIsRefusedBeforeTheProviderIsCalled() throws Exception {
 		// a prompt as long as the token allowance: each call costs its whole estimate, $0.40
 		String expensive = "{\"prompt\":\"" + "x".repeat(200_000) + "\",\"maxTokens\":200000}";
-		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").statusCode()).isEqualTo(200);
-		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").statusCode()).isEqualTo(200);
-		HttpResponse<String> refused = this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex");
-		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").status()).isEqualTo(200);
+		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").status()).isEqualTo(200);
+		Answer refused = this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex");
+		assertThat(refused.status()).isEqualTo(429);
 		assertThat((List<String>) JsonPath.read(refused.body(), "$.violated-policies")).containsExactly("tenant-daily");
 		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
 		// the next day the budget is back
 		this.clock.advance(Duration.ofDays(1));
-		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").statusCode()).isEqualTo(200);
+		assertThat(this.http.postJson("/agent/chat", expensive, "X-Tenant-Id", "globex").status()).isEqualTo(200);
 	}
 
 	@Test
 	void chatIsRateLimitedPerTenant() throws Exception {
 		String cheap = "{\"prompt\":\"hi\",\"maxTokens\":10}";
 		for (int i = 0; i < 10; i++) {
-			assertThat(this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "initech").statusCode()).isEqualTo(200);
+			assertThat(this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "initech").status()).isEqualTo(200);
 		}
-		HttpResponse<String> refused = this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "initech");
-		assertThat(refused.statusCode()).isEqualTo(429);
+		Answer refused = this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "initech");
+		assertThat(refused.status()).isEqualTo(429);
 		assertThat((List<String>) JsonPath.read(refused.body(), "$.violated-policies")).containsExactly("tenant-chat");
-		assertThat(this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "umbrella").statusCode()).isEqualTo(200);
+		assertThat(this.http.postJson("/agent/chat", cheap, "X-Tenant-Id", "umbrella").status()).isEqualTo(200);
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

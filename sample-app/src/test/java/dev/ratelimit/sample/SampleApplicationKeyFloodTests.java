@@ -1,8 +1,8 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.time.Duration;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -12,9 +12,9 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 
-import io.micrometer.core.instrument.MeterRegistry;
-
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,31 +45,31 @@ class SampleApplicationKeyFloodTests {
 	@Autowired
 	MeterRegistry meters;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 		this.clock.advance(Duration.ofHours(1));
 	}
 
 	@Test
 	void aNewcomerDuringAFloodOfFreshKeysIsAdmittedAtMostItsLimit() throws Exception {
 		for (int i = 0; i < FREE_CAPACITY; i++) {
-			assertThat(run("victim").statusCode()).isEqualTo(200);
+			assertThat(run("victim").status()).isEqualTo(200);
 		}
-		assertThat(run("victim").statusCode()).isEqualTo(429);
+		assertThat(run("victim").status()).isEqualTo(429);
 		int newcomerCalls = 0;
 		int newcomerAdmitted = 0;
 		for (int i = 0; i < FLOOD; i++) {
-			assertThat(run("fresh-" + i).statusCode()).as("fresh key %d", i).isIn(200, 429);
+			assertThat(run("fresh-" + i).status()).as("fresh key %d", i).isIn(200, 429);
 			// The newcomer starts once the flood has filled the store, and calls between the flood's requests.
 			if (i >= 1_000 && i % 100 == 0) {
 				newcomerCalls++;
-				if (run("newcomer").statusCode() == 200) {
+				if (run("newcomer").status() == 200) {
 					newcomerAdmitted++;
 				}
-				assertThat(run("victim").statusCode()).as("victim after %d fresh keys", i).isEqualTo(429);
+				assertThat(run("victim").status()).as("victim after %d fresh keys", i).isEqualTo(429);
 			}
 		}
 		assertThat(newcomerCalls).isEqualTo(30);
@@ -81,8 +81,8 @@ class SampleApplicationKeyFloodTests {
 			.count()).isGreaterThan(0);
 	}
 
-	private HttpResponse<String> run(String user) throws Exception {
-		return this.http.post("/agent/run", "X-User-Id", user);
+	private Answer run(String user) throws Exception {
+		return this.http.postJson("/agent/run", "{}", "X-User-Id", user);
 	}
 
 }

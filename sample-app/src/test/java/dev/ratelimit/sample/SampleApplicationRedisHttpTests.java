@@ -1,6 +1,5 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.util.List;
 
 import org.junit.jupiter.api.BeforeEach;
@@ -16,6 +15,8 @@ import org.springframework.test.context.DynamicPropertySource;
 import dev.ratelimit.core.RateLimitBackend;
 import dev.ratelimit.resilience.DenyCachingBackend;
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static dev.ratelimit.sample.HttpContract.assertAllowed;
 import static dev.ratelimit.sample.HttpContract.assertTooManyRequests;
@@ -46,11 +47,11 @@ class SampleApplicationRedisHttpTests {
 	@Autowired
 	RateLimitBackend backend;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 		redis.flushAll();
 	}
 
@@ -63,11 +64,11 @@ class SampleApplicationRedisHttpTests {
 	@Test
 	void agentRunAllowsABurstOfFiveThenAnswers429WithTheContract() throws Exception {
 		for (int remaining = 4; remaining >= 0; remaining--) {
-			HttpResponse<String> response = this.http.post("/agent/run", "X-User-Id", "alice");
+			Answer response = this.http.postJson("/agent/run", "{}", "X-User-Id", "alice");
 			assertAllowed(response, "\"agent-runs\";q=5;w=18000",
 					"\"agent-runs\";r=" + remaining + ";t=" + (5 - remaining) * 3600);
 		}
-		HttpResponse<String> denied = this.http.post("/agent/run", "X-User-Id", "alice");
+		Answer denied = this.http.postJson("/agent/run", "{}", "X-User-Id", "alice");
 		assertTooManyRequests(denied, "3600", List.of("agent-runs"), "/agent/run");
 		assertThat(redis.call("EXISTS", "rl:agent-runs:{alice}")).isEqualTo(":1");
 	}
@@ -75,9 +76,9 @@ class SampleApplicationRedisHttpTests {
 	@Test
 	void helloIsLimitedPerClientIpByTheRouteRule() throws Exception {
 		for (int i = 0; i < 20; i++) {
-			assertThat(this.http.get("/api/hello").statusCode()).isEqualTo(200);
+			assertThat(this.http.get("/api/hello").status()).isEqualTo(200);
 		}
-		HttpResponse<String> denied = this.http.get("/api/hello");
+		Answer denied = this.http.get("/api/hello");
 		assertTooManyRequests(denied, "360", List.of("per-ip"), "/api/hello");
 		HttpContract.assertRateLimitFields(denied, "\"per-ip\";q=20;w=7200", "\"per-ip\";r=0;t=7200");
 	}

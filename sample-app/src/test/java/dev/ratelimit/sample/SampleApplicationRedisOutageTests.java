@@ -1,6 +1,5 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.time.Duration;
 
 import org.junit.jupiter.api.AfterAll;
@@ -20,6 +19,8 @@ import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.support.ManualTimeSource;
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -55,11 +56,11 @@ class SampleApplicationRedisOutageTests {
 	@Autowired
 	LimitRegistry limits;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 		// A fresh 15-minute window of the local fallback for every test.
 		this.clock.advance(Duration.ofHours(1));
 	}
@@ -76,18 +77,18 @@ class SampleApplicationRedisOutageTests {
 	void failedLoginsKeepCountingThroughAnOutageAndSuccessfulOnesStillDoNot() throws Exception {
 		redis.kill();
 		for (int i = 0; i < 10; i++) {
-			assertThat(login("demo", "demo").statusCode()).as("successful login %d", i).isEqualTo(200);
+			assertThat(login("demo", "demo").status()).as("successful login %d", i).isEqualTo(200);
 		}
 		for (int i = 0; i < 5; i++) {
-			assertThat(login("demo", "guess-" + i).statusCode()).as("failed login %d", i).isEqualTo(401);
+			assertThat(login("demo", "guess-" + i).status()).as("failed login %d", i).isEqualTo(401);
 		}
 		// Decided in memory: the sixth attempt is refused before the password is checked, the right one too.
-		assertThat(login("demo", "demo").statusCode()).isEqualTo(429);
+		assertThat(login("demo", "demo").status()).isEqualTo(429);
 		this.clock.advance(Duration.ofMinutes(15));
-		assertThat(login("demo", "demo").statusCode()).isEqualTo(200);
+		assertThat(login("demo", "demo").status()).isEqualTo(200);
 	}
 
-	private HttpResponse<String> login(String username, String password) throws Exception {
+	private Answer login(String username, String password) throws Exception {
 		return this.http.postJson("/login", "{\"username\":\"" + username + "\",\"password\":\"" + password + "\"}",
 				"Content-Type", "application/json");
 	}

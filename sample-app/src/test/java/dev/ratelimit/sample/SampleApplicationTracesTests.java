@@ -17,6 +17,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
+import dev.ratelimit.support.TestHttp;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -38,7 +40,7 @@ class SampleApplicationTracesTests {
 
 	@Test
 	void aLimitedRequestsObservationCarriesItsDecision() throws Exception {
-		assertThat(new HttpContract(this.port).get("/api/hello").statusCode()).isEqualTo(200);
+		assertThat(TestHttp.on(this.port).get("/api/hello").status()).isEqualTo(200);
 
 		Observation.Context request = await().atMost(Duration.ofSeconds(10))
 			.until(() -> this.stopped.contexts.stream()

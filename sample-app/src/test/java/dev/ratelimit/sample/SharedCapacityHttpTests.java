@@ -1,6 +1,5 @@
 package dev.ratelimit.sample;
 
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,6 +18,8 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.Limits;
 import dev.ratelimit.concurrency.Permit;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static dev.ratelimit.sample.HttpContract.assertReducedCapacity;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,19 +53,19 @@ class SharedCapacityHttpTests {
 	@Autowired
 	SimulatedProvider provider;
 
-	HttpContract http;
+	TestHttp http;
 
 	@BeforeEach
 	void setUp() {
-		this.http = new HttpContract(this.port);
+		this.http = TestHttp.on(this.port);
 		// The provider's rate full again, and any pause of the provider over.
 		this.clock.advance(Duration.ofHours(2));
 	}
 
 	@Test
 	void theProvidersRateSpentAnswers503() throws Exception {
-		assertThat(chat(tenant()).statusCode()).isEqualTo(200);
-		HttpResponse<String> refused = chat(tenant());
+		assertThat(chat(tenant()).status()).isEqualTo(200);
+		Answer refused = chat(tenant());
 		// The next unit comes in an hour; a call may wait up to the policy's 2 s max-wait for it.
 		assertReducedCapacity(refused, "3598", "/agent/chat");
 		// The tenant's own limit is still reported: it counted the call, which reached the handler.
@@ -88,22 +89,22 @@ class SharedCapacityHttpTests {
 		}
 		// The refused attempt took its unit of the provider's rate before the cap refused it.
 		this.clock.advance(Duration.ofHours(1));
-		assertThat(chat(tenant()).statusCode()).isEqualTo(200);
+		assertThat(chat(tenant()).status()).isEqualTo(200);
 	}
 
 	@Test
 	void theProvidersOwnRefusalAndThePauseItLeavesAnswerAlike() throws Exception {
 		this.provider.refuseNext(1, Duration.ofSeconds(60));
 		// The provider asks for 60 s, past the client's 10 s deadline: its 429 ends the call at once...
-		HttpResponse<String> refusedByProvider = chat(tenant());
+		Answer refusedByProvider = chat(tenant());
 		assertReducedCapacity(refusedByProvider, "60", "/agent/chat");
 		// ...and the next call finds the provider paused, and is refused before it is sent.
-		HttpResponse<String> refusedByPause = chat(tenant());
+		Answer refusedByPause = chat(tenant());
 		assertReducedCapacity(refusedByPause, "60", "/agent/chat");
 		assertThat(refusedByPause.body()).isEqualTo(refusedByProvider.body());
 	}
 
-	private HttpResponse<String> chat(String tenant) throws Exception {
+	private Answer chat(String tenant) throws Exception {
 		return this.http.postJson("/agent/chat", CHAT, "X-Tenant-Id", tenant);
 	}
 

@@ -15,8 +15,9 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.gateway.Backend;
-import dev.ratelimit.gateway.HttpAnswer;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -53,7 +54,7 @@ class GatewayMvcRouteRulesTests {
 	@Test
 	void aRouteRuleLimitsTheGatewaysRouteWithTheContract() {
 		for (int remaining = 1; remaining >= 0; remaining--) {
-			HttpAnswer proxied = HttpAnswer.get(this.port, "/orders/42");
+			Answer proxied = TestHttp.on(this.port).get("/orders/42");
 			assertThat(proxied.status()).isEqualTo(200);
 			assertThat(proxied.body()).isEqualTo("backend /orders/42");
 			assertThat(proxied.header(Backend.REACHED)).isEqualTo("reached");
@@ -61,7 +62,7 @@ class GatewayMvcRouteRulesTests {
 			assertThat(proxied.header("RateLimit")).startsWith("\"per-client\";r=" + remaining + ";t=");
 		}
 		int reached = Backend.shared().hits("/orders/42");
-		HttpAnswer refused = HttpAnswer.get(this.port, "/orders/42");
+		Answer refused = TestHttp.on(this.port).get("/orders/42");
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.header(Backend.REACHED)).isNull();
 		assertThat(Backend.shared().hits("/orders/42")).isEqualTo(reached);
@@ -79,7 +80,7 @@ class GatewayMvcRouteRulesTests {
 	@Test
 	void aRouteNoRuleMatchesIsProxiedWithoutFields() {
 		for (int i = 0; i < 3; i++) {
-			HttpAnswer proxied = HttpAnswer.get(this.port, "/catalog/items");
+			Answer proxied = TestHttp.on(this.port).get("/catalog/items");
 			assertThat(proxied.status()).isEqualTo(200);
 			assertThat(proxied.header(Backend.REACHED)).isEqualTo("reached");
 			assertThat(proxied.header("RateLimit")).isNull();

@@ -1,6 +1,5 @@
 package dev.ratelimit.sample.gateway;
 
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -16,6 +15,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,14 +62,14 @@ class GatewaySampleCompareTests {
 	@Test
 	void theRateLimitFilterDecidesOnRedis() {
 		for (int remaining = 1; remaining >= 0; remaining--) {
-			HttpResponse<String> allowed = Http.get(this.port, "/limited/api/ours");
-			assertThat(allowed.statusCode()).isEqualTo(200);
-			assertThat(Http.header(allowed, "RateLimit")).startsWith("\"per-ip\";r=" + remaining + ";");
+			Answer allowed = TestHttp.on(this.port).get("/limited/api/ours");
+			assertThat(allowed.status()).isEqualTo(200);
+			assertThat(allowed.header("RateLimit")).startsWith("\"per-ip\";r=" + remaining + ";");
 		}
-		HttpResponse<String> refused = Http.get(this.port, "/limited/api/ours");
-		assertThat(refused.statusCode()).isEqualTo(429);
-		assertThat(Http.header(refused, "Content-Type")).isEqualTo("application/problem+json");
-		assertThat(Http.header(refused, "Retry-After")).isNotNull();
+		Answer refused = TestHttp.on(this.port).get("/limited/api/ours");
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.header("Content-Type")).isEqualTo("application/problem+json");
+		assertThat(refused.header("Retry-After")).isNotNull();
 		assertThat(refused.body()).contains("\"violated-policies\":[\"per-ip\"]");
 		assertThat(BACKEND.hits("/api/ours")).isEqualTo(2);
 		// The bucket is in Redis (the store was empty before the test), not in the gateway's memory.
@@ -77,24 +78,24 @@ class GatewaySampleCompareTests {
 
 	@Test
 	void theGatewaysOwnRedisRateLimiterLimitsItsRoute() {
-		List<HttpResponse<String>> answers = new ArrayList<>();
+		List<Answer> answers = new ArrayList<>();
 		// A burst of 2 refilled at 1 a second: however slow the machine, 50 calls in a row meet a refusal.
-		for (int i = 0; i < 50 && (answers.isEmpty() || answers.get(answers.size() - 1).statusCode() == 200); i++) {
-			answers.add(Http.get(this.port, "/redis-rate-limiter/api/theirs"));
+		for (int i = 0; i < 50 && (answers.isEmpty() || answers.get(answers.size() - 1).status() == 200); i++) {
+			answers.add(TestHttp.on(this.port).get("/redis-rate-limiter/api/theirs"));
 		}
-		HttpResponse<String> first = answers.get(0);
-		assertThat(first.statusCode()).isEqualTo(200);
+		Answer first = answers.get(0);
+		assertThat(first.status()).isEqualTo(200);
 		assertThat(first.body()).isEqualTo("backend /api/theirs");
 		// The gateway's own header fields; -1 would mean that Redis failed and it admitted unchecked.
-		assertThat(Http.header(first, "X-RateLimit-Remaining")).isEqualTo("1");
-		assertThat(Http.header(first, "RateLimit")).isNull();
-		HttpResponse<String> refused = answers.get(answers.size() - 1);
-		assertThat(refused.statusCode()).isEqualTo(429);
-		assertThat(Http.header(refused, "X-RateLimit-Remaining")).isEqualTo("0");
+		assertThat(first.header("X-RateLimit-Remaining")).isEqualTo("1");
+		assertThat(first.header("RateLimit")).isNull();
+		Answer refused = answers.get(answers.size() - 1);
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.header("X-RateLimit-Remaining")).isEqualTo("0");
 		assertThat(refused.body()).isEmpty();
 		assertThat(BACKEND.hits("/api/theirs")).isEqualTo(answers.size() - 1);
 		REDIS.flushAll();
-		assertThat(Http.get(this.port, "/redis-rate-limiter/api/theirs").statusCode()).isEqualTo(200);
+		assertThat(TestHttp.on(this.port).get("/redis-rate-limiter/api/theirs").status()).isEqualTo(200);
 	}
 
 }

@@ -1,7 +1,5 @@
 package dev.ratelimit.sample.gateway;
 
-import java.net.http.HttpResponse;
-
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +12,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,23 +46,23 @@ class GatewaySampleHttpTests {
 	@Test
 	void theLimitedRouteAdmitsItsCapacityThenRefusesWithTheContract() {
 		for (int remaining = 19; remaining >= 0; remaining--) {
-			HttpResponse<String> allowed = get("/limited/api/hello");
-			assertThat(allowed.statusCode()).isEqualTo(200);
+			Answer allowed = get("/limited/api/hello");
+			assertThat(allowed.status()).isEqualTo(200);
 			assertThat(allowed.body()).isEqualTo("backend /api/hello");
-			assertThat(header(allowed, Backend.REACHED)).isEqualTo("reached");
-			assertThat(header(allowed, "RateLimit-Policy")).isEqualTo("\"per-ip\";q=20;w=2");
+			assertThat(allowed.header(Backend.REACHED)).isEqualTo("reached");
+			assertThat(allowed.header("RateLimit-Policy")).isEqualTo("\"per-ip\";q=20;w=2");
 			// t: whole seconds until the bucket is full again, at 10 tokens a second.
 			int reset = (20 - remaining + 9) / 10;
-			assertThat(header(allowed, "RateLimit")).isEqualTo("\"per-ip\";r=" + remaining + ";t=" + reset);
+			assertThat(allowed.header("RateLimit")).isEqualTo("\"per-ip\";r=" + remaining + ";t=" + reset);
 		}
 		int proxied = BACKEND.hits("/api/hello");
-		HttpResponse<String> refused = get("/limited/api/hello");
-		assertThat(refused.statusCode()).isEqualTo(429);
-		assertThat(header(refused, Backend.REACHED)).isNull();
-		assertThat(header(refused, "Content-Type")).isEqualTo("application/problem+json");
+		Answer refused = get("/limited/api/hello");
+		assertThat(refused.status()).isEqualTo(429);
+		assertThat(refused.header(Backend.REACHED)).isNull();
+		assertThat(refused.header("Content-Type")).isEqualTo("application/problem+json");
 		// One token every 100 ms: the wait, rounded up to whole seconds.
-		assertThat(header(refused, "Retry-After")).isEqualTo("1");
-		assertThat(header(refused, "RateLimit")).isEqualTo("\"per-ip\";r=0;t=2");
+		assertThat(refused.header("Retry-After")).isEqualTo("1");
+		assertThat(refused.header("RateLimit")).isEqualTo("\"per-ip\";r=0;t=2");
 		assertThat(refused.body()).contains("\"status\":429")
 			.contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
 			.contains("\"violated-policies\":[\"per-ip\"]");
@@ -72,27 +72,23 @@ class GatewaySampleHttpTests {
 	@Test
 	void thePlainRouteHasNoLimiter() {
 		for (int i = 0; i < 30; i++) {
-			HttpResponse<String> answer = get("/plain/api/plain");
-			assertThat(answer.statusCode()).isEqualTo(200);
+			Answer answer = get("/plain/api/plain");
+			assertThat(answer.status()).isEqualTo(200);
 			assertThat(answer.body()).isEqualTo("backend /api/plain");
-			assertThat(header(answer, "RateLimit")).isNull();
-			assertThat(header(answer, "RateLimit-Policy")).isNull();
+			assertThat(answer.header("RateLimit")).isNull();
+			assertThat(answer.header("RateLimit-Policy")).isNull();
 		}
 		assertThat(BACKEND.hits("/api/plain")).isEqualTo(30);
 	}
 
 	@Test
 	void theGatewaysOwnRedisRateLimiterRouteIsOffWithoutTheCompareProfile() {
-		assertThat(get("/redis-rate-limiter/api/compare").statusCode()).isEqualTo(404);
+		assertThat(get("/redis-rate-limiter/api/compare").status()).isEqualTo(404);
 		assertThat(BACKEND.hits("/api/compare")).isZero();
 	}
 
-	private HttpResponse<String> get(String path) {
-		return Http.get(this.port, path);
-	}
-
-	private static String header(HttpResponse<?> response, String name) {
-		return Http.header(response, name);
+	private Answer get(String path) {
+		return TestHttp.on(this.port).get(path);
 	}
 
 	/** The limiter's clock, standing still. */

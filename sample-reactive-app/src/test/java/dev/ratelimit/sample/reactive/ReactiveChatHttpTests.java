@@ -1,7 +1,6 @@
 package dev.ratelimit.sample.reactive;
 
 import java.time.Duration;
-import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,7 +13,8 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.CostBudgets;
-import dev.ratelimit.sample.reactive.SampleClient.Answer;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -46,7 +46,7 @@ class ReactiveChatHttpTests {
 		Answer answer = chat("/agent/chat", "acme", "one two three four", 100);
 		assertThat(answer.status()).isEqualTo(200);
 		assertThat(answer.body()).contains("\"tokens\":4");
-		assertThat(answer.headers().getFirst("Budget-Remaining")).startsWith("\"tenant-daily\";");
+		assertThat(answer.header("Budget-Remaining")).startsWith("\"tenant-daily\";");
 		assertSettled("acme", 8);
 	}
 
@@ -78,13 +78,13 @@ class ReactiveChatHttpTests {
 
 	@Test
 	void aChatWithoutATenantIsA400() {
-		assertThat(new SampleClient(this.port).send("POST", "/agent/chat", Map.of(), new ChatRequest("hi", 10))
+		assertThat(TestHttp.on(this.port).postJson("/agent/chat", TestHttp.json(new ChatRequest("hi", 10)))
 			.status()).isEqualTo(400);
 	}
 
 	private Answer chat(String path, String tenant, String prompt, int maxTokens) {
-		return new SampleClient(this.port).send("POST", path, Map.of("X-Tenant-Id", tenant),
-				new ChatRequest(prompt, maxTokens));
+		return TestHttp.on(this.port).postJson(path, TestHttp.json(new ChatRequest(prompt, maxTokens)), "X-Tenant-Id",
+				tenant);
 	}
 
 	/** Settled once the call's work ended, which may come just after its client read the answer. */

@@ -1,14 +1,13 @@
 package dev.ratelimit.sample.reactive;
 
-import java.util.Map;
-
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
-import dev.ratelimit.sample.reactive.SampleClient.Answer;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,16 +50,16 @@ class ReactiveSampleHttpTests {
 
 	@Test
 	void fiveFailedLoginsLockAUsernameAndSuccessesDoNotCount() {
-		SampleClient client = new SampleClient(this.port);
+		TestHttp client = TestHttp.on(this.port);
 		for (int i = 0; i < 6; i++) {
-			assertThat(client.send("POST", "/login", Map.of(), new LoginController.Login("demo", "demo")).status())
+			assertThat(client.postJson("/login", TestHttp.json(new LoginController.Login("demo", "demo"))).status())
 				.isEqualTo(200);
 		}
 		for (int i = 0; i < 5; i++) {
-			assertThat(client.send("POST", "/login", Map.of(), new LoginController.Login("demo", "guess")).status())
+			assertThat(client.postJson("/login", TestHttp.json(new LoginController.Login("demo", "guess"))).status())
 				.isEqualTo(401);
 		}
-		Answer locked = client.send("POST", "/login", Map.of(), new LoginController.Login("demo", "demo"));
+		Answer locked = client.postJson("/login", TestHttp.json(new LoginController.Login("demo", "demo")));
 		assertThat(locked.status()).isEqualTo(429);
 		assertThat(locked.body()).contains("\"violated-policies\":[\"failed-logins\"]");
 	}
@@ -85,7 +84,8 @@ class ReactiveSampleHttpTests {
 	}
 
 	private Answer send(String method, String path, String user) {
-		return new SampleClient(this.port).send(method, path, (user != null) ? Map.of("X-User-Id", user) : Map.of());
+		return TestHttp.on(this.port).send(method, path, null,
+				(user != null) ? new String[] { "X-User-Id", user } : new String[0]);
 	}
 
 }

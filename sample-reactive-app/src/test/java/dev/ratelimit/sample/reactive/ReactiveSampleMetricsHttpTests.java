@@ -9,6 +9,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import dev.ratelimit.support.TestHttp;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -28,26 +30,26 @@ class ReactiveSampleMetricsHttpTests {
 
 	@Test
 	void everyAdmittedRouteRequestIsOneDecisionInTheMetrics() throws Exception {
-		SimpleHttp http = new SimpleHttp(this.port);
-		assertThat(http.get("/api/hello").statusCode()).isEqualTo(200);
+		TestHttp http = TestHttp.on(this.port);
+		assertThat(http.get("/api/hello").status()).isEqualTo(200);
 		double before = count(http);
 		for (int i = 0; i < 5; i++) {
-			assertThat(http.get("/api/hello").statusCode()).isEqualTo(200);
+			assertThat(http.get("/api/hello").status()).isEqualTo(200);
 		}
 		assertThat(count(http)).isEqualTo(before + 5);
 	}
 
 	@Test
 	void theRateLimitsEndpointIsReadOnlyAndListsThePolicies() throws Exception {
-		SimpleHttp http = new SimpleHttp(this.port);
+		TestHttp http = TestHttp.on(this.port);
 		var response = http.get("/actuator/ratelimits");
-		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.status()).isEqualTo(200);
 		assertThat(response.body()).contains("per-ip").contains("agent-runs");
 	}
 
-	private static double count(SimpleHttp http) throws Exception {
+	private static double count(TestHttp http) throws Exception {
 		var response = http.get(DECISIONS);
-		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.status()).isEqualTo(200);
 		Matcher count = COUNT.matcher(response.body());
 		assertThat(count.find()).as(response.body()).isTrue();
 		return Double.parseDouble(count.group(1));

@@ -1,7 +1,6 @@
 package dev.ratelimit.sample.reactive;
 
 import java.time.Duration;
-import java.util.Map;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,8 +14,9 @@ import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetDecision;
 import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.core.RateLimitBackend;
-import dev.ratelimit.sample.reactive.SampleClient.Answer;
 import dev.ratelimit.support.RedisServerFixture;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -63,41 +63,41 @@ class ReactiveSampleRedisHttpTests {
 	@Test
 	void bothInstancesDecideOnRedis() {
 		assertThat(first.getBean(RateLimitBackend.class).blocks()).isTrue();
-		assertThat(client(first).send("POST", "/agent/run", Map.of("X-User-Id", "zed")).status()).isEqualTo(200);
+		assertThat(client(first).post("/agent/run", null, "X-User-Id", "zed").status()).isEqualTo(200);
 		assertThat(redis.call("EXISTS", "rl:agent-runs:{zed}")).isEqualTo(":1");
 	}
 
 	@Test
 	void anAnnotatedMonoHandlerIsLimitedAcrossInstances() {
-		Map<String, String> alice = Map.of("X-User-Id", "alice");
+		String[] alice = { "X-User-Id", "alice" };
 		for (int i = 0; i < 3; i++) {
-			assertThat(client(first).send("POST", "/agent/run", alice).status()).isEqualTo(200);
+			assertThat(client(first).post("/agent/run", null, alice).status()).isEqualTo(200);
 		}
 		for (int i = 0; i < 2; i++) {
-			assertThat(client(second).send("POST", "/agent/run", alice).status()).isEqualTo(200);
+			assertThat(client(second).post("/agent/run", null, alice).status()).isEqualTo(200);
 		}
-		Answer refused = client(first).send("POST", "/agent/run", alice);
+		Answer refused = client(first).post("/agent/run", null, alice);
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.retryAfter()).isEqualTo("3600");
 		assertThat(refused.body()).contains("\"violated-policies\":[\"agent-runs\"]");
-		assertThat(client(second).send("POST", "/agent/run", alice).status()).isEqualTo(429);
+		assertThat(client(second).post("/agent/run", null, alice).status()).isEqualTo(429);
 	}
 
 	@Test
 	void anAnnotatedFluxHandlerIsLimitedAcrossInstances() {
-		Map<String, String> carol = Map.of("X-User-Id", "carol");
-		assertThat(client(first).send("GET", "/agent/stream", carol).body()).contains("done");
-		assertThat(client(second).send("GET", "/agent/stream", carol).status()).isEqualTo(200);
-		assertThat(client(first).send("GET", "/agent/stream", carol).status()).isEqualTo(429);
+		String[] carol = { "X-User-Id", "carol" };
+		assertThat(client(first).get("/agent/stream", carol).body()).contains("done");
+		assertThat(client(second).get("/agent/stream", carol).status()).isEqualTo(200);
+		assertThat(client(first).get("/agent/stream", carol).status()).isEqualTo(429);
 	}
 
 	@Test
 	void theRouteRuleIsLimitedAcrossInstances() {
 		for (int i = 0; i < 10; i++) {
-			assertThat(client(first).send("GET", "/api/hello", Map.of()).status()).isEqualTo(200);
-			assertThat(client(second).send("GET", "/api/hello", Map.of()).status()).isEqualTo(200);
+			assertThat(client(first).get("/api/hello").status()).isEqualTo(200);
+			assertThat(client(second).get("/api/hello").status()).isEqualTo(200);
 		}
-		Answer refused = client(second).send("GET", "/api/hello", Map.of());
+		Answer refused = client(second).get("/api/hello");
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.retryAfter()).isEqualTo("360");
 		assertThat(refused.rateLimit()).isEqualTo("\"per-ip\";r=0;t=7200");
@@ -106,15 +106,18 @@ class ReactiveSampleRedisHttpTests {
 	@Test
 	void aStreamedBudgetIsSharedAcrossInstances() {
 		// 10 micro-dollars a day: a stream of 3 tokens on one instance spends 6 of them.
-		Map<String, String> acme = Map.of("X-Tenant-Id", "acme");
-		Answer streamed = client(first).send("POST", "/agent/chat/stream", acme, new ChatRequest("one two three", 3));
+		String[] acme = { "X-Tenant-Id", "acme" };
+		Answer streamed = client(first).postJson("/agent/chat/stream",
+				TestHttp.json(new ChatRequest("one two three", 3)), acme);
 		assertThat(streamed.body()).contains("event:done");
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(spent(second, "acme")).isEqualTo(6));
 		// The other instance sees the 4 left: an estimate of 6 no longer fits, 2 do.
-		Answer refused = client(second).send("POST", "/agent/chat/stream", acme, new ChatRequest("four five six", 3));
+		Answer refused = client(second).postJson("/agent/chat/stream",
+				TestHttp.json(new ChatRequest("four five six", 3)), acme);
 		assertThat(refused.status()).isEqualTo(429);
 		assertThat(refused.body()).contains("tenant-daily");
-		Answer fits = client(second).send("POST", "/agent/chat/stream", acme, new ChatRequest("four five six", 1));
+		Answer fits = client(second).postJson("/agent/chat/stream",
+				TestHttp.json(new ChatRequest("four five six", 1)), acme);
 		assertThat(fits.body()).contains("data:four").doesNotContain("data:five").contains("event:budget-exceeded");
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(spent(first, "acme")).isEqualTo(8));
 	}
@@ -127,8 +130,8 @@ class ReactiveSampleRedisHttpTests {
 		return state.spentMicros()[0];
 	}
 
-	private static SampleClient client(ConfigurableApplicationContext instance) {
-		return new SampleClient(instance.getEnvironment().getRequiredProperty("local.server.port", Integer.class));
+	private static TestHttp client(ConfigurableApplicationContext instance) {
+		return TestHttp.of(instance);
 	}
 
 }
