@@ -2,19 +2,16 @@ package dev.ratelimit.client;
 
 import java.net.URI;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.restclient.RestClientCustomizer;
-import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.http.HttpMethod;
+import org.springframework.context.ApplicationContext;
 import org.springframework.web.client.RestClient;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
-import dev.ratelimit.client.FakeProvider.Answer;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.metrics.MicrometerClientListener;
 import dev.ratelimit.support.StartupFailures;
@@ -23,12 +20,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * How provider clients are configured and bound: start-up checks naming the
- * property, binding by name and by base URL.
+ * How provider clients are configured and bound to a {@code RestClient}:
+ * start-up checks naming the property, binding by name and by base URL.
  */
-class ProviderClientConfigurationTests {
-
-	private final FakeProvider provider = new FakeProvider();
+class ProviderClientConfigurationTests extends ProviderClientBindingScenarios<RestClient> {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
@@ -37,9 +32,38 @@ class ProviderClientConfigurationTests {
 		.withPropertyValues("rate-limit.policies.openai-rate.capacity=10", "rate-limit.policies.openai-rate.refill=10/1s",
 				"rate-limit.policies.openai-rate.max-wait=2s", "rate-limit.concurrency.openai-parallel.permits=4");
 
-	@AfterEach
-	void stopProvider() {
-		this.provider.close();
+	@Override
+	protected ApplicationContextRunner contextRunner() {
+		return this.contextRunner;
+	}
+
+	@Override
+	protected RestClient bootBuilt(ApplicationContext context) {
+		RestClient.Builder builder = RestClient.builder();
+		context.getBean(RestClientCustomizer.class).customize(builder);
+		return builder.build();
+	}
+
+	@Override
+	protected RestClient boundByNameAndUrl(ApplicationContext context) {
+		RestClient.Builder both = context.getBean(ProviderClients.class).builder("openai");
+		context.getBean(RestClientCustomizer.class).customize(both);
+		return both.build();
+	}
+
+	@Override
+	protected int status(RestClient client, String uri) {
+		return client.get().uri(URI.create(uri)).exchange((request, response) -> response.getStatusCode().value());
+	}
+
+	@Override
+	protected Class<?> bootCustomizer() {
+		return RestClientCustomizer.class;
+	}
+
+	@Override
+	protected Class<?> boundClients() {
+		return ProviderClients.class;
 	}
 
 	@Test
@@ -108,42 +132,6 @@ class ProviderClientConfigurationTests {
 					.withMessageContaining("'anthropic'")
 					.withMessageContaining("[openai]");
 			});
-	}
-
-	@Test
-	void requestsToABaseUrlFollowItsClientsRulesFromEveryBootBuilder() {
-		this.provider.then(Answer.of(503), Answer.of(503));
-		this.contextRunner.withPropertyValues("rate-limit.clients.openai.base-url=" + this.provider.url() + "/v1")
-			.run((context) -> {
-				RestClient.Builder builder = RestClient.builder();
-				context.getBean(RestClientCustomizer.class).customize(builder);
-				RestClient client = builder.build();
-				// Another path of the same host is not the provider's: its 503 comes back at once.
-				assertThat(status(client, URI.create(this.provider.url() + "/v10/x"), HttpMethod.GET)).isEqualTo(503);
-				assertThat(status(client, URI.create(this.provider.url() + "/v1/x"), HttpMethod.GET)).isEqualTo(200);
-				assertThat(this.provider.seen()).hasSize(3);
-				// Bound twice, by name and by URL: the rules apply once (3 attempts, not 9).
-				this.provider.otherwise(() -> Answer.of(503));
-				RestClient.Builder both = context.getBean(ProviderClients.class).builder("openai");
-				context.getBean(RestClientCustomizer.class).customize(both);
-				RestClient twice = both.build();
-				assertThat(status(twice, URI.create(this.provider.url() + "/v1/y"), HttpMethod.GET)).isEqualTo(503);
-				assertThat(this.provider.seen()).hasSize(6);
-			});
-	}
-
-	@Test
-	void runWithoutBootsRestClientCustomizerShouldStillBindByName() {
-		this.contextRunner.withClassLoader(new FilteredClassLoader(RestClientCustomizer.class))
-			.withPropertyValues("rate-limit.clients.openai.base-url=" + this.provider.url())
-			.run((context) -> {
-				assertThat(context).hasNotFailed().doesNotHaveBean(RestClientCustomizer.class);
-				assertThat(context.getBean(ProviderClients.class).names()).containsExactly("openai");
-			});
-	}
-
-	private static int status(RestClient client, URI uri, HttpMethod method) {
-		return client.method(method).uri(uri).exchange((request, response) -> response.getStatusCode().value());
 	}
 
 }

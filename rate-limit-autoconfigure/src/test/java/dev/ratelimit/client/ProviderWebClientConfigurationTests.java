@@ -2,7 +2,6 @@ package dev.ratelimit.client;
 
 import java.time.Duration;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -10,6 +9,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
+import org.springframework.context.ApplicationContext;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
@@ -24,9 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  * by name, and by base URL from every builder Spring Boot builds. Backoff is
  * drawn as zero, so that no test waits.
  */
-class ProviderWebClientConfigurationTests {
-
-	private final FakeProvider provider = new FakeProvider();
+class ProviderWebClientConfigurationTests extends ProviderClientBindingScenarios<WebClient> {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, WebClientAutoConfiguration.class))
@@ -34,9 +32,29 @@ class ProviderWebClientConfigurationTests {
 		})
 		.withBean(JitterSource.class, () -> () -> 0);
 
-	@AfterEach
-	void stopProvider() {
-		this.provider.close();
+	@Override
+	protected ApplicationContextRunner contextRunner() {
+		return this.contextRunner;
+	}
+
+	@Override
+	protected WebClient bootBuilt(ApplicationContext context) {
+		return context.getBean(WebClient.Builder.class).build();
+	}
+
+	@Override
+	protected WebClient boundByNameAndUrl(ApplicationContext context) {
+		return context.getBean(ProviderWebClients.class).builder("openai").build();
+	}
+
+	@Override
+	protected Class<?> bootCustomizer() {
+		return WebClientCustomizer.class;
+	}
+
+	@Override
+	protected Class<?> boundClients() {
+		return ProviderWebClients.class;
 	}
 
 	@Test
@@ -66,35 +84,8 @@ class ProviderWebClientConfigurationTests {
 			});
 	}
 
-	@Test
-	void runWithoutBootsWebClientCustomizerShouldStillBindByName() {
-		this.contextRunner.withClassLoader(new FilteredClassLoader(WebClientCustomizer.class))
-			.withPropertyValues("rate-limit.clients.openai.base-url=" + this.provider.url())
-			.run((context) -> {
-				assertThat(context).hasNotFailed().hasSingleBean(ProviderWebClients.class);
-				assertThat(context.getBeansOfType(WebClientCustomizer.class)).isEmpty();
-			});
-	}
-
-	@Test
-	void requestsToABaseUrlFollowItsClientsRulesFromEveryBootBuilder() {
-		this.provider.then(Answer.of(503), Answer.of(503));
-		this.contextRunner.withPropertyValues("rate-limit.clients.openai.base-url=" + this.provider.url() + "/v1")
-			.run((context) -> {
-				WebClient client = context.getBean(WebClient.Builder.class).build();
-				// Another path of the same host is not the provider's: its 503 comes back at once.
-				assertThat(status(client, this.provider.url() + "/v10/x")).isEqualTo(503);
-				assertThat(status(client, this.provider.url() + "/v1/x")).isEqualTo(200);
-				assertThat(this.provider.seen()).hasSize(3);
-				// Bound twice, by name and by URL: the rules apply once (3 attempts, not 9).
-				this.provider.otherwise(() -> Answer.of(503));
-				WebClient twice = context.getBean(ProviderWebClients.class).builder("openai").build();
-				assertThat(status(twice, this.provider.url() + "/v1/y")).isEqualTo(503);
-				assertThat(this.provider.seen()).hasSize(6);
-			});
-	}
-
-	private static int status(WebClient client, String uri) {
+	@Override
+	protected int status(WebClient client, String uri) {
 		return client.get()
 			.uri(uri)
 			.exchangeToMono((response) -> response.releaseBody().thenReturn(response.statusCode().value()))

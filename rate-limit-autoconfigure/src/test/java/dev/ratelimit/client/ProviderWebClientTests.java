@@ -1,153 +1,65 @@
 package dev.ratelimit.client;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.reactive.function.client.WebClientRequestException;
 
-import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.client.FakeProvider.Answer;
-import dev.ratelimit.concurrency.ConcurrencyLimiters;
-import dev.ratelimit.core.RateLimitExceededException;
-import dev.ratelimit.core.Sleeper;
-import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The provider client's {@code WebClient} filter against a real HTTP server
- * standing in for the provider, on the in-memory backend. Its waits are
- * delays on a {@link RecordingScheduler}, which moves the manual clock instead
- * of waiting; the limiter's waits go to the {@link RecordingSleeper}, as on the
- * blocking side. No test waits for real.
+ * The provider client's scenarios on its {@code WebClient} filter, and those
+ * only a reactive client offers: a permit held until the body is read or the
+ * exchange cancelled, the limiter's wait off the event loop, a pause shared
+ * with the {@code RestClient} side. Its waits are delays on a
+ * {@link RecordingScheduler}, which moves the manual clock instead of waiting;
+ * the limiter's waits go to the {@link RecordingSleeper}, as on the blocking
+ * side. No test waits for real.
  */
-class ProviderWebClientTests {
-
-	/** A whole second, so that an HTTP-date (second precision) reads exactly. */
-	private static final long START_MICROS = 1_700_000_000_000_000L;
-
-	private final FakeProvider provider = new FakeProvider();
-
-	private final ManualTimeSource clock = new ManualTimeSource(START_MICROS);
-
-	private final RecordingSleeper sleeper = new RecordingSleeper(this.clock, true);
+class ProviderWebClientTests extends ProviderClientScenarios<WebClient> {
 
 	private final RecordingScheduler timer = new RecordingScheduler(this.clock);
 
-	private JitterSource jitter = JitterSource.random();
-
-	private Sleeper limiterSleeper = this.sleeper;
-
-	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
-		.withBean(TimeSource.class, () -> this.clock)
-		.withBean(Sleeper.class, () -> (micros) -> this.limiterSleeper.sleepMicros(micros))
-		.withBean(JitterSource.class, () -> (() -> this.jitter.next()))
-		.withPropertyValues("rate-limit.clients.provider.base-url=" + this.provider.url(),
-				"rate-limit.clients.provider.pause-jitter=0");
-
-	@AfterEach
-	void stopProvider() {
-		this.provider.close();
+	@Override
+	protected WebClient client(ApplicationContext context) {
+		ProviderWebClients clients = new ProviderWebClients(context.getBean(ProviderClients.class), WebClient::builder,
+				(client) -> new ProviderExchangeFilter(client, this.timer, Schedulers.boundedElastic()));
+		return clients.builder("provider").build();
 	}
 
-	@Test
-	void retryAfterInSecondsIsWaitedOut() {
-		this.provider.then(Answer.of(429, "Retry-After", "7"));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(200);
-			assertThat(this.timer.delays()).containsExactly(Duration.ofSeconds(7));
-			assertThat(this.provider.seen()).hasSize(2);
-		});
+	@Override
+	protected int call(WebClient client, HttpMethod method) {
+		return status(client, method);
 	}
 
-	@Test
-	void retryAfterAsAnHttpDateIsWaitedOut() {
-		String in12Seconds = DateTimeFormatter.RFC_1123_DATE_TIME
-			.format(Instant.ofEpochSecond(START_MICROS / 1_000_000L + 12).atOffset(ZoneOffset.UTC));
-		this.provider.then(Answer.of(503, "Retry-After", in12Seconds));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(200);
-			assertThat(this.timer.delays()).containsExactly(Duration.ofSeconds(12));
-			assertThat(this.provider.seen()).hasSize(2);
-		});
+	@Override
+	protected List<Duration> waits() {
+		return this.timer.delays();
 	}
 
-	@Test
-	void backoffWithFullJitterStaysBelowItsDoublingCeilings() {
-		this.jitter = () -> 0.999;
-		this.provider.then(Answer.of(503), Answer.of(503), Answer.of(429), Answer.of(503));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(200);
-			assertThat(this.timer.micros()).containsExactly(99_900L, 199_800L, 299_700L, 299_700L);
-		}, "rate-limit.clients.provider.max-attempts=5", "rate-limit.clients.provider.backoff=100ms",
-				"rate-limit.clients.provider.max-backoff=300ms");
+	@Override
+	protected List<Long> waitMicros() {
+		return this.timer.micros();
 	}
 
-	@Test
-	void theAttemptBoundHolds() {
-		this.jitter = () -> 0.5;
-		this.provider.otherwise(() -> Answer.of(503));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(503);
-			assertThat(this.provider.seen()).hasSize(4);
-			assertThat(this.timer.delays()).hasSize(3);
-		}, "rate-limit.clients.provider.max-attempts=4");
-	}
-
-	@Test
-	void theDeadlineEndsTheRetriesWithTheProvidersLastAnswer() {
-		this.jitter = () -> 0.99;
-		this.provider.otherwise(() -> Answer.of(503));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(503);
-			assertThat(this.provider.seen()).hasSize(3);
-			assertThat(this.timer.delays()).containsExactly(Duration.ofMillis(990), Duration.ofMillis(990));
-		}, "rate-limit.clients.provider.max-attempts=10", "rate-limit.clients.provider.backoff=1s",
-				"rate-limit.clients.provider.max-backoff=1s", "rate-limit.clients.provider.deadline=2500ms");
-	}
-
-	@Test
-	void aRetryAfterPastTheDeadlineFailsAtOnceAndTheNextCallDoesNotAsk() {
-		this.provider.then(Answer.of(429, "Retry-After", "60"));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(429);
-			assertThat(this.timer.delays()).isEmpty();
-			assertThatExceptionOfType(ProviderPausedException.class).isThrownBy(() -> status(client, HttpMethod.GET))
-				.satisfies((ex) -> assertThat(ex.getRetryAfterMicros()).isEqualTo(60_000_000L));
-			assertThat(this.provider.seen()).hasSize(1);
-		}, "rate-limit.clients.provider.deadline=30s");
-	}
-
-	@Test
-	void aPostIsNotRetriedByDefault() {
-		this.provider.then(Answer.of(429, "Retry-After", "1"));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.POST)).isEqualTo(429);
-			assertThat(this.provider.seen()).hasSize(1);
-			assertThat(this.timer.delays()).isEmpty();
-		});
+	@Override
+	protected Class<? extends Exception> connectionFailure() {
+		return WebClientRequestException.class;
 	}
 
 	@Test
@@ -163,42 +75,6 @@ class ProviderWebClientTests {
 			assertThat(this.provider.seen()).extracting(FakeProvider.Seen::method).containsExactly("POST", "POST");
 			assertThat(this.timer.delays()).containsExactly(Duration.ofSeconds(1));
 		}, "rate-limit.clients.provider.retry-non-idempotent=true");
-	}
-
-	@Test
-	void anExhaustedQuotaMakesTheNextCallWait() {
-		this.provider.then(Answer.of(200, "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "3s"));
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(200);
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(200);
-			assertThat(this.timer.delays()).containsExactly(Duration.ofSeconds(3));
-		});
-	}
-
-	@Test
-	void aFailureToConnectIsRetriedAndThenReported() throws Exception {
-		String closed;
-		try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-			closed = "http://127.0.0.1:" + socket.getLocalPort();
-		}
-		this.jitter = () -> 0.5;
-		run((client, context) -> {
-			assertThatExceptionOfType(WebClientRequestException.class).isThrownBy(() -> status(client, HttpMethod.GET));
-			assertThat(this.timer.delays()).containsExactly(Duration.ofMillis(100), Duration.ofMillis(200));
-		}, "rate-limit.clients.provider.base-url=" + closed);
-	}
-
-	@Test
-	void everyAttemptTakesTheProvidersRateAndPermit() {
-		this.provider.then(Answer.of(503));
-		this.jitter = () -> 0.5;
-		run((client, context) -> {
-			assertThat(status(client, HttpMethod.GET)).isEqualTo(200);
-			assertThat(inFlight(context)).isZero();
-			assertThatExceptionOfType(RateLimitExceededException.class)
-				.isThrownBy(() -> status(client, HttpMethod.GET));
-			assertThat(this.provider.seen()).hasSize(2);
-		}, limits("capacity=2", "refill=1/1h"));
 	}
 
 	@Test
@@ -276,29 +152,6 @@ class ProviderWebClientTests {
 		}, "rate-limit.clients.provider.max-attempts=1", "rate-limit.clients.provider.deadline=1m");
 	}
 
-	private String[] limits(String... rate) {
-		String[] properties = new String[rate.length + 5];
-		for (int i = 0; i < rate.length; i++) {
-			properties[i] = "rate-limit.policies.provider-rate." + rate[i];
-		}
-		properties[rate.length] = "rate-limit.policies.provider-rate.max-wait=2s";
-		properties[rate.length + 1] = "rate-limit.concurrency.provider.permits=1";
-		properties[rate.length + 2] = "rate-limit.clients.provider.rate-limit=provider-rate";
-		properties[rate.length + 3] = "rate-limit.clients.provider.concurrency=provider";
-		properties[rate.length + 4] = "rate-limit.clients.provider.max-attempts=3";
-		return properties;
-	}
-
-	private void run(BiConsumer<WebClient, ApplicationContext> test, String... properties) {
-		this.contextRunner.withPropertyValues(properties).run((context) -> {
-			assertThat(context).hasNotFailed();
-			ProviderWebClients clients = new ProviderWebClients(context.getBean(ProviderClients.class),
-					WebClient::builder,
-					(client) -> new ProviderExchangeFilter(client, this.timer, Schedulers.boundedElastic()));
-			test.accept(clients.builder("provider").build(), context);
-		});
-	}
-
 	private static boolean awaited(CountDownLatch latch) {
 		try {
 			return latch.await(10, TimeUnit.SECONDS);
@@ -307,10 +160,6 @@ class ProviderWebClientTests {
 			Thread.currentThread().interrupt();
 			return false;
 		}
-	}
-
-	private static int inFlight(ApplicationContext context) {
-		return context.getBean(ConcurrencyLimiters.class).inFlight("provider");
 	}
 
 	static int status(WebClient client, HttpMethod method) {
