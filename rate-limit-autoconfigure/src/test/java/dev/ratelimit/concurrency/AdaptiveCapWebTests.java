@@ -1,8 +1,8 @@
 package dev.ratelimit.concurrency;
 
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,11 +21,13 @@ import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.async.DeferredResult;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.actuate.RateLimitEndpoint;
+import dev.ratelimit.support.HeldCalls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.asyncDispatch;
@@ -64,9 +66,6 @@ class AdaptiveCapWebTests {
 	MockMvc mvc;
 
 	@Autowired
-	Gate gate;
-
-	@Autowired
 	MeterRegistry meters;
 
 	@Autowired
@@ -75,9 +74,14 @@ class AdaptiveCapWebTests {
 	@Autowired
 	RateLimitEndpoint endpoint;
 
+	/** The call a test holds in flight, if any. */
+	private String heldId;
+
 	@AfterEach
 	void letGo() {
-		this.gate.release.countDown();
+		if (this.heldId != null) {
+			HeldCalls.release(this.heldId);
+		}
 	}
 
 	@Test
@@ -98,7 +102,7 @@ class AdaptiveCapWebTests {
 				"outcome", "shed")
 			.count()).isEqualTo(1);
 		assertThat(this.meters.get("rate.limit.concurrency.limit").tag("policy", "api").gauge().value()).isEqualTo(2);
-		this.gate.release.countDown();
+		HeldCalls.release(this.heldId);
 		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 		this.mvc.perform(get("/api/quick").header("X-Priority", "sheddable")).andExpect(status().isOk());
 	}
@@ -120,17 +124,18 @@ class AdaptiveCapWebTests {
 		assertThat(api.inFlight()).containsEntry("critical", 1).containsEntry("normal", 0);
 		assertThat(this.endpoint.key("api", "critical")).isInstanceOfSatisfying(
 				RateLimitEndpoint.ConcurrencyKeyState.class, (state) -> assertThat(state.inUse()).isOne());
-		this.gate.release.countDown();
+		HeldCalls.release(this.heldId);
 		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 	}
 
 	@Test
 	void anAsynchronousRequestHoldsItsPermitUntilItCompletes() throws Exception {
-		MvcResult started = this.mvc.perform(get("/api/deferred").header("X-Priority", "normal"))
+		String id = UUID.randomUUID().toString();
+		MvcResult started = this.mvc.perform(get("/api/deferred").param("id", id).header("X-Priority", "normal"))
 			.andExpect(request().asyncStarted())
 			.andReturn();
 		assertThat(this.adaptive.inFlight("api", Priority.NORMAL)).isOne();
-		this.gate.deferred.setResult(Map.of("ok", "later"));
+		HeldCalls.release(id);
 		this.mvc.perform(asyncDispatch(started)).andExpect(status().isOk());
 		assertThat(this.adaptive.inFlight("api", Priority.NORMAL)).isZero();
 		assertThat(this.adaptive.limit("api")).hasValue(2);
@@ -146,7 +151,7 @@ class AdaptiveCapWebTests {
 		assertThat(this.meters.counter("rate.limit.decisions", "kind", "concurrency", "policy", "trial", "outcome",
 				"shadow")
 			.count()).isEqualTo(1);
-		this.gate.release.countDown();
+		HeldCalls.release(this.heldId);
 		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 	}
 
@@ -167,24 +172,16 @@ class AdaptiveCapWebTests {
 			.andExpect(status().isServiceUnavailable())
 			.andExpect(header().string("Retry-After", "2"))
 			.andExpect(jsonPath("$.type").value(SHED_TYPE));
-		this.gate.release.countDown();
+		HeldCalls.release(this.heldId);
 		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 		this.mvc.perform(get("/jobs")).andExpect(status().isOk());
 	}
 
-	private CompletableFuture<Integer> holdInside(MockHttpServletRequestBuilder request) throws InterruptedException {
-		this.gate.entered = new CountDownLatch(1);
-		this.gate.release = new CountDownLatch(1);
-		CompletableFuture<Integer> call = CompletableFuture.supplyAsync(() -> {
-			try {
-				return this.mvc.perform(request).andReturn().getResponse().getStatus();
-			}
-			catch (Exception ex) {
-				throw new IllegalStateException(ex);
-			}
-		});
-		assertThat(this.gate.entered.await(10, TimeUnit.SECONDS)).isTrue();
-		return call;
+	private CompletableFuture<Integer> holdInside(MockHttpServletRequestBuilder request) {
+		String id = UUID.randomUUID().toString();
+		this.heldId = id;
+		return HeldCalls.start(id,
+				() -> this.mvc.perform(request.param("id", id)).andReturn().getResponse().getStatus());
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -192,13 +189,8 @@ class AdaptiveCapWebTests {
 	static class App {
 
 		@Bean
-		Gate gate() {
-			return new Gate();
-		}
-
-		@Bean
-		Api api(Gate gate) {
-			return new Api(gate);
+		Api api() {
+			return new Api();
 		}
 
 		@Bean
@@ -208,35 +200,20 @@ class AdaptiveCapWebTests {
 
 	}
 
-	/** Latches shared by the test and the controller. */
-	static class Gate {
-
-		volatile CountDownLatch entered = new CountDownLatch(1);
-
-		volatile CountDownLatch release = new CountDownLatch(0);
-
-		volatile DeferredResult<Map<String, String>> deferred;
-
-	}
-
 	@RestController
 	static class Api {
 
-		private final Gate gate;
-
-		Api(Gate gate) {
-			this.gate = gate;
-		}
-
 		@GetMapping({ "/api/hold", "/trial/hold" })
-		Map<String, String> hold() throws InterruptedException {
-			return held();
+		Map<String, String> hold(@RequestParam(required = false) String id) {
+			return held(id);
 		}
 
 		@GetMapping("/api/deferred")
-		DeferredResult<Map<String, String>> deferred() {
-			this.gate.deferred = new DeferredResult<>();
-			return this.gate.deferred;
+		DeferredResult<Map<String, String>> deferred(@RequestParam String id) {
+			// Completed when the test releases the call: held in flight until then.
+			DeferredResult<Map<String, String>> result = new DeferredResult<>();
+			HeldCalls.enter(id).thenAccept((body) -> result.setResult(Map.of("ok", body)));
+			return result;
 		}
 
 		@GetMapping({ "/api/quick", "/trial/quick" })
@@ -251,14 +228,15 @@ class AdaptiveCapWebTests {
 
 		@Concurrency("jobs")
 		@GetMapping("/jobs")
-		Map<String, String> jobs() throws InterruptedException {
-			return held();
+		Map<String, String> jobs(@RequestParam(required = false) String id) {
+			return held(id);
 		}
 
-		private Map<String, String> held() throws InterruptedException {
-			this.gate.entered.countDown();
-			// Held inside until the test lets go: this is the call in flight, not waiting for time.
-			this.gate.release.await(10, TimeUnit.SECONDS);
+		private Map<String, String> held(String id) {
+			if (id != null) {
+				// Held inside until the test lets go: this is the call in flight, not waiting for time.
+				HeldCalls.await(id);
+			}
 			return Map.of("ok", "yes");
 		}
 

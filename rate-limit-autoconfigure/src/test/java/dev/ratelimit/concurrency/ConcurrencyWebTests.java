@@ -1,8 +1,8 @@
 package dev.ratelimit.concurrency;
 
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -16,10 +16,12 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.async.DeferredResult;
 
 import dev.ratelimit.Concurrency;
+import dev.ratelimit.support.HeldCalls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.asyncDispatch;
@@ -45,57 +47,50 @@ class ConcurrencyWebTests {
 	MockMvc mvc;
 
 	@Autowired
-	Gate slow;
-
-	@Autowired
 	LocalConcurrencyLimiter local;
 
 	@Test
 	void secondCallWhileThePermitIsHeldIsRefusedWith429() throws Exception {
-		CompletableFuture<Integer> first = holdInside("/one");
+		String id = UUID.randomUUID().toString();
+		CompletableFuture<Integer> first = holdInside("/one", id);
 		this.mvc.perform(get("/one"))
 			.andExpect(status().isTooManyRequests())
 			.andExpect(header().string("Retry-After", "1"))
 			.andExpect(jsonPath("$['violated-policies'][0]").value("Slow.one.concurrency"));
-		this.slow.release.countDown();
+		HeldCalls.release(id);
 		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 		this.mvc.perform(get("/one")).andExpect(status().isOk());
 	}
 
 	@Test
 	void sharedDownstreamCapAnswers503() throws Exception {
-		CompletableFuture<Integer> first = holdInside("/downstream");
+		String id = UUID.randomUUID().toString();
+		CompletableFuture<Integer> first = holdInside("/downstream", id);
 		this.mvc.perform(get("/downstream"))
 			.andExpect(status().isServiceUnavailable())
 			.andExpect(jsonPath("$.type")
 				.value("https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"));
-		this.slow.release.countDown();
+		HeldCalls.release(id);
 		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 	}
 
 	@Test
 	void permitOfADeferredResultIsHeldUntilItCompletes() throws Exception {
-		MvcResult started = this.mvc.perform(get("/deferred")).andExpect(request().asyncStarted()).andReturn();
-		this.mvc.perform(get("/deferred")).andExpect(status().isServiceUnavailable());
-		this.slow.deferred.setResult(Map.of("ok", "done"));
+		String first = UUID.randomUUID().toString();
+		MvcResult started = this.mvc.perform(get("/deferred").param("id", first))
+			.andExpect(request().asyncStarted())
+			.andReturn();
+		this.mvc.perform(get("/deferred").param("id", "refused")).andExpect(status().isServiceUnavailable());
+		HeldCalls.release(first);
 		this.mvc.perform(asyncDispatch(started)).andExpect(status().isOk());
-		this.mvc.perform(get("/deferred")).andExpect(request().asyncStarted());
-		this.slow.deferred.setResult(Map.of("ok", "again"));
+		String again = UUID.randomUUID().toString();
+		this.mvc.perform(get("/deferred").param("id", again)).andExpect(request().asyncStarted());
+		HeldCalls.release(again);
 	}
 
-	private CompletableFuture<Integer> holdInside(String path) throws InterruptedException {
-		this.slow.entered = new CountDownLatch(1);
-		this.slow.release = new CountDownLatch(1);
-		CompletableFuture<Integer> call = CompletableFuture.supplyAsync(() -> {
-			try {
-				return this.mvc.perform(get(path)).andReturn().getResponse().getStatus();
-			}
-			catch (Exception ex) {
-				throw new IllegalStateException(ex);
-			}
-		});
-		assertThat(this.slow.entered.await(10, TimeUnit.SECONDS)).isTrue();
-		return call;
+	private CompletableFuture<Integer> holdInside(String path, String id) {
+		return HeldCalls.start(id,
+				() -> this.mvc.perform(get(path).param("id", id)).andReturn().getResponse().getStatus());
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -103,63 +98,41 @@ class ConcurrencyWebTests {
 	static class App {
 
 		@Bean
-		Gate gate() {
-			return new Gate();
+		Slow slow() {
+			return new Slow();
 		}
-
-		@Bean
-		Slow slow(Gate gate) {
-			return new Slow(gate);
-		}
-
-	}
-
-	/**
-	 * Latches shared by the test and the controller; a bean of its own because the
-	 * controller is a proxy, whose fields are not the target's.
-	 */
-	static class Gate {
-
-		volatile CountDownLatch entered = new CountDownLatch(1);
-
-		volatile CountDownLatch release = new CountDownLatch(0);
-
-		volatile DeferredResult<Map<String, String>> deferred;
 
 	}
 
 	@RestController
 	static class Slow {
 
-		private final Gate gate;
-
-		Slow(Gate gate) {
-			this.gate = gate;
-		}
-
 		@Concurrency(permits = "1", visibility = "public")
 		@GetMapping("/one")
-		Map<String, String> one() throws InterruptedException {
-			return hold();
+		Map<String, String> one(@RequestParam(required = false) String id) {
+			return hold(id);
 		}
 
 		@Concurrency("downstream")
 		@GetMapping("/downstream")
-		Map<String, String> downstream() throws InterruptedException {
-			return hold();
+		Map<String, String> downstream(@RequestParam(required = false) String id) {
+			return hold(id);
 		}
 
 		@Concurrency(permits = "1")
 		@GetMapping("/deferred")
-		DeferredResult<Map<String, String>> deferredCall() {
-			this.gate.deferred = new DeferredResult<>();
-			return this.gate.deferred;
+		DeferredResult<Map<String, String>> deferredCall(@RequestParam String id) {
+			// Completed when the test releases the call: held in flight until then.
+			DeferredResult<Map<String, String>> result = new DeferredResult<>();
+			HeldCalls.enter(id).thenAccept((body) -> result.setResult(Map.of("ok", body)));
+			return result;
 		}
 
-		private Map<String, String> hold() throws InterruptedException {
-			this.gate.entered.countDown();
-			// Held inside until the test lets go: this is the call in flight, not waiting for time.
-			this.gate.release.await(10, TimeUnit.SECONDS);
+		private Map<String, String> hold(String id) {
+			if (id != null) {
+				// Held inside until the test lets go: this is the call in flight, not waiting for time.
+				HeldCalls.await(id);
+			}
 			return Map.of("ok", "yes");
 		}
 

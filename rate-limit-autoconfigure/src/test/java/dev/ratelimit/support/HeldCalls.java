@@ -1,7 +1,9 @@
 package dev.ratelimit.support;
 
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -61,11 +63,41 @@ public final class HeldCalls {
 	}
 
 	/**
+	 * Makes a call on another thread, on the test's side, and returns once the
+	 * application entered it (at most 10 seconds), so that it is in flight.
+	 * @param <T> what the call returns
+	 * @param id the call's id, which the call hands to the application
+	 * @param call the call, such as a request to an endpoint that enters it
+	 * @return the call's result, once the test released it
+	 */
+	public static <T> CompletableFuture<T> start(String id, Callable<T> call) {
+		CompletableFuture<T> result = CompletableFuture.supplyAsync(() -> {
+			try {
+				return call.call();
+			}
+			catch (Exception ex) {
+				throw new CompletionException(ex);
+			}
+		});
+		entered(id).orTimeout(10, TimeUnit.SECONDS).join();
+		return result;
+	}
+
+	/**
 	 * Releases a call: its endpoint answers.
 	 * @param id the call's id
 	 */
 	public static void release(String id) {
 		held(id).released().complete("released " + id);
+	}
+
+	/**
+	 * Fails a call: its endpoint fails with the given error.
+	 * @param id the call's id
+	 * @param failure the error
+	 */
+	public static void fail(String id, Throwable failure) {
+		held(id).released().completeExceptionally(failure);
 	}
 
 	private static Held held(String id) {

@@ -1,29 +1,34 @@
 package dev.ratelimit.web.reactive;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.reactive.function.client.WebClient;
 
 import dev.ratelimit.Concurrency;
 import dev.ratelimit.RateLimited;
 import dev.ratelimit.core.RateLimitException;
 import dev.ratelimit.support.EnableAutoConfigurationWithoutSecurity;
+import dev.ratelimit.support.HeldCalls;
 import dev.ratelimit.support.ManualTimeSource;
+import dev.ratelimit.support.TestHttp;
+import dev.ratelimit.support.TestHttp.Answer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -112,90 +117,54 @@ class ReactiveContractTests {
 
 	@Test
 	void aPermitIsHeldUntilItsMonoCompletesFailsOrIsCancelled() {
-		Controller controller = App.CONTROLLER;
 		// Completes: held while the answer is pending, free once it is sent.
-		Sinks.One<String> pending = controller.next();
-		Mono<Answer> first = getLater("/capped");
-		AtomicReference<Answer> answered = new AtomicReference<>();
-		first.subscribe(answered::set);
-		await().atMost(Duration.ofSeconds(5)).until(() -> controller.waiting() == pending);
+		String pending = UUID.randomUUID().toString();
+		CompletableFuture<Answer> first = hold(pending);
 		assertThat(get("/capped").status()).isEqualTo(503);
-		pending.tryEmitValue("done");
-		await().atMost(Duration.ofSeconds(5)).until(() -> answered.get() != null);
-		assertThat(answered.get().body()).isEqualTo("done");
+		HeldCalls.release(pending);
+		assertThat(first.orTimeout(10, TimeUnit.SECONDS).join().body()).isEqualTo("released " + pending);
 		// Fails: free once the error is answered.
-		Sinks.One<String> failing = controller.next();
-		Mono<Answer> second = getLater("/capped");
-		second.subscribe(answered::set);
-		await().atMost(Duration.ofSeconds(5)).until(() -> controller.waiting() == failing);
-		failing.tryEmitError(new IllegalStateException("down"));
-		await().atMost(Duration.ofSeconds(5)).until(() -> answered.get().status() == 500);
+		String failing = UUID.randomUUID().toString();
+		CompletableFuture<Answer> second = hold(failing);
+		HeldCalls.fail(failing, new IllegalStateException("down"));
+		assertThat(second.orTimeout(10, TimeUnit.SECONDS).join().status()).isEqualTo(500);
 		// Cancelled: its client gives up; free once the server sees it go.
-		Sinks.One<String> abandoned = controller.next();
-		getLater("/capped").timeout(Duration.ofMillis(200), Mono.empty()).subscribe();
-		await().atMost(Duration.ofSeconds(5)).until(() -> controller.waiting() == abandoned);
-		Sinks.One<String> last = controller.next();
-		last.tryEmitValue("after");
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(get("/capped").body()).isEqualTo("after"));
+		String abandoned = UUID.randomUUID().toString();
+		hold(abandoned).cancel(true);
+		try {
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(() -> assertThat(get("/capped").body()).isEqualTo("after"));
+		}
+		finally {
+			HeldCalls.release(abandoned);
+		}
+	}
+
+	/** Sends a capped call that the application holds in flight until the test releases it. */
+	private CompletableFuture<Answer> hold(String id) {
+		CompletableFuture<Answer> call = TestHttp.on(this.port).sendAsync("GET", "/capped?id=" + id);
+		HeldCalls.entered(id).orTimeout(10, TimeUnit.SECONDS).join();
+		return call;
 	}
 
 	private Answer get(String path, String... headers) {
-		return getLater(path, headers).block(Duration.ofSeconds(10));
-	}
-
-	private Mono<Answer> getLater(String path, String... headers) {
-		return WebClient.create("http://localhost:" + this.port)
-			.get()
-			.uri(path)
-			.headers((fields) -> {
-				for (int i = 0; i < headers.length; i += 2) {
-					fields.set(headers[i], headers[i + 1]);
-				}
-			})
-			.exchangeToMono((response) -> response.bodyToMono(String.class)
-				.defaultIfEmpty("")
-				.map((body) -> new Answer(response.statusCode().value(), body)));
-	}
-
-	record Answer(int status, String body) {
+		return TestHttp.on(this.port).get(path, headers);
 	}
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfigurationWithoutSecurity
+	@Import(Controller.class)
 	static class App {
-
-		static final Controller CONTROLLER = new Controller();
 
 		@Bean
 		ManualTimeSource rateLimitTimeSource() {
 			return new ManualTimeSource(1_767_225_600_000_000L);
 		}
 
-		@Bean
-		Controller controller() {
-			return CONTROLLER;
-		}
-
 	}
 
 	@RestController
 	static class Controller {
-
-		private final AtomicReference<Sinks.One<String>> next = new AtomicReference<>();
-
-		private volatile Sinks.One<String> waiting;
-
-		/** The answer the next capped call waits for. */
-		Sinks.One<String> next() {
-			Sinks.One<String> sink = Sinks.one();
-			this.next.set(sink);
-			return sink;
-		}
-
-		/** The answer the running capped call waits for. */
-		Sinks.One<String> waiting() {
-			return this.waiting;
-		}
 
 		@RateLimited(value = "summaries", fallback = "cached")
 		@GetMapping("/summary")
@@ -232,13 +201,8 @@ class ReactiveContractTests {
 
 		@Concurrency("one-at-a-time")
 		@GetMapping("/capped")
-		public Mono<String> capped() {
-			Sinks.One<String> sink = this.next.getAndSet(null);
-			if (sink == null) {
-				return Mono.just("unexpected");
-			}
-			this.waiting = sink;
-			return sink.asMono();
+		public Mono<String> capped(@RequestParam(required = false) String id) {
+			return (id != null) ? Mono.fromFuture(() -> HeldCalls.enter(id)) : Mono.just("after");
 		}
 
 	}
