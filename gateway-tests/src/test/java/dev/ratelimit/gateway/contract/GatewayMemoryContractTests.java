@@ -8,12 +8,10 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 
-import dev.ratelimit.support.TestHttp;
 import dev.ratelimit.web.contract.WebContractScenarios;
 
 /**
@@ -25,17 +23,9 @@ import dev.ratelimit.web.contract.WebContractScenarios;
 @TestPropertySource(locations = "classpath:web-contract/limits.properties")
 class GatewayMemoryContractTests extends WebContractScenarios {
 
-	@LocalServerPort
-	int port;
-
 	@DynamicPropertySource
 	static void routes(DynamicPropertyRegistry registry) {
 		GatewayRoutes.register(registry);
-	}
-
-	@Override
-	protected TestHttp http() {
-		return TestHttp.on(this.port);
 	}
 
 	@Override

@@ -3,20 +3,16 @@ package dev.ratelimit.gateway.contract;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 
-import dev.ratelimit.support.RedisServerFixture;
-import dev.ratelimit.support.TestHttp;
-import dev.ratelimit.web.contract.WebContractScenarios;
+import dev.ratelimit.web.contract.RedisWebContractScenarios;
 
 /**
  * The web contract's scenarios through a Spring Cloud Gateway route (server
@@ -26,27 +22,11 @@ import dev.ratelimit.web.contract.WebContractScenarios;
 @SpringBootTest(classes = GatewayRedisContractTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "rate-limit.backend=redis" })
 @TestPropertySource(locations = "classpath:web-contract/limits.properties")
-class GatewayRedisContractTests extends WebContractScenarios {
-
-	private static final RedisServerFixture redis = RedisServerFixture.start();
-
-	@LocalServerPort
-	int port;
+class GatewayRedisContractTests extends RedisWebContractScenarios {
 
 	@DynamicPropertySource
 	static void routes(DynamicPropertyRegistry registry) {
 		GatewayRoutes.register(registry);
-		redis.register(registry);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		redis.close();
-	}
-
-	@Override
-	protected TestHttp http() {
-		return TestHttp.on(this.port);
 	}
 
 	@Override
@@ -57,11 +37,6 @@ class GatewayRedisContractTests extends WebContractScenarios {
 	@Override
 	protected @Nullable String cannot(Scenario scenario, @Nullable String style) {
 		return GatewayRoutes.cannot(scenario, true);
-	}
-
-	@Override
-	protected RedisServerFixture redis() {
-		return redis;
 	}
 
 	@SpringBootConfiguration

@@ -6,10 +6,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.TestPropertySource;
-
-import dev.ratelimit.support.TestHttp;
 
 /**
  * The web contract's scenarios on Spring MVC (Tomcat), on the memory backend.
@@ -18,14 +15,6 @@ import dev.ratelimit.support.TestHttp;
 		properties = "spring.main.web-application-type=servlet")
 @TestPropertySource(locations = { "classpath:web-contract/limits.properties", "classpath:web-contract/routes.properties" })
 class ServletMemoryContractTests extends WebContractScenarios {
-
-	@LocalServerPort
-	int port;
-
-	@Override
-	protected TestHttp http() {
-		return TestHttp.on(this.port);
-	}
 
 	@Override
 	protected List<String> handlerStyles() {

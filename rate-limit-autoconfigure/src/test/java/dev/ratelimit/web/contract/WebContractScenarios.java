@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
+import org.springframework.boot.test.web.server.LocalServerPort;
+
 import dev.ratelimit.support.HeldCalls;
 import dev.ratelimit.support.RedisServerFixture;
 import dev.ratelimit.support.TestHttp;
@@ -60,11 +62,17 @@ public abstract class WebContractScenarios {
 
 	}
 
+	/** The application's port: every stack runs on a server of its own. */
+	@LocalServerPort
+	protected int port;
+
 	/**
 	 * Returns a client of the application under test.
 	 * @return the client
 	 */
-	protected abstract TestHttp http();
+	protected TestHttp http() {
+		return TestHttp.on(this.port);
+	}
 
 	/**
 	 * Returns the styles of annotated handler methods the stack offers, each
