@@ -159,6 +159,11 @@ final class BoundRequests {
 
 	/**
 	 * Delivers each signal with the request bound to the delivering thread.
+	 * The binding lasts while everything downstream handles the signal (the
+	 * result's handling, the response's writing): a limited method that such
+	 * code calls for another request (a shared {@code cache()} completing)
+	 * would see this one. Every bind is undone in {@code finally}, so nothing
+	 * stays bound once the signal is delivered.
 	 * @param actual the subscriber it delivers to
 	 * @param request the request it binds
 	 */
