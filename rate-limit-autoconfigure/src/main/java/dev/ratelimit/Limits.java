@@ -1,6 +1,7 @@
 package dev.ratelimit;
 
 import java.util.List;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
@@ -85,7 +86,7 @@ public final class Limits {
 	 * @return the outcome, allowed
 	 * @throws RateLimitExceededException if the policy refuses
 	 */
-	public RateLimitOutcome acquire(String policy, String key) {
+	public RateLimitOutcome acquire(String policy, @Nullable String key) {
 		return acquire(policy, key, 1);
 	}
 
@@ -99,7 +100,7 @@ public final class Limits {
 	 * @return the outcome, allowed
 	 * @throws RateLimitExceededException if the policy refuses
 	 */
-	public RateLimitOutcome acquire(String policy, String key, long cost) {
+	public RateLimitOutcome acquire(String policy, @Nullable String key, long cost) {
 		RateLimitPolicy rateLimit = find(this.registry.rateLimits(), policy, key);
 		return this.limiter.acquireOrThrow(rateLimit, keyOf(rateLimit, key), cost);
 	}
@@ -113,7 +114,7 @@ public final class Limits {
 	 * @param cost the units to take
 	 * @return the outcome; check {@link RateLimitOutcome#allowed()}
 	 */
-	public RateLimitOutcome tryAcquire(String policy, String key, long cost) {
+	public RateLimitOutcome tryAcquire(String policy, @Nullable String key, long cost) {
 		RateLimitPolicy rateLimit = find(this.registry.rateLimits(), policy, key);
 		return this.limiter.tryAcquire(List.of(new LimitRequest(rateLimit, keyOf(rateLimit, key), cost)));
 	}
@@ -122,14 +123,14 @@ public final class Limits {
 	 * Reserves an estimate against a budget, to settle to the actual cost or
 	 * release once the work is done.
 	 * @param budget the budget's name
-	 * @param key whose budget (a tenant, a user)
+	 * @param key whose budget (a tenant, a user), or {@code null} for a budget keyed {@code global}
 	 * @param estimate the amount, a decimal in the budget's unit such as {@code 0.20}
 	 * @return the reservation
 	 * @throws BudgetExceededException if the estimate does not fit
 	 */
-	public Reservation reserve(String budget, String key, String estimate) {
+	public Reservation reserve(String budget, @Nullable String key, String estimate) {
 		BudgetPolicy policy = find(this.registry.budgets(), budget, key);
-		return this.budgets.reserve(policy, keyOf(policy, key), Amounts.parseMicros(estimate));
+		return budgets().reserve(policy, keyOf(policy, key), Amounts.parseMicros(estimate));
 	}
 
 	/**
@@ -140,7 +141,7 @@ public final class Limits {
 	 */
 	public BudgetDecision remaining(String budget, String key) {
 		BudgetPolicy policy = find(this.registry.budgets(), budget, key);
-		return this.budgets.remaining(policy, keyOf(policy, key));
+		return budgets().remaining(policy, Objects.requireNonNull(keyOf(policy, key), "key"));
 	}
 
 	/**
@@ -151,7 +152,7 @@ public final class Limits {
 	 * @return the permit, to close (or release) when the work ends
 	 * @throws ConcurrencyLimitExceededException if no permit freed in time
 	 */
-	public Permit permit(String cap, String key) {
+	public Permit permit(String cap, @Nullable String key) {
 		ConcurrencyPolicy policy = find(this.registry.concurrency(), cap, key);
 		return this.concurrency.acquire(policy, keyOf(policy, key));
 	}
@@ -175,7 +176,12 @@ public final class Limits {
 	 * Finds a limit as it stands now, with the key's override or else the
 	 * default plan: a call through this API has no request to name a plan from.
 	 */
-	private static <L extends Limit> L find(NamedLimits<L> limits, String name, String key) {
+	/** The budgets' store: a budget is found only when budgets are configured, and then there is one. */
+	private CostBudgets budgets() {
+		return Objects.requireNonNull(this.budgets, "budgets are configured");
+	}
+
+	private static <L extends Limit> L find(NamedLimits<L> limits, String name, @Nullable String key) {
 		return limits.live(name)
 			.orElseThrow(() -> new IllegalArgumentException("No " + limits.kind().label() + " named '" + name
 					+ "' is configured (configured: " + limits.names() + ")"))

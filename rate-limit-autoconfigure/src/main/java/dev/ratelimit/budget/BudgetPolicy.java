@@ -97,14 +97,15 @@ public final class BudgetPolicy extends AbstractLimit {
 		if (quota.isEmpty()) {
 			return this;
 		}
+		long amountMicros = Objects.requireNonNull(quota.amountMicros(), "a budget's quota sets the amount");
 		if (this.limits.size() != 1) {
-			throw new PolicyValidationException("amount", Amounts.format(quota.amountMicros()), "budget '" + name()
+			throw new PolicyValidationException("amount", Amounts.format(amountMicros), "budget '" + name()
 					+ "' has " + this.limits.size() + " windows; an amount replaces the amount of a budget with one");
 		}
 		Builder builder = toBuilder();
 		BudgetWindow window = builder.limits.get(0).window();
 		builder.limits.clear();
-		return builder.limit(window, quota.amountMicros()).build();
+		return builder.limit(window, amountMicros).build();
 	}
 
 	@Override

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The state of one budget key, and the reserve-then-settle logic over it, in
  * integer micro-units. Mirrored line by line in
@@ -289,7 +291,7 @@ public final class BudgetState {
 		return Math.max(1, (untilWindowEnds > 0) ? Math.min(untilWindowEnds, untilLeaseEnds) : untilLeaseEnds);
 	}
 
-	private BudgetDecision decision(BudgetPolicy policy, boolean allowed, boolean[] violated, long retryAfter,
+	private BudgetDecision decision(BudgetPolicy policy, boolean allowed, boolean @Nullable [] violated, long retryAfter,
 			long now) {
 		int n = this.spent.length;
 		long[] remaining = new long[n];

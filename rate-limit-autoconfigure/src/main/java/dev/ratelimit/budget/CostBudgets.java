@@ -7,6 +7,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.FailureModes;
@@ -112,7 +114,7 @@ public final class CostBudgets implements AutoCloseable {
 	 * @throws RateLimitKeyMissingException if the key is missing
 	 * @throws RateLimitBackendUnavailableException if the store fails and the budget fails closed
 	 */
-	public Reservation reserve(BudgetPolicy policy, String key, long estimateMicros) {
+	public Reservation reserve(BudgetPolicy policy, @Nullable String key, long estimateMicros) {
 		Attempt attempt = attempt(policy, key, estimateMicros);
 		BudgetDecision decision;
 		try {
@@ -137,7 +139,7 @@ public final class CostBudgets implements AutoCloseable {
 	 * @param blocking runs a store call that can only block
 	 * @return the reservation; the stage fails with the exceptions {@link #reserve} throws
 	 */
-	public CompletionStage<Reservation> reserveAsync(BudgetPolicy policy, String key, long estimateMicros,
+	public CompletionStage<Reservation> reserveAsync(BudgetPolicy policy, @Nullable String key, long estimateMicros,
 			Executor blocking) {
 		return AsyncCalls.started(() -> {
 			Attempt attempt = attempt(policy, key, estimateMicros);
@@ -151,7 +153,7 @@ public final class CostBudgets implements AutoCloseable {
 	}
 
 	/** Checks a reservation before the store is asked: its estimate, its key. */
-	private Attempt attempt(BudgetPolicy policy, String key, long estimateMicros) {
+	private Attempt attempt(BudgetPolicy policy, @Nullable String key, long estimateMicros) {
 		checkEstimate(policy, estimateMicros);
 		if (key == null) {
 			throw new RateLimitKeyMissingException(policy.name(), policy.key());
@@ -251,20 +253,21 @@ public final class CostBudgets implements AutoCloseable {
 		}
 	}
 
-	BudgetDecision settle(Reservation reservation, long actualMicros) {
-		if (reservation.store() == null) {
+	@Nullable BudgetDecision settle(Reservation reservation, long actualMicros) {
+		BudgetStore store = reservation.store();
+		if (store == null) {
 			return null;
 		}
 		try {
-			BudgetDecision decision = reservation.store()
-				.settle(reservation.policy(), reservation.key(), reservation.id(), actualMicros);
+			BudgetDecision decision = store.settle(reservation.policy(), reservation.key(), reservation.id(),
+					actualMicros);
 			this.listener.charged(reservation.policy(), actualMicros);
 			return decision;
 		}
 		catch (RuntimeException ex) {
 			// The work is done and its cost known: kept, and charged once the store answers.
 			this.health.failed(reservation.key(), ex);
-			keep(new PendingSettlements.Settlement(reservation.store(), reservation.policy(), reservation.key(),
+			keep(new PendingSettlements.Settlement(store, reservation.policy(), reservation.key(),
 					reservation.id(), actualMicros, false), ex);
 			return reservation.decision();
 		}
@@ -342,14 +345,14 @@ public final class CostBudgets implements AutoCloseable {
 	 * unreserved. A reservation held nowhere (its budget not enforced) grows.
 	 */
 	boolean extend(Reservation reservation, long moreMicros) {
-		if (reservation.store() == null) {
+		BudgetStore store = reservation.store();
+		if (store == null) {
 			return true;
 		}
 		BudgetDecision decision;
 		long start = System.nanoTime();
 		try {
-			decision = reservation.store()
-				.extend(reservation.policy(), reservation.key(), reservation.id(), moreMicros);
+			decision = store.extend(reservation.policy(), reservation.key(), reservation.id(), moreMicros);
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, true);
 		}
 		catch (UnsupportedOperationException ex) {
@@ -365,17 +368,18 @@ public final class CostBudgets implements AutoCloseable {
 		return decision.allowed();
 	}
 
-	BudgetDecision release(Reservation reservation) {
-		if (reservation.store() == null) {
+	@Nullable BudgetDecision release(Reservation reservation) {
+		BudgetStore store = reservation.store();
+		if (store == null) {
 			return null;
 		}
 		try {
-			return reservation.store().release(reservation.policy(), reservation.key(), reservation.id());
+			return store.release(reservation.policy(), reservation.key(), reservation.id());
 		}
 		catch (RuntimeException ex) {
 			// Kept, so that the estimate returns when the store answers, not when the reservation times out.
 			this.health.failed(reservation.key(), ex);
-			keep(new PendingSettlements.Settlement(reservation.store(), reservation.policy(), reservation.key(),
+			keep(new PendingSettlements.Settlement(store, reservation.policy(), reservation.key(),
 					reservation.id(), 0, true), ex);
 			return reservation.decision();
 		}

@@ -2,6 +2,8 @@ package dev.ratelimit.budget;
 
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.KeyedStates;
 import dev.ratelimit.core.TimeSource;
@@ -109,7 +111,7 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	 * Returns the state a reservation was taken on, locked, or {@code null} if
 	 * none holds it any more: the key's own entry, else its slot.
 	 */
-	private Held holder(BudgetPolicy policy, String key, String id) {
+	private @Nullable Held holder(BudgetPolicy policy, String key, String id) {
 		Held own = this.states.lockIfPresent(key);
 		if (own != null && own.state.holds(id, now())) {
 			return own;
@@ -128,12 +130,12 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	 * reads (its own entry, its slot, or {@code null} for a fresh state): where an
 	 * unknown reservation is answered, as the Redis store answers it on the key.
 	 */
-	private Held holderOrRead(BudgetPolicy policy, String key, String id) {
+	private @Nullable Held holderOrRead(BudgetPolicy policy, String key, String id) {
 		Held holder = holder(policy, key, id);
 		return (holder != null) ? holder : this.states.lockToRead(policy, key);
 	}
 
-	private static void unlock(Held entry) {
+	private static void unlock(@Nullable Held entry) {
 		if (entry != null) {
 			entry.unlock();
 		}
@@ -143,7 +145,8 @@ public final class InMemoryBudgetStore implements BudgetStore {
 	 * Applies an operation to a state and unlocks it; {@code null} has the
 	 * operation see a fresh state that is not kept.
 	 */
-	private BudgetDecision apply(BudgetPolicy policy, Held locked, Function<BudgetState, BudgetDecision> operation) {
+	private BudgetDecision apply(BudgetPolicy policy, @Nullable Held locked,
+			Function<BudgetState, BudgetDecision> operation) {
 		if (locked == null) {
 			return operation.apply(freshState(policy, now()));
 		}

@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -77,7 +78,7 @@ public final class MeteredFlux {
 	}
 
 	/** An element whose usage was reported, or the refusal that ends the stream. */
-	private record Reported<T>(T element, boolean fits) {
+	private record Reported<T>(@Nullable T element, boolean fits) {
 
 		private static final Reported<?> REFUSED = new Reported<>(null, false);
 

@@ -3,6 +3,8 @@ package dev.ratelimit.budget;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An amount held against a budget until the work's actual cost is known.
  * Settle it with the actual cost, or release it; whichever comes first counts
@@ -21,16 +23,16 @@ public final class Reservation {
 
 	private final long estimateMicros;
 
-	private final BudgetDecision decision;
+	private final @Nullable BudgetDecision decision;
 
-	private final BudgetStore store;
+	private final @Nullable BudgetStore store;
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
 	private final AtomicLong reservedMicros;
 
 	Reservation(CostBudgets budgets, BudgetPolicy policy, String key, String id, long estimateMicros,
-			BudgetDecision decision, BudgetStore store) {
+			@Nullable BudgetDecision decision, @Nullable BudgetStore store) {
 		this.budgets = budgets;
 		this.policy = policy;
 		this.key = key;
@@ -65,9 +67,10 @@ public final class Reservation {
 	 * difference.
 	 * @param actualMicros the actual cost in micro-units
 	 * @return the budget's state after settling, or the reservation's when it had
-	 * already been settled or released
+	 * already been settled or released; {@code null} when the reservation is held
+	 * nowhere (its budget not enforced)
 	 */
-	public BudgetDecision settle(long actualMicros) {
+	public @Nullable BudgetDecision settle(long actualMicros) {
 		if (actualMicros < 0 || actualMicros > Amounts.MAX_MICROS) {
 			throw new IllegalArgumentException("actual cost of budget '" + this.policy.name()
 					+ "' is outside 0.." + Amounts.format(Amounts.MAX_MICROS) + ": " + Amounts.format(actualMicros));
@@ -80,9 +83,10 @@ public final class Reservation {
 
 	/**
 	 * Returns the estimate to the budget without charging anything.
-	 * @return the budget's state after releasing
+	 * @return the budget's state after releasing; {@code null} when the reservation
+	 * is held nowhere (its budget not enforced)
 	 */
-	public BudgetDecision release() {
+	public @Nullable BudgetDecision release() {
 		if (!this.finished.compareAndSet(false, true)) {
 			return this.decision;
 		}
@@ -105,7 +109,7 @@ public final class Reservation {
 	}
 
 	/** @return the store that holds the reservation, or {@code null} when it was not enforced */
-	BudgetStore store() {
+	@Nullable BudgetStore store() {
 		return this.store;
 	}
 
@@ -119,8 +123,8 @@ public final class Reservation {
 		return this.reservedMicros.get();
 	}
 
-	/** @return the decision that admitted the reservation */
-	public BudgetDecision decision() {
+	/** @return the decision that admitted the reservation, or {@code null} when it is held nowhere */
+	public @Nullable BudgetDecision decision() {
 		return this.decision;
 	}
 

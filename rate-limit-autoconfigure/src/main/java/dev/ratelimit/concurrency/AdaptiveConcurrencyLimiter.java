@@ -9,6 +9,7 @@ import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 
 import com.netflix.concurrency.limits.Limiter.Listener;
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitListener.DecisionSource;
@@ -56,7 +57,7 @@ public final class AdaptiveConcurrencyLimiter implements ConcurrencyLimiter {
 	}
 
 	@Override
-	public Permit acquire(ConcurrencyPolicy policy, String key) {
+	public Permit acquire(ConcurrencyPolicy policy, @Nullable String key) {
 		AdaptiveLimit adaptive = adaptiveOf(policy);
 		Shedding shedding = policy.shedding();
 		PriorityLimiter limiter = limiterOf(policy, adaptive, shedding);

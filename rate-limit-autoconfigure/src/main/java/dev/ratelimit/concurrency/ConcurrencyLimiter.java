@@ -2,6 +2,8 @@ package dev.ratelimit.concurrency;
 
 import java.util.concurrent.CompletionStage;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.DecisionThreads;
 
@@ -17,7 +19,7 @@ public interface ConcurrencyLimiter {
 	 * @return the permit, to release when the call ends
 	 * @throws ConcurrencyLimitExceededException if no permit freed in time
 	 */
-	Permit acquire(ConcurrencyPolicy policy, String key);
+	Permit acquire(ConcurrencyPolicy policy, @Nullable String key);
 
 	/**
 	 * Takes a permit like {@link #acquire}, without making the calling thread
@@ -31,7 +33,8 @@ public interface ConcurrencyLimiter {
 	 * @param threads runs a call that can only block, and waits between attempts
 	 * @return the permit; the stage fails with the exceptions {@link #acquire} throws
 	 */
-	default CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, String key, DecisionThreads threads) {
+	default CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, @Nullable String key,
+			DecisionThreads threads) {
 		return AsyncCalls.call(mayBlock(policy), threads, () -> acquire(policy, key));
 	}
 

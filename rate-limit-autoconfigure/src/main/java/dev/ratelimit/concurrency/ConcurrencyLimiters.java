@@ -8,6 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.IntSupplier;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.LimitListener;
@@ -72,7 +74,7 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	}
 
 	@Override
-	public Permit acquire(ConcurrencyPolicy policy, String key) {
+	public Permit acquire(ConcurrencyPolicy policy, @Nullable String key) {
 		ConcurrencyLimiter limiter = limiterOf(policy);
 		Permit permit;
 		try {
@@ -85,7 +87,8 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	}
 
 	@Override
-	public CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, String key, DecisionThreads threads) {
+	public CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, @Nullable String key,
+			DecisionThreads threads) {
 		return AsyncCalls.started(() -> limiterOf(policy).acquireAsync(policy, key, threads))
 			.handle((permit, failure) -> {
 				if (failure == null) {
@@ -110,14 +113,14 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 		return this.distributed;
 	}
 
-	private ConcurrencyLimitExceededException refused(ConcurrencyPolicy policy, String key,
+	private ConcurrencyLimitExceededException refused(ConcurrencyPolicy policy, @Nullable String key,
 			ConcurrencyLimitExceededException ex) {
 		this.listener.decided(policy, key, 1, false, -1, -1, DecisionSource.STORE);
 		return ex;
 	}
 
 	/** Counts a permit granted, whichever way it was taken, and uncounts it when released. */
-	private Permit granted(ConcurrencyPolicy policy, String key, Permit permit) {
+	private Permit granted(ConcurrencyPolicy policy, @Nullable String key, Permit permit) {
 		this.listener.decided(policy, key, 1, true, -1, -1, DecisionSource.STORE);
 		AtomicInteger count = this.inFlight.computeIfAbsent(policy.name(), (name) -> {
 			AtomicInteger created = new AtomicInteger();

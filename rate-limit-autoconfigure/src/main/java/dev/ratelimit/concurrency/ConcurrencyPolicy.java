@@ -208,7 +208,8 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 			throw new PolicyValidationException("permits", quota.permits(),
 					"an adaptive cap finds its own limit; it takes no plans or overrides");
 		}
-		return quota.isEmpty() ? this : toBuilder().permits(quota.permits()).build();
+		return quota.isEmpty() ? this
+				: toBuilder().permits(Objects.requireNonNull(quota.permits(), "a cap's quota sets permits")).build();
 	}
 
 	@Override
@@ -363,7 +364,7 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		@Override
 		public ConcurrencyPolicy build() {
 			if (this.adaptive != null) {
-				return buildAdaptive();
+				return buildAdaptive(this.adaptive);
 			}
 			if (this.shadow) {
 				throw new PolicyValidationException("shadow", true, "applies to adaptive caps only");
@@ -378,7 +379,7 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 		 * An adaptive cap counts in this instance, sheds at once and names
 		 * nothing: its refusals are the service's condition, 503.
 		 */
-		private ConcurrencyPolicy buildAdaptive() {
+		private ConcurrencyPolicy buildAdaptive(AdaptiveLimit adaptive) {
 			if (this.scope != Scope.LOCAL) {
 				throw new PolicyValidationException("scope", this.scope.name().toLowerCase(Locale.ROOT),
 						"an adaptive cap follows this instance's latency; it must be local");
@@ -387,7 +388,7 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 				throw new PolicyValidationException("max-wait", this.maxWaitMicros / 1000 + "ms",
 						"an adaptive cap sheds at once; it cannot wait");
 			}
-			if (this.permits > 0 && this.permits != this.adaptive.maxLimit()) {
+			if (this.permits > 0 && this.permits != adaptive.maxLimit()) {
 				throw new PolicyValidationException("permits", this.permits,
 						"an adaptive cap finds its own limit; set adaptive.max-limit instead");
 			}
@@ -395,7 +396,7 @@ public final class ConcurrencyPolicy extends AbstractLimit {
 				throw new PolicyValidationException("visibility", "public",
 						"an adaptive cap's refusals are the service's condition and name no limit");
 			}
-			this.permits = this.adaptive.maxLimit();
+			this.permits = adaptive.maxLimit();
 			if (DEFAULT_KEY.equals(currentKey())) {
 				// No priority expression: every call is in the default class, which may use the whole limit.
 				this.shedding = this.shedding.withoutShares();

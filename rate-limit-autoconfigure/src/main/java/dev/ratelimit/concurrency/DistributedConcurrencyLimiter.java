@@ -14,6 +14,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.FailureMode;
@@ -82,7 +84,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 
 	private final LimitKeys keys;
 
-	private final LocalConcurrencyLimiter localFallback;
+	private final @Nullable LocalConcurrencyLimiter localFallback;
 
 	private final TimeSource clock;
 
@@ -103,7 +105,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	/** The renewal period in use, read without the lock on every acquire. */
 	private volatile long renewalPeriodMicros = Long.MAX_VALUE;
 
-	private ScheduledFuture<?> renewalTask;
+	private @Nullable ScheduledFuture<?> renewalTask;
 
 	private boolean closed;
 
@@ -115,7 +117,8 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 * @param localFallback caps policies with failure mode local while the store
 	 * fails, or {@code null} to let them run as if open
 	 */
-	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback) {
+	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys,
+			@Nullable LocalConcurrencyLimiter localFallback) {
 		this(store, keys, localFallback, LimitListener.NONE);
 	}
 
@@ -128,8 +131,8 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 * fails, or {@code null} to let them run as if open
 	 * @param listener hears fallbacks and the store's calls and health
 	 */
-	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
-			LimitListener listener) {
+	public DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys,
+			@Nullable LocalConcurrencyLimiter localFallback, LimitListener listener) {
 		this(store, keys, localFallback, TimeSource.system(), Sleeper.system(), null, listener);
 	}
 
@@ -146,13 +149,14 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 * @param renewals runs the renewals, or {@code null} for a daemon thread of
 	 * this limiter's own; one passed in is not shut down by {@link #close()}
 	 */
-	DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
-			TimeSource clock, Sleeper sleeper, ScheduledExecutorService renewals) {
+	DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, @Nullable LocalConcurrencyLimiter localFallback,
+			TimeSource clock, Sleeper sleeper, @Nullable ScheduledExecutorService renewals) {
 		this(store, keys, localFallback, clock, sleeper, renewals, LimitListener.NONE);
 	}
 
-	private DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys, LocalConcurrencyLimiter localFallback,
-			TimeSource clock, Sleeper sleeper, ScheduledExecutorService renewals, LimitListener listener) {
+	private DistributedConcurrencyLimiter(PermitStore store, LimitKeys keys,
+			@Nullable LocalConcurrencyLimiter localFallback, TimeSource clock, Sleeper sleeper,
+			@Nullable ScheduledExecutorService renewals, LimitListener listener) {
 		this.listener = listener;
 		this.health = new StoreHealth(LimitKind.CONCURRENCY, "Permit store", listener, store.parts());
 		this.store = store;
@@ -165,7 +169,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	}
 
 	@Override
-	public Permit acquire(ConcurrencyPolicy policy, String key) {
+	public Permit acquire(ConcurrencyPolicy policy, @Nullable String key) {
 		Waiting waiting = new Waiting(policy, key);
 		while (true) {
 			PermitStore.Attempt attempt;
@@ -194,7 +198,8 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	}
 
 	@Override
-	public CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, String key, DecisionThreads threads) {
+	public CompletionStage<Permit> acquireAsync(ConcurrencyPolicy policy, @Nullable String key,
+			DecisionThreads threads) {
 		return AsyncCalls.started(() -> attemptAsync(new Waiting(policy, key), threads));
 	}
 
@@ -229,7 +234,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 * @return the limiter to take the permit from instead, or {@code null} to
 	 * run the call without one
 	 */
-	private LocalConcurrencyLimiter failed(ConcurrencyPolicy policy, String storageKey, long start,
+	private @Nullable LocalConcurrencyLimiter failed(ConcurrencyPolicy policy, String storageKey, long start,
 			RuntimeException ex) {
 		this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, false);
 		this.health.failed(storageKey, ex);
@@ -245,7 +250,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 
 		final ConcurrencyPolicy policy;
 
-		final String key;
+		final @Nullable String key;
 
 		final String storageKey;
 
@@ -261,7 +266,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 
 		private long backoff = INITIAL_BACKOFF_MICROS;
 
-		Waiting(ConcurrencyPolicy policy, String key) {
+		Waiting(ConcurrencyPolicy policy, @Nullable String key) {
 			this.policy = policy;
 			this.key = key;
 			this.storageKey = storageKey(policy, key);
@@ -330,7 +335,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		}
 	}
 
-	private String storageKey(ConcurrencyPolicy policy, String key) {
+	private String storageKey(ConcurrencyPolicy policy, @Nullable String key) {
 		String namespace = "concurrency:" + policy.name();
 		return (key != null) ? this.keys.build(namespace, key) : this.keys.sharedKey(namespace);
 	}

@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.KeyedStates;
@@ -53,7 +54,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 	}
 
 	@Override
-	public Permit acquire(ConcurrencyPolicy policy, String key) {
+	public Permit acquire(ConcurrencyPolicy policy, @Nullable String key) {
 		Cap cap = join(policy, id(policy, key));
 		boolean permitted = false;
 		try {
@@ -121,7 +122,7 @@ public final class LocalConcurrencyLimiter implements ConcurrencyLimiter {
 				- bulkhead.getMetrics().getAvailableConcurrentCalls();
 	}
 
-	private static String id(ConcurrencyPolicy policy, String key) {
+	private static String id(ConcurrencyPolicy policy, @Nullable String key) {
 		return policy.name() + '\u0000' + ((key != null) ? key : "");
 	}
 

@@ -2,6 +2,8 @@ package dev.ratelimit.core;
 
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What every limit definition holds, whatever its kind: a name, a key
  * expression, a failure mode and a visibility, with the same rules for each.
@@ -25,7 +27,7 @@ public abstract class AbstractLimit implements Limit {
 
 	private final Visibility visibility;
 
-	private final String plan;
+	private final @Nullable String plan;
 
 	/**
 	 * Creates a limit from its builder's common values.
@@ -65,7 +67,7 @@ public abstract class AbstractLimit implements Limit {
 
 	/** @return the plan this variant decides for, or {@code null}; a label, left out of {@code equals} */
 	@Override
-	public final String plan() {
+	public final @Nullable String plan() {
 		return this.plan;
 	}
 
@@ -97,7 +99,7 @@ public abstract class AbstractLimit implements Limit {
 
 		private Visibility visibility = Visibility.AUTO;
 
-		private String plan;
+		private @Nullable String plan;
 
 		/**
 		 * Starts a builder.
@@ -146,7 +148,7 @@ public abstract class AbstractLimit implements Limit {
 		 * @param plan the plan's name, or {@code null} for none
 		 * @return this builder
 		 */
-		public B plan(String plan) {
+		public B plan(@Nullable String plan) {
 			this.plan = plan;
 			return self();
 		}

@@ -6,6 +6,8 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Parses the duration syntax of policies: an amount and a unit ({@code us},
  * {@code ms}, {@code s}, {@code m}, {@code h}, {@code d}), such as {@code 1s}
@@ -52,7 +54,7 @@ public final class Durations {
 	 * @param text the text
 	 * @return the duration in microseconds, positive
 	 */
-	public static long parseMicros(String attribute, String text) {
+	public static long parseMicros(String attribute, @Nullable String text) {
 		if (text == null) {
 			throw new PolicyValidationException(attribute, null, "must be set, for example 1s");
 		}

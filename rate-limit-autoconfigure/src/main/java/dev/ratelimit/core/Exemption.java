@@ -3,6 +3,8 @@ package dev.ratelimit.core;
 import java.util.List;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * When a limit does not apply to a call: a client address in one of the
  * ranges, a caller in one of the roles, or a condition (an expression over the
@@ -13,7 +15,7 @@ import java.util.Set;
  * @param roles the roles, as the servlet request's {@code isUserInRole} reads them
  * @param when the condition, or {@code null} for none
  */
-public record Exemption(List<CidrRange> cidrs, Set<String> roles, String when) {
+public record Exemption(List<CidrRange> cidrs, Set<String> roles, @Nullable String when) {
 
 	/** No call is exempt. */
 	public static final Exemption NONE = new Exemption(List.of(), Set.of(), null);
@@ -37,7 +39,7 @@ public record Exemption(List<CidrRange> cidrs, Set<String> roles, String when) {
 	 * @param address the address, 4 or 16 bytes, or {@code null} when unknown
 	 * @return whether it is exempt by address
 	 */
-	public boolean covers(byte[] address) {
+	public boolean covers(byte @Nullable [] address) {
 		if (address != null) {
 			for (CidrRange range : this.cidrs) {
 				if (range.contains(address)) {

@@ -2,6 +2,8 @@ package dev.ratelimit.core;
 
 import java.util.Arrays;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Parses and formats IP address literals, as 4 or 16 bytes, without ever
  * looking a name up: the text comes from request headers any caller writes.
@@ -38,7 +40,7 @@ public final class IpAddresses {
 	 * @param text the text
 	 * @return the address (4 or 16 bytes), or {@code null} if the text is not one
 	 */
-	public static byte[] parse(String text) {
+	public static byte @Nullable [] parse(@Nullable String text) {
 		return (text != null) ? parse(text, 0, text.length(), false) : null;
 	}
 
@@ -52,11 +54,11 @@ public final class IpAddresses {
 	 * @param end the index after the last character
 	 * @return the address (4 or 16 bytes), or {@code null} if the text is not one
 	 */
-	public static byte[] parseNode(CharSequence text, int start, int end) {
+	public static byte @Nullable [] parseNode(CharSequence text, int start, int end) {
 		return parse(text, start, end, true);
 	}
 
-	private static byte[] parse(CharSequence text, int start, int end, boolean portAllowed) {
+	private static byte @Nullable [] parse(CharSequence text, int start, int end, boolean portAllowed) {
 		if (end - start <= 0 || end - start > MAX_LENGTH) {
 			return null;
 		}
@@ -108,7 +110,7 @@ public final class IpAddresses {
 	}
 
 	/** Parses an RFC 4291 IPv6 address with an optional zone id. */
-	private static byte[] parseIpv6(CharSequence text, int start, int end) {
+	private static byte @Nullable [] parseIpv6(CharSequence text, int start, int end) {
 		int percent = indexOf(text, '%', start, end);
 		if (percent >= 0) {
 			if (!isZoneId(text, percent + 1, end)) {

@@ -8,6 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The most keys an in-process store keeps per policy, and what the store did
  * at the bound. Shared by the three in-memory stores (rate limits, budgets,
@@ -47,7 +49,7 @@ public final class KeyBound {
 
 	private final int overflowSlots;
 
-	private final String boundProperty;
+	private final @Nullable String boundProperty;
 
 	private final ConcurrentHashMap<String, Keys> byPolicy = new ConcurrentHashMap<>();
 
@@ -74,7 +76,7 @@ public final class KeyBound {
 	 * @throws IllegalArgumentException if the bound is not positive or the slots
 	 * are outside 1..{@link #MAX_OVERFLOW_SLOTS}
 	 */
-	public KeyBound(long maxKeysPerPolicy, int overflowSlots, String boundProperty) {
+	public KeyBound(long maxKeysPerPolicy, int overflowSlots, @Nullable String boundProperty) {
 		if (maxKeysPerPolicy <= 0) {
 			throw new IllegalArgumentException("maximum number of keys must be positive, was " + maxKeysPerPolicy);
 		}

@@ -3,8 +3,11 @@ package dev.ratelimit.core;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Comparator;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The keyed state of an in-memory store: one state per key, each guarded by its
@@ -158,7 +161,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	 * @param key the key
 	 * @return the state, locked, or {@code null}
 	 */
-	public E lockIfPresent(String key) {
+	public @Nullable E lockIfPresent(String key) {
 		E entry = this.entries.get(key);
 		while (entry != null) {
 			entry.lock();
@@ -179,10 +182,10 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	 * @param key the key
 	 * @return the slot, locked, or {@code null}
 	 */
-	public E lockSlotIfPresent(P policy, String key) {
+	public @Nullable E lockSlotIfPresent(P policy, String key) {
 		OverflowSlots<E> on = this.policies.get(policy.name());
 		int count = (on != null) ? on.count() : 0;
-		E slot = (count > 0) ? on.get(slotIndex(this.slotHash.hash(key), count)) : null;
+		E slot = (on != null && count > 0) ? on.get(slotIndex(this.slotHash.hash(key), count)) : null;
 		if (slot != null) {
 			slot.lock();
 		}
@@ -198,7 +201,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 	 * @param key the key
 	 * @return the state, locked, or {@code null}
 	 */
-	public E lockToRead(P policy, String key) {
+	public @Nullable E lockToRead(P policy, String key) {
 		E entry = lockIfPresent(key);
 		return (entry != null) ? entry : lockSlotIfPresent(policy, key);
 	}
@@ -232,7 +235,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 				if (entry.live) {
 					entry.live = false;
 					this.entries.remove(entry.key, entry);
-					entry.owner.removed();
+					Objects.requireNonNull(entry.owner, "an entry in the map has its owner").removed();
 				}
 			}
 			finally {
@@ -344,7 +347,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 					if (entry.live && entry.freshBy(nowMicros)) {
 						entry.live = false;
 						this.entries.remove(entry.key, entry);
-						entry.owner.dropped();
+						Objects.requireNonNull(entry.owner, "an entry in the map has its owner").dropped();
 					}
 				}
 				finally {
@@ -359,9 +362,11 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 			return a.isOverflow() ? 1 : -1;
 		}
 		if (!a.isOverflow()) {
-			return a.key.compareTo(b.key);
+			String keyA = Objects.requireNonNull(a.key, "a key's own entry has its key");
+			return keyA.compareTo(Objects.requireNonNull(b.key, "a key's own entry has its key"));
 		}
-		int byPolicy = a.owner.policy().compareTo(b.owner.policy());
+		KeyBound.Keys ownerA = Objects.requireNonNull(a.owner, "a slot has its owner");
+		int byPolicy = ownerA.policy().compareTo(Objects.requireNonNull(b.owner, "a slot has its owner").policy());
 		return (byPolicy != 0) ? byPolicy : Integer.compare(a.slot, b.slot);
 	}
 
@@ -424,10 +429,10 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		boolean live = true;
 
 		/** Set by {@link KeyedStates#insert} before the entry is published; {@code null} outside the map. */
-		String key;
+		@Nullable String key;
 
 		/** The policy's key count, given back when the entry leaves the map; set with {@link #key} or {@link #slot}. */
-		KeyBound.Keys owner;
+		KeyBound.@Nullable Keys owner;
 
 		/** The index of an overflow slot among its policy's, -1 for a key's own entry. */
 		int slot = -1;
@@ -444,7 +449,7 @@ public final class KeyedStates<P extends Limit, E extends KeyedStates.Entry> {
 		 * slot, or the fresh state an unknown key is read as.
 		 * @return the key
 		 */
-		public String key() {
+		public @Nullable String key() {
 			return this.key;
 		}
 

@@ -23,8 +23,8 @@ final class LeakyBucket extends LimitState {
 
 	@Override
 	public Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit) {
-		long perToken = policy.refill().periodMicros();
-		long unitsPerMicro = policy.refill().tokens();
+		long perToken = policy.bucketRefill().periodMicros();
+		long unitsPerMicro = policy.bucketRefill().tokens();
 		long full = policy.capacity() * perToken;
 		if (nowMicros > this.lastMicros) {
 			long elapsed = nowMicros - this.lastMicros;
@@ -53,8 +53,8 @@ final class LeakyBucket extends LimitState {
 	/** The earliest time the bucket could have been empty had the cost not been poured in. */
 	@Override
 	public long receipt(RateLimitPolicy policy, long cost, long nowMicros) {
-		return nowMicros + Math.floorDiv(this.scaledLevel - cost * policy.refill().periodMicros(),
-				policy.refill().tokens());
+		return nowMicros + Math.floorDiv(this.scaledLevel - cost * policy.bucketRefill().periodMicros(),
+				policy.bucketRefill().tokens());
 	}
 
 	/**
@@ -66,8 +66,8 @@ final class LeakyBucket extends LimitState {
 	@Override
 	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
 		decide(policy, 0, nowMicros, false);
-		long back = LongMath.lessLostSince(cost * policy.refill().periodMicros(), takenMicros, nowMicros,
-				policy.refill().tokens());
+		long back = LongMath.lessLostSince(cost * policy.bucketRefill().periodMicros(), takenMicros, nowMicros,
+				policy.bucketRefill().tokens());
 		this.scaledLevel = Math.max(this.scaledLevel - back, 0);
 	}
 

@@ -1,5 +1,7 @@
 package dev.ratelimit.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A named limit of any kind: what every rate-limit policy, budget and
  * concurrency cap has in common, so that the plumbing around them (registry,
@@ -68,7 +70,7 @@ public interface Limit {
 	 * and two variants with equal numbers are equal whatever their plans.
 	 * @return the plan's name, or {@code null}
 	 */
-	default String plan() {
+	default @Nullable String plan() {
 		return null;
 	}
 

@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One limit as it is defined at a moment: the limit itself, its plans (tiers)
  * with the expression that names a caller's plan and the plan for callers
@@ -27,9 +29,9 @@ public final class LimitDefinition<L extends Limit> {
 
 	private final L limit;
 
-	private final String planExpression;
+	private final @Nullable String planExpression;
 
-	private final String defaultPlan;
+	private final @Nullable String defaultPlan;
 
 	private final Map<String, Quota> planQuotas;
 
@@ -56,8 +58,8 @@ public final class LimitDefinition<L extends Limit> {
 	 * @throws PolicyValidationException naming the plan or key value whose numbers the
 	 * limit's kind refuses, or a default plan that is not a plan
 	 */
-	public LimitDefinition(L limit, String planExpression, String defaultPlan, Map<String, Quota> planQuotas,
-			Map<String, Quota> keyQuotas, Exemption exemption) {
+	public LimitDefinition(L limit, @Nullable String planExpression, @Nullable String defaultPlan,
+			Map<String, Quota> planQuotas, Map<String, Quota> keyQuotas, Exemption exemption) {
 		this.limit = Objects.requireNonNull(limit, "limit");
 		this.planExpression = (planExpression == null || planExpression.isBlank()) ? null : planExpression.strip();
 		this.planQuotas = Collections.unmodifiableMap(new LinkedHashMap<>(planQuotas));
@@ -77,7 +79,8 @@ public final class LimitDefinition<L extends Limit> {
 		this.defaultPlan = (this.planExpression != null) ? defaultPlan : null;
 		this.plans = variants("plans", this.planQuotas, true);
 		this.keyOverrides = variants("overrides", this.keyQuotas, false);
-		this.defaultVariant = (this.defaultPlan != null) ? this.plans.get(this.defaultPlan) : limit;
+		this.defaultVariant = (this.defaultPlan != null)
+				? Objects.requireNonNull(this.plans.get(this.defaultPlan), "the default plan is a plan") : limit;
 		this.plain = this.planExpression == null && this.keyOverrides.isEmpty() && exemption.isNone();
 	}
 
@@ -115,12 +118,12 @@ public final class LimitDefinition<L extends Limit> {
 	}
 
 	/** @return the expression naming a caller's plan, or {@code null} without plans */
-	public String planExpression() {
+	public @Nullable String planExpression() {
 		return this.planExpression;
 	}
 
 	/** @return the plan of callers without a known one, or {@code null} without plans */
-	public String defaultPlan() {
+	public @Nullable String defaultPlan() {
 		return this.defaultPlan;
 	}
 
@@ -153,7 +156,7 @@ public final class LimitDefinition<L extends Limit> {
 	 * @param plan the plan's name, may be {@code null}
 	 * @return whether it is one of the plans
 	 */
-	public boolean hasPlan(String plan) {
+	public boolean hasPlan(@Nullable String plan) {
 		return plan != null && this.plans.containsKey(plan);
 	}
 
@@ -175,7 +178,7 @@ public final class LimitDefinition<L extends Limit> {
 	 * @param key the caller's key value, or {@code null}
 	 * @return the key's override, or {@code null} when the key is not listed
 	 */
-	public L keyOverride(String key) {
+	public @Nullable L keyOverride(@Nullable String key) {
 		return (key != null && !this.keyOverrides.isEmpty()) ? this.keyOverrides.get(key) : null;
 	}
 
@@ -186,7 +189,7 @@ public final class LimitDefinition<L extends Limit> {
 	 * @param key the caller's key value, or {@code null}
 	 * @return the variant to decide with
 	 */
-	public L select(String plan, String key) {
+	public L select(@Nullable String plan, @Nullable String key) {
 		if (key != null && !this.keyOverrides.isEmpty()) {
 			L override = this.keyOverrides.get(key);
 			if (override != null) {

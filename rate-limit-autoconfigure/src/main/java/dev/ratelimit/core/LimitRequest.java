@@ -2,6 +2,8 @@ package dev.ratelimit.core;
 
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One policy to apply to one call: the policy, the caller's key as resolved
  * (or {@code null} when it could not be), the cost of the call, and whether
@@ -14,7 +16,7 @@ import java.util.Objects;
  * after the call when its outcome does not count (see {@link ProvisionalTakes});
  * the policy must have no {@link RateLimitPolicy#outcomeCountingProblem()}
  */
-public record LimitRequest(RateLimitPolicy policy, String key, long cost, boolean byOutcome) {
+public record LimitRequest(RateLimitPolicy policy, @Nullable String key, long cost, boolean byOutcome) {
 
 	/**
 	 * Creates a request.
@@ -33,7 +35,7 @@ public record LimitRequest(RateLimitPolicy policy, String key, long cost, boolea
 	 * @param key the caller's raw key, {@code null} when unresolved
 	 * @param cost the units the call takes
 	 */
-	public LimitRequest(RateLimitPolicy policy, String key, long cost) {
+	public LimitRequest(RateLimitPolicy policy, @Nullable String key, long cost) {
 		this(policy, key, cost, false);
 	}
 

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One configured limit as it stands now: its definition from the configuration
  * with the run-time overrides laid over it. Every place that applies the limit
@@ -121,7 +123,7 @@ public final class LiveLimit<L extends Limit> {
 	 * @throws PolicyValidationException if the quota does not fit; nothing changes then and {@code keep} does not run
 	 * @throws RuntimeException what {@code keep} throws; nothing changes then
 	 */
-	public synchronized Quota change(String target, Quota quota, Runnable keep) {
+	public synchronized @Nullable Quota change(String target, @Nullable Quota quota, Runnable keep) {
 		Quota previous = this.overrides.get(target);
 		if (quota == null && previous == null) {
 			return null;

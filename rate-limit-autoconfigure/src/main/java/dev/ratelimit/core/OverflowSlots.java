@@ -1,9 +1,12 @@
 package dev.ratelimit.core;
 
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Supplier;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One policy's key count and overflow slots in one {@link KeyedStates}: the
@@ -28,7 +31,7 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 	private final AtomicInteger unguarded = new AtomicInteger();
 
 	/** {@code null} until the policy first overflows, then never again. */
-	private volatile AtomicReferenceArray<E> slots;
+	private volatile @Nullable AtomicReferenceArray<E> slots;
 
 	/**
 	 * Per slot, a Bloom filter of the keys decided on it since it was last fresh
@@ -40,7 +43,7 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 	 * slots drain once a flood stops. A false positive only keeps a newcomer on
 	 * a slot, which may refuse it early, never admit it beyond its limit.
 	 */
-	private volatile AtomicReferenceArray<long[]> used;
+	private volatile @Nullable AtomicReferenceArray<long[]> used;
 
 	/** Bits of each slot's filter of the keys that used it: 128 bytes per slot. */
 	static final int USED_BITS = 1024;
@@ -103,7 +106,7 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 	 * @return {@code false} if the key surely was not
 	 */
 	boolean mayHaveUsed(int index, long hash) {
-		long[] bits = this.used.get(index);
+		long[] bits = used().get(index);
 		return bits != null && isSet(bits, firstBit(hash)) && isSet(bits, secondBit(hash));
 	}
 
@@ -113,10 +116,11 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 	 * @param hash the key's hash
 	 */
 	void markUsed(int index, long hash) {
-		long[] bits = this.used.get(index);
+		AtomicReferenceArray<long[]> used = used();
+		long[] bits = used.get(index);
 		if (bits == null) {
 			bits = new long[USED_BITS / Long.SIZE];
-			this.used.set(index, bits);
+			used.set(index, bits);
 		}
 		set(bits, firstBit(hash));
 		set(bits, secondBit(hash));
@@ -128,7 +132,7 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 	 * @param index the slot
 	 */
 	void clearUsed(int index) {
-		long[] bits = this.used.get(index);
+		long[] bits = used().get(index);
 		if (bits != null) {
 			Arrays.fill(bits, 0L);
 		}
@@ -163,8 +167,8 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 	 * @param index the slot, below {@link #count()}
 	 * @return its state, or {@code null}
 	 */
-	E get(int index) {
-		return this.slots.get(index);
+	@Nullable E get(int index) {
+		return slots().get(index);
 	}
 
 	/**
@@ -174,17 +178,28 @@ final class OverflowSlots<E extends KeyedStates.Entry> {
 	 * @return its state
 	 */
 	E getOrCreate(int index, Supplier<E> created) {
-		E slot = this.slots.get(index);
+		AtomicReferenceArray<E> slots = slots();
+		E slot = slots.get(index);
 		if (slot == null) {
 			E fresh = created.get();
 			fresh.owner = this.keys;
 			fresh.slot = index;
-			slot = this.slots.compareAndExchange(index, null, fresh);
+			slot = slots.compareAndExchange(index, null, fresh);
 			if (slot == null) {
 				slot = fresh;
 			}
 		}
 		return slot;
+	}
+
+	/** The slots of a policy that overflowed: a slot index is below {@link #count()}, so they are allocated. */
+	private AtomicReferenceArray<E> slots() {
+		return Objects.requireNonNull(this.slots, "slots are allocated at the policy's first overflow");
+	}
+
+	/** The filters, allocated with the slots, before them. */
+	private AtomicReferenceArray<long[]> used() {
+		return Objects.requireNonNull(this.used, "filters are allocated at the policy's first overflow");
 	}
 
 }

@@ -1,5 +1,7 @@
 package dev.ratelimit.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown when a policy is built from invalid values. Names the offending
  * attribute (in the kebab-case used by configuration properties) and the value,
@@ -9,17 +11,17 @@ public class PolicyValidationException extends IllegalArgumentException {
 
 	private final String attribute;
 
-	private final transient Object value;
+	private final transient @Nullable Object value;
 
-	private final String reason;
+	private final @Nullable String reason;
 
 	/**
 	 * Creates a new exception.
 	 * @param attribute the invalid attribute, for example {@code capacity}
-	 * @param value the rejected value
-	 * @param reason why the value is invalid
+	 * @param value the rejected value, or {@code null} when none was set
+	 * @param reason why the value is invalid, or {@code null} when a cause did not say
 	 */
-	public PolicyValidationException(String attribute, Object value, String reason) {
+	public PolicyValidationException(String attribute, @Nullable Object value, @Nullable String reason) {
 		super(attribute + " '" + value + "' is invalid: " + reason);
 		this.attribute = attribute;
 		this.value = value;
@@ -36,17 +38,17 @@ public class PolicyValidationException extends IllegalArgumentException {
 
 	/**
 	 * Returns the rejected value.
-	 * @return the value
+	 * @return the value, or {@code null} when none was set
 	 */
-	public Object getValue() {
+	public @Nullable Object getValue() {
 		return this.value;
 	}
 
 	/**
 	 * Returns why the value is invalid.
-	 * @return the reason
+	 * @return the reason, or {@code null} when a cause did not say
 	 */
-	public String getReason() {
+	public @Nullable String getReason() {
 		return this.reason;
 	}
 

@@ -1,8 +1,11 @@
 package dev.ratelimit.core;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The units a call took provisionally, for the policies that count it by its
@@ -18,13 +21,13 @@ public final class ProvisionalTakes {
 	/** Nothing taken provisionally. */
 	public static final ProvisionalTakes NONE = new ProvisionalTakes(null, List.of());
 
-	private final RateLimiter limiter;
+	private final @Nullable RateLimiter limiter;
 
 	private final List<Taken> taken;
 
 	private final AtomicBoolean settled = new AtomicBoolean();
 
-	ProvisionalTakes(RateLimiter limiter, List<Taken> taken) {
+	ProvisionalTakes(@Nullable RateLimiter limiter, List<Taken> taken) {
 		this.limiter = limiter;
 		this.taken = List.copyOf(taken);
 	}
@@ -54,7 +57,7 @@ public final class ProvisionalTakes {
 		}
 		for (Taken units : this.taken) {
 			if (!counts.test(units.policy().name())) {
-				this.limiter.giveBack(units);
+				Objects.requireNonNull(this.limiter, "takes come from a limiter").giveBack(units);
 			}
 		}
 	}

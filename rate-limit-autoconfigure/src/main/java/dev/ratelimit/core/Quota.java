@@ -3,6 +3,8 @@ package dev.ratelimit.core;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The numbers of a limit that a plan, a per-key override or a run-time override
  * may change, for every kind: a rate limit's capacity, refill and window, a
@@ -18,7 +20,8 @@ import java.util.Map;
  * @param amountMicros a budget's amount in micro-units, or {@code null}
  * @param permits a concurrency cap's permits, or {@code null}
  */
-public record Quota(Long capacity, Refill refill, Long windowMicros, Long amountMicros, Integer permits) {
+public record Quota(@Nullable Long capacity, @Nullable Refill refill, @Nullable Long windowMicros,
+		@Nullable Long amountMicros, @Nullable Integer permits) {
 
 	/** No number changed. */
 	public static final Quota NONE = new Quota(null, null, null, null, null);
@@ -83,13 +86,13 @@ public record Quota(Long capacity, Refill refill, Long windowMicros, Long amount
 		return numbers().toString();
 	}
 
-	private static void put(Map<String, Object> numbers, String name, Object value) {
+	private static void put(Map<String, Object> numbers, String name, @Nullable Object value) {
 		if (value != null) {
 			numbers.put(name, value);
 		}
 	}
 
-	private static <T> T pick(T over, T under) {
+	private static <T> @Nullable T pick(@Nullable T over, @Nullable T under) {
 		return (over != null) ? over : under;
 	}
 

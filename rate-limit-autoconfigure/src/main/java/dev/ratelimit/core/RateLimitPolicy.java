@@ -2,6 +2,8 @@ package dev.ratelimit.core;
 
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A named, immutable, validated limit: algorithm, numbers, key expression,
  * failure mode (local by default) and missing-key behaviour. Built with
@@ -21,7 +23,7 @@ public final class RateLimitPolicy extends AbstractLimit {
 
 	private final long capacity;
 
-	private final Refill refill;
+	private final @Nullable Refill refill;
 
 	private final long windowMicros;
 
@@ -79,8 +81,16 @@ public final class RateLimitPolicy extends AbstractLimit {
 	 * bucket), drained (leaky bucket) or served (shaping) per period.
 	 * @return the rate, or {@code null} for the window algorithms
 	 */
-	public Refill refill() {
+	public @Nullable Refill refill() {
 		return this.refill;
+	}
+
+	/**
+	 * Returns the refill rate of a bucket algorithm, which always has one.
+	 * @return the rate
+	 */
+	Refill bucketRefill() {
+		return Objects.requireNonNull(this.refill, "a rate-based policy has a refill");
 	}
 
 	/** @return what happens when the key cannot be resolved */
@@ -137,7 +147,7 @@ public final class RateLimitPolicy extends AbstractLimit {
 	 * the start-up checks of {@code countWhen} and {@code count-on}.
 	 * @return the reason, or {@code null} when the policy gives back exactly
 	 */
-	public String outcomeCountingProblem() {
+	public @Nullable String outcomeCountingProblem() {
 		if (this.algorithm == Algorithm.LEAKY_BUCKET_SHAPING) {
 			return "the shaping leaky bucket has already told the callers queued behind a call when to go, "
 					+ "so a turn given back could not be handed on; use leaky-bucket, token-bucket or a window";
@@ -192,7 +202,7 @@ public final class RateLimitPolicy extends AbstractLimit {
 	 * @return the window in microseconds
 	 */
 	public long windowMicros() {
-		return this.algorithm.isRateBased() ? this.refill.microsFor(this.capacity) : this.windowMicros;
+		return this.algorithm.isRateBased() ? bucketRefill().microsFor(this.capacity) : this.windowMicros;
 	}
 
 	/**
@@ -293,7 +303,7 @@ public final class RateLimitPolicy extends AbstractLimit {
 
 		private long capacity;
 
-		private Refill refill;
+		private @Nullable Refill refill;
 
 		private long windowMicros;
 

@@ -58,7 +58,7 @@ public final class RateLimiter {
 
 	private final Sleeper sleeper;
 
-	private final RateLimitBackend localFallback;
+	private final @Nullable RateLimitBackend localFallback;
 
 	private final LimitListener listener;
 
@@ -95,8 +95,8 @@ public final class RateLimiter {
 	 * policies while {@code backend} fails, or {@code null} to let them fail open
 	 * @param listener hears decisions and failures
 	 */
-	public RateLimiter(RateLimitBackend backend, LimitKeys keys, Sleeper sleeper, RateLimitBackend localFallback,
-			LimitListener listener) {
+	public RateLimiter(RateLimitBackend backend, LimitKeys keys, Sleeper sleeper,
+			@Nullable RateLimitBackend localFallback, LimitListener listener) {
 		this.backend = Objects.requireNonNull(backend, "backend");
 		this.keys = Objects.requireNonNull(keys, "keys");
 		this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
@@ -185,7 +185,7 @@ public final class RateLimiter {
 			return tryAcquireOne(requests.get(0));
 		}
 		Plan plan = plan(requests);
-		Decided decided = plan.enforced.isEmpty() ? null : decide(plan.enforced, plan.byOutcome);
+		@Nullable Decided decided = plan.enforced.isEmpty() ? null : decide(plan.enforced, plan.byOutcome);
 		return outcome(plan, decided, (plan.shadow == null) ? List.of() : decideShadow(plan.shadow));
 	}
 
@@ -268,7 +268,7 @@ public final class RateLimiter {
 	}
 
 	/** The outcome of a call: its enforced policies' decisions, its shadow ones', what it took provisionally. */
-	private RateLimitOutcome outcome(Plan plan, Decided decided, List<PolicyDecision> shadowDecisions) {
+	private RateLimitOutcome outcome(Plan plan, @Nullable Decided decided, List<PolicyDecision> shadowDecisions) {
 		List<PolicyDecision> decisions = (decided != null) ? decided.decisions : List.of();
 		ProvisionalTakes provisional = (decided != null && plan.byOutcome != null)
 				? provisional(decided, plan.byOutcome, decisions) : ProvisionalTakes.NONE;
@@ -287,7 +287,7 @@ public final class RateLimiter {
 		if (acquisition.policy().shadow()) {
 			return new RateLimitOutcome(List.of(), decideShadow(List.of(acquisition)), ProvisionalTakes.NONE);
 		}
-		Set<String> byOutcome = request.byOutcome() ? Set.of(acquisition.key()) : null;
+		@Nullable Set<String> byOutcome = request.byOutcome() ? Set.of(acquisition.key()) : null;
 		Decided decided = decide(List.of(acquisition), byOutcome);
 		ProvisionalTakes provisional = (byOutcome != null) ? provisional(decided, byOutcome, decided.decisions)
 				: ProvisionalTakes.NONE;
@@ -321,7 +321,9 @@ public final class RateLimiter {
 	 * the listener, and logged once per policy at warning level, then at debug.
 	 */
 	void giveBack(ProvisionalTakes.Taken taken) {
-		RateLimitBackend on = taken.local() ? this.localFallback : this.backend;
+		RateLimitBackend on = taken.local()
+				? Objects.requireNonNull(this.localFallback, "units taken locally were taken by the local fallback")
+				: this.backend;
 		try {
 			on.giveBack(taken.policy(), taken.key(), taken.cost(), taken.receipt());
 			this.listener.gaveBack(taken.policy(), true);
@@ -347,7 +349,7 @@ public final class RateLimiter {
 	 * @return the outcome, always allowed
 	 * @throws RateLimitExceededException when the policy denies
 	 */
-	public RateLimitOutcome acquireOrThrow(RateLimitPolicy policy, String key, long cost) {
+	public RateLimitOutcome acquireOrThrow(RateLimitPolicy policy, @Nullable String key, long cost) {
 		RateLimitOutcome outcome = acquire(List.of(new LimitRequest(policy, key, cost)));
 		if (!outcome.allowed()) {
 			throw new RateLimitExceededException(outcome);
@@ -355,7 +357,7 @@ public final class RateLimiter {
 		return outcome;
 	}
 
-	private Acquisition toAcquisition(LimitRequest request) {
+	private @Nullable Acquisition toAcquisition(LimitRequest request) {
 		RateLimitPolicy policy = request.policy();
 		long cost = checkCost(policy, request.cost());
 		String value = request.key();
@@ -378,7 +380,7 @@ public final class RateLimiter {
 	 * @param byOutcome the storage keys counted by outcome, or {@code null} when
 	 * none is: only then does the backend say what it took
 	 */
-	private Decided decide(List<Acquisition> acquisitions, Set<String> byOutcome) {
+	private Decided decide(List<Acquisition> acquisitions, @Nullable Set<String> byOutcome) {
 		Decided decided;
 		long start = System.nanoTime();
 		try {
@@ -394,7 +396,7 @@ public final class RateLimiter {
 	 * Decides the enforced policies like {@link #decide}, the backend asked
 	 * without waiting; its answer or failure is handled by the same steps.
 	 */
-	private CompletionStage<Decided> decideAsync(List<Acquisition> acquisitions, Set<String> byOutcome,
+	private CompletionStage<Decided> decideAsync(List<Acquisition> acquisitions, @Nullable Set<String> byOutcome,
 			Executor blocking) {
 		long start = System.nanoTime();
 		boolean take = byOutcome != null;
@@ -415,7 +417,8 @@ public final class RateLimiter {
 	}
 
 	/** What follows the backend's failure, whichever way it was asked: the failure modes. */
-	private Decided failed(List<Acquisition> acquisitions, Set<String> byOutcome, long start, RuntimeException ex) {
+	private Decided failed(List<Acquisition> acquisitions, @Nullable Set<String> byOutcome, long start,
+			RuntimeException ex) {
 		this.listener.storeCalled(LimitKind.RATE_LIMIT, System.nanoTime() - start, false);
 		this.health.failed(firstKey(acquisitions), ex);
 		return failOver(acquisitions, byOutcome, ex);
@@ -439,7 +442,8 @@ public final class RateLimiter {
 	 * Applies the failure modes: closed rejects the whole call, local policies are
 	 * decided in memory (all or nothing among themselves), open ones pass.
 	 */
-	private Decided failOver(List<Acquisition> acquisitions, Set<String> byOutcome, RuntimeException cause) {
+	private Decided failOver(List<Acquisition> acquisitions, @Nullable Set<String> byOutcome,
+			RuntimeException cause) {
 		for (Acquisition acquisition : acquisitions) {
 			if (acquisition.policy().failureMode() == FailureMode.CLOSED) {
 				// Before any other policy falls back: a call with a closed policy is refused as a whole.
@@ -459,7 +463,9 @@ public final class RateLimiter {
 		if (local.isEmpty()) {
 			return new Decided(List.of(), List.of(), null, true);
 		}
-		return consume(this.localFallback, local, byOutcome != null, true).report(this.listener,
+		RateLimitBackend fallback = Objects.requireNonNull(this.localFallback,
+				"policies fall back locally only when there is a local fallback");
+		return consume(fallback, local, byOutcome != null, true).report(this.listener,
 				DecisionSource.LOCAL_FALLBACK);
 	}
 
@@ -514,7 +520,8 @@ public final class RateLimiter {
 	 * @param shadow the shadow policies', or {@code null} when there is none
 	 * @param byOutcome the storage keys counted by outcome, or {@code null} when none is
 	 */
-	private record Plan(List<Acquisition> enforced, List<Acquisition> shadow, Set<String> byOutcome) {
+	private record Plan(List<Acquisition> enforced, @Nullable List<Acquisition> shadow,
+			@Nullable Set<String> byOutcome) {
 	}
 
 	/**
@@ -530,11 +537,11 @@ public final class RateLimiter {
 
 		private final List<Decision> raw;
 
-		final List<Take> takes;
+		final @Nullable List<Take> takes;
 
 		final boolean local;
 
-		Decided(List<Acquisition> acquisitions, List<Decision> raw, List<Take> takes, boolean local) {
+		Decided(List<Acquisition> acquisitions, List<Decision> raw, @Nullable List<Take> takes, boolean local) {
 			this.acquisitions = acquisitions;
 			this.raw = raw;
 			this.decisions = List.of();

@@ -5,6 +5,8 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A refill rate: {@code tokens} added evenly over {@code period}. Written as
  * {@code tokens/period}, for example {@code 1/1s}, {@code 10/s},
@@ -41,7 +43,7 @@ public final class Refill {
 		this(tokens, periodMicros, null);
 	}
 
-	private Refill(long tokens, long periodMicros, String text) {
+	private Refill(long tokens, long periodMicros, @Nullable String text) {
 		if (tokens <= 0) {
 			throw new PolicyValidationException("refill", tokens + "/" + periodMicros + "us",
 					"tokens per period must be positive");

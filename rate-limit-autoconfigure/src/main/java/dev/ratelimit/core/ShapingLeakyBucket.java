@@ -23,8 +23,8 @@ final class ShapingLeakyBucket extends LimitState {
 
 	@Override
 	public Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit) {
-		long perToken = policy.refill().periodMicros();
-		long unitsPerMicro = policy.refill().tokens();
+		long perToken = policy.bucketRefill().periodMicros();
+		long unitsPerMicro = policy.bucketRefill().tokens();
 		long full = policy.capacity() * perToken;
 		// Work still queued, in units of 1/n microseconds.
 		long backlog = 0;

@@ -20,14 +20,14 @@ final class TokenBucket extends LimitState {
 	private long lastMicros;
 
 	TokenBucket(RateLimitPolicy policy, long nowMicros) {
-		this.scaledTokens = policy.capacity() * policy.refill().periodMicros();
+		this.scaledTokens = policy.capacity() * policy.bucketRefill().periodMicros();
 		this.lastMicros = nowMicros;
 	}
 
 	@Override
 	public Decision decide(RateLimitPolicy policy, long cost, long nowMicros, boolean commit) {
-		long perToken = policy.refill().periodMicros();
-		long unitsPerMicro = policy.refill().tokens();
+		long perToken = policy.bucketRefill().periodMicros();
+		long unitsPerMicro = policy.bucketRefill().tokens();
 		long full = policy.capacity() * perToken;
 		if (nowMicros > this.lastMicros) {
 			long elapsed = nowMicros - this.lastMicros;
@@ -69,9 +69,9 @@ final class TokenBucket extends LimitState {
 	 */
 	@Override
 	public long receipt(RateLimitPolicy policy, long cost, long nowMicros) {
-		long full = policy.capacity() * policy.refill().periodMicros();
-		return nowMicros + Math.floorDiv(full - this.scaledTokens - cost * policy.refill().periodMicros(),
-				policy.refill().tokens());
+		long full = policy.capacity() * policy.bucketRefill().periodMicros();
+		return nowMicros + Math.floorDiv(full - this.scaledTokens - cost * policy.bucketRefill().periodMicros(),
+				policy.bucketRefill().tokens());
 	}
 
 	/**
@@ -84,9 +84,9 @@ final class TokenBucket extends LimitState {
 	@Override
 	public void giveBack(RateLimitPolicy policy, long cost, long takenMicros, long nowMicros) {
 		decide(policy, 0, nowMicros, false);
-		long back = LongMath.lessLostSince(cost * policy.refill().periodMicros(), takenMicros, nowMicros,
-				policy.refill().tokens());
-		long full = policy.capacity() * policy.refill().periodMicros();
+		long back = LongMath.lessLostSince(cost * policy.bucketRefill().periodMicros(), takenMicros, nowMicros,
+				policy.bucketRefill().tokens());
+		long full = policy.capacity() * policy.bucketRefill().periodMicros();
 		this.scaledTokens = Math.min(this.scaledTokens + back, full);
 	}
 
