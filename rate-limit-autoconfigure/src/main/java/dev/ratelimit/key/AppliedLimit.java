@@ -5,6 +5,7 @@ import java.util.function.UnaryOperator;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
@@ -34,7 +35,7 @@ public final class AppliedLimit<L extends Limit> {
 
 	private final UnaryOperator<L> local;
 
-	private final String keyOverride;
+	private final @Nullable String keyOverride;
 
 	private final KeyExpressions expressions;
 
@@ -54,7 +55,8 @@ public final class AppliedLimit<L extends Limit> {
 	 * @throws PolicyValidationException if what the place changes is refused
 	 * @throws org.springframework.expression.ParseException if an expression cannot be parsed
 	 */
-	public AppliedLimit(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride, KeyExpressions expressions) {
+	public AppliedLimit(LiveLimit<L> live, UnaryOperator<L> local, @Nullable String keyOverride,
+			KeyExpressions expressions) {
 		this(live, local, keyOverride, expressions, (definition) -> {
 		});
 	}
@@ -70,8 +72,8 @@ public final class AppliedLimit<L extends Limit> {
 	 * @param check throws {@link PolicyValidationException} for a definition the place cannot use
 	 * @throws PolicyValidationException if what the place changes, or the limit as it is, does not fit
 	 */
-	public AppliedLimit(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride, KeyExpressions expressions,
-			Consumer<LimitDefinition<L>> check) {
+	public AppliedLimit(LiveLimit<L> live, UnaryOperator<L> local, @Nullable String keyOverride,
+			KeyExpressions expressions, Consumer<LimitDefinition<L>> check) {
 		this.live = live;
 		this.local = local;
 		this.keyOverride = keyOverride;
@@ -142,7 +144,7 @@ public final class AppliedLimit<L extends Limit> {
 	 * @param context the call's evaluation context
 	 * @return the variant
 	 */
-	public L select(String key, EvaluationContext context) {
+	public L select(@Nullable String key, EvaluationContext context) {
 		Parsed<L> now = current();
 		LimitDefinition<L> definition = now.definition;
 		if (definition.isPlain()) {
@@ -166,7 +168,7 @@ public final class AppliedLimit<L extends Limit> {
 	 * @param context the call's evaluation context
 	 * @return the call's key and limit, or {@code null} when the call is exempt
 	 */
-	public Resolved<L> resolve(EvaluationContext context) {
+	public @Nullable Resolved<L> resolve(EvaluationContext context) {
 		if (exempt(context)) {
 			return null;
 		}
@@ -184,7 +186,7 @@ public final class AppliedLimit<L extends Limit> {
 	 * @param limit the variant
 	 * @param key the key value, or {@code null} when it could not be resolved
 	 */
-	public record Resolved<L extends Limit>(L limit, String key) {
+	public record Resolved<L extends Limit>(L limit, @Nullable String key) {
 	}
 
 	private Parsed<L> current() {
@@ -221,7 +223,7 @@ public final class AppliedLimit<L extends Limit> {
 	 * A live definition as applied here, with its expressions parsed.
 	 */
 	private record Parsed<L extends Limit>(LimitDefinition<L> source, LimitDefinition<L> definition, Expression key,
-			Expression plan, Expression exemptWhen) {
+			@Nullable Expression plan, @Nullable Expression exemptWhen) {
 	}
 
 }

@@ -70,7 +70,7 @@ public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost
 	 * @param context the call's evaluation context
 	 * @return the request to hand to the limiter, or {@code null} when the call is exempt
 	 */
-	public LimitRequest toRequest(KeyExpressions expressions, EvaluationContext context) {
+	public @Nullable LimitRequest toRequest(KeyExpressions expressions, EvaluationContext context) {
 		AppliedLimit.Resolved<RateLimitPolicy> call = this.applied.resolve(context);
 		if (call == null) {
 			return null;

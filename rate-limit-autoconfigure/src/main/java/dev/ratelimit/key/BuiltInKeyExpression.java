@@ -23,7 +23,7 @@ final class BuiltInKeyExpression implements Expression {
 
 	private final String text;
 
-	private volatile Expression parsed;
+	private volatile @Nullable Expression parsed;
 
 	BuiltInKeyExpression(Key key) {
 		this.key = key;
@@ -111,89 +111,93 @@ final class BuiltInKeyExpression implements Expression {
 	}
 
 	@Override
-	public Object getValue() throws EvaluationException {
+	public @Nullable Object getValue() throws EvaluationException {
 		return spel().getValue();
 	}
 
 	@Override
-	public <T> T getValue(Class<T> desiredResultType) throws EvaluationException {
+	public <T> @Nullable T getValue(@Nullable Class<T> desiredResultType) throws EvaluationException {
 		return spel().getValue(desiredResultType);
 	}
 
 	@Override
-	public Object getValue(Object rootObject) throws EvaluationException {
+	public @Nullable Object getValue(@Nullable Object rootObject) throws EvaluationException {
 		return spel().getValue(rootObject);
 	}
 
 	@Override
-	public <T> T getValue(Object rootObject, Class<T> desiredResultType) throws EvaluationException {
+	public <T> @Nullable T getValue(@Nullable Object rootObject, @Nullable Class<T> desiredResultType)
+			throws EvaluationException {
 		return spel().getValue(rootObject, desiredResultType);
 	}
 
 	@Override
-	public Object getValue(EvaluationContext context) throws EvaluationException {
+	public @Nullable Object getValue(EvaluationContext context) throws EvaluationException {
 		return spel().getValue(context);
 	}
 
 	@Override
-	public Object getValue(EvaluationContext context, Object rootObject) throws EvaluationException {
+	public @Nullable Object getValue(EvaluationContext context, @Nullable Object rootObject) throws EvaluationException {
 		return spel().getValue(context, rootObject);
 	}
 
 	@Override
-	public <T> T getValue(EvaluationContext context, Class<T> desiredResultType) throws EvaluationException {
+	public <T> @Nullable T getValue(EvaluationContext context, @Nullable Class<T> desiredResultType)
+			throws EvaluationException {
 		return spel().getValue(context, desiredResultType);
 	}
 
 	@Override
-	public <T> T getValue(EvaluationContext context, Object rootObject, Class<T> desiredResultType)
+	public <T> @Nullable T getValue(EvaluationContext context, @Nullable Object rootObject,
+			@Nullable Class<T> desiredResultType)
 			throws EvaluationException {
 		return spel().getValue(context, rootObject, desiredResultType);
 	}
 
 	@Override
-	public Class<?> getValueType() throws EvaluationException {
+	public @Nullable Class<?> getValueType() throws EvaluationException {
 		return spel().getValueType();
 	}
 
 	@Override
-	public Class<?> getValueType(Object rootObject) throws EvaluationException {
+	public @Nullable Class<?> getValueType(@Nullable Object rootObject) throws EvaluationException {
 		return spel().getValueType(rootObject);
 	}
 
 	@Override
-	public Class<?> getValueType(EvaluationContext context) throws EvaluationException {
+	public @Nullable Class<?> getValueType(EvaluationContext context) throws EvaluationException {
 		return spel().getValueType(context);
 	}
 
 	@Override
-	public Class<?> getValueType(EvaluationContext context, Object rootObject) throws EvaluationException {
+	public @Nullable Class<?> getValueType(EvaluationContext context, @Nullable Object rootObject)
+			throws EvaluationException {
 		return spel().getValueType(context, rootObject);
 	}
 
 	@Override
-	public TypeDescriptor getValueTypeDescriptor() throws EvaluationException {
+	public @Nullable TypeDescriptor getValueTypeDescriptor() throws EvaluationException {
 		return spel().getValueTypeDescriptor();
 	}
 
 	@Override
-	public TypeDescriptor getValueTypeDescriptor(Object rootObject) throws EvaluationException {
+	public @Nullable TypeDescriptor getValueTypeDescriptor(@Nullable Object rootObject) throws EvaluationException {
 		return spel().getValueTypeDescriptor(rootObject);
 	}
 
 	@Override
-	public TypeDescriptor getValueTypeDescriptor(EvaluationContext context) throws EvaluationException {
+	public @Nullable TypeDescriptor getValueTypeDescriptor(EvaluationContext context) throws EvaluationException {
 		return spel().getValueTypeDescriptor(context);
 	}
 
 	@Override
-	public TypeDescriptor getValueTypeDescriptor(EvaluationContext context, Object rootObject)
+	public @Nullable TypeDescriptor getValueTypeDescriptor(EvaluationContext context, @Nullable Object rootObject)
 			throws EvaluationException {
 		return spel().getValueTypeDescriptor(context, rootObject);
 	}
 
 	@Override
-	public boolean isWritable(Object rootObject) throws EvaluationException {
+	public boolean isWritable(@Nullable Object rootObject) throws EvaluationException {
 		return spel().isWritable(rootObject);
 	}
 
@@ -203,22 +207,23 @@ final class BuiltInKeyExpression implements Expression {
 	}
 
 	@Override
-	public boolean isWritable(EvaluationContext context, Object rootObject) throws EvaluationException {
+	public boolean isWritable(EvaluationContext context, @Nullable Object rootObject) throws EvaluationException {
 		return spel().isWritable(context, rootObject);
 	}
 
 	@Override
-	public void setValue(Object rootObject, Object value) throws EvaluationException {
+	public void setValue(@Nullable Object rootObject, @Nullable Object value) throws EvaluationException {
 		spel().setValue(rootObject, value);
 	}
 
 	@Override
-	public void setValue(EvaluationContext context, Object value) throws EvaluationException {
+	public void setValue(EvaluationContext context, @Nullable Object value) throws EvaluationException {
 		spel().setValue(context, value);
 	}
 
 	@Override
-	public void setValue(EvaluationContext context, Object rootObject, Object value) throws EvaluationException {
+	public void setValue(EvaluationContext context, @Nullable Object rootObject, @Nullable Object value)
+			throws EvaluationException {
 		spel().setValue(context, rootObject, value);
 	}
 

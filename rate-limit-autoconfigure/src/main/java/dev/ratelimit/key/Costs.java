@@ -2,6 +2,8 @@ package dev.ratelimit.key;
 
 import java.math.BigDecimal;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.InvalidCostException;
 
 /**
@@ -14,7 +16,7 @@ final class Costs {
 	private Costs() {
 	}
 
-	static long toUnits(Object value, String policy) {
+	static long toUnits(@Nullable Object value, String policy) {
 		if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
 			return checkNotNegative(((Number) value).longValue(), value, policy);
 		}
@@ -35,7 +37,7 @@ final class Costs {
 		}
 	}
 
-	private static long checkNotNegative(long cost, Object value, String policy) {
+	private static long checkNotNegative(long cost, @Nullable Object value, String policy) {
 		if (cost < 0) {
 			throw new InvalidCostException(policy, "Cost '" + value + "' of policy '" + policy + "' is negative");
 		}

@@ -1,5 +1,7 @@
 package dev.ratelimit.key;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Root object of key expressions, so that built-in resolvers read as words:
  * {@code ip}, {@code principal}, {@code global} and {@code header('X-Api-Key')}.
@@ -14,13 +16,13 @@ public final class KeyContext {
 	/** The value of {@code global}: one bucket shared by every caller. */
 	public static final String GLOBAL = "global";
 
-	private final KeyRequest request;
+	private final @Nullable KeyRequest request;
 
 	/**
 	 * Creates a context.
 	 * @param request the current request, or {@code null} outside web requests
 	 */
-	public KeyContext(KeyRequest request) {
+	public KeyContext(@Nullable KeyRequest request) {
 		this.request = request;
 	}
 
@@ -29,7 +31,7 @@ public final class KeyContext {
 	 * @param name the header name
 	 * @return the value, or {@code null} when absent or outside a web request
 	 */
-	public String header(String name) {
+	public @Nullable String header(String name) {
 		return (this.request != null) ? this.request.header(name) : null;
 	}
 
@@ -39,7 +41,7 @@ public final class KeyContext {
 	 * @return the address, or {@code null} outside a web request or when the peer
 	 * address is not an IP address
 	 */
-	public String getIp() {
+	public @Nullable String getIp() {
 		return (this.request != null) ? this.request.clientIp() : null;
 	}
 
@@ -47,7 +49,7 @@ public final class KeyContext {
 	 * Returns the current request, for what exemptions read.
 	 * @return the request, or {@code null} outside a web request
 	 */
-	KeyRequest request() {
+	@Nullable KeyRequest request() {
 		return this.request;
 	}
 
@@ -55,7 +57,7 @@ public final class KeyContext {
 	 * Returns the authenticated principal's name ({@code principal} in expressions).
 	 * @return the name, or {@code null} when anonymous or outside a web request
 	 */
-	public String getPrincipal() {
+	public @Nullable String getPrincipal() {
 		return (this.request != null) ? this.request.principalName() : null;
 	}
 

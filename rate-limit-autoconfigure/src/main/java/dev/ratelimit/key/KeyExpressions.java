@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
@@ -123,7 +124,8 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * @param args the arguments, or {@code null}
 	 * @return the evaluation context
 	 */
-	public EvaluationContext context(KeyRequest request, Method method, Object[] args) {
+	public EvaluationContext context(@Nullable KeyRequest request, @Nullable Method method,
+			Object @Nullable [] args) {
 		return new LazyEvaluationContext(this, new KeyContext(request), method, args);
 	}
 
@@ -131,7 +133,7 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * Builds the SpEL context of a call: the key context as root, the method's
 	 * arguments as variables, {@code #request} and the bean resolver.
 	 */
-	EvaluationContext build(KeyContext root, Method method, Object[] args) {
+	EvaluationContext build(KeyContext root, @Nullable Method method, Object @Nullable [] args) {
 		KeyRequest request = root.request();
 		StandardEvaluationContext context = (method != null)
 				? new MethodBasedEvaluationContext(root, method, (args != null) ? args : new Object[0],
@@ -152,7 +154,7 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * @param context the call's evaluation context
 	 * @return the root object when it is a key context, else {@code null}
 	 */
-	static KeyContext keys(EvaluationContext context) {
+	static @Nullable KeyContext keys(EvaluationContext context) {
 		if (context instanceof LazyEvaluationContext lazy) {
 			return lazy.keys();
 		}
@@ -172,7 +174,7 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * @param context the context
 	 * @return the key, or {@code null} when the expression yields nothing or fails
 	 */
-	public String key(Expression expression, EvaluationContext context) {
+	public @Nullable String key(Expression expression, EvaluationContext context) {
 		KeyContext keys = keys(context);
 		if (keys != null && expression instanceof BuiltInKeyExpression builtIn) {
 			// The built-in keys are read directly: SpEL's reflective property access costs more than the decision.
@@ -226,7 +228,7 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * @param definition the limit's definition, with its plans
 	 * @return the plan, or {@code null} for the default plan
 	 */
-	public String plan(Expression expression, EvaluationContext context, LimitDefinition<?> definition) {
+	public @Nullable String plan(Expression expression, EvaluationContext context, LimitDefinition<?> definition) {
 		// A plan look-up that fails yields nothing, as a key does: the default plan.
 		String plan = key(expression, context);
 		if (plan == null) {

@@ -1,5 +1,7 @@
 package dev.ratelimit.key;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The parts of an incoming request that key expressions may read. Implemented
  * by the servlet integration; absent for calls that are not part of a web
@@ -12,7 +14,7 @@ public interface KeyRequest {
 	 * @param name the header name
 	 * @return the value, or {@code null} when absent or blank
 	 */
-	String header(String name);
+	@Nullable String header(String name);
 
 	/**
 	 * Returns the client's {@code ip} key: its address, named by the forwarded
@@ -20,14 +22,14 @@ public interface KeyRequest {
 	 * and in canonical text ({@code 192.0.2.1}, {@code 2001:db8:0:7::}).
 	 * @return the key, or {@code null} when the peer address is not an IP address
 	 */
-	String clientIp();
+	@Nullable String clientIp();
 
 	/**
 	 * Returns the client's full address, unmasked, resolved as for
 	 * {@link #clientIp()}: what exemption ranges are matched against.
 	 * @return the address, 4 or 16 bytes, or {@code null} when the peer address is not an IP address
 	 */
-	byte[] clientAddress();
+	byte @Nullable [] clientAddress();
 
 	/**
 	 * Returns whether the authenticated caller has a role, as the servlet
@@ -42,7 +44,7 @@ public interface KeyRequest {
 	 * Returns the authenticated principal's name.
 	 * @return the name, or {@code null} for anonymous requests
 	 */
-	String principalName();
+	@Nullable String principalName();
 
 	/**
 	 * Returns the native request, exposed to expressions as {@code #request}.

@@ -36,11 +36,11 @@ final class LazyEvaluationContext implements EvaluationContext {
 
 	private final KeyContext keys;
 
-	private final Method method;
+	private final @Nullable Method method;
 
-	private final Object[] args;
+	private final Object @Nullable [] args;
 
-	private EvaluationContext delegate;
+	private @Nullable EvaluationContext delegate;
 
 	/**
 	 * @param expressions builds the real context on first use
@@ -48,7 +48,8 @@ final class LazyEvaluationContext implements EvaluationContext {
 	 * @param method the invoked method, or {@code null} outside method calls
 	 * @param args the arguments, or {@code null}
 	 */
-	LazyEvaluationContext(KeyExpressions expressions, KeyContext keys, Method method, Object[] args) {
+	LazyEvaluationContext(KeyExpressions expressions, KeyContext keys, @Nullable Method method,
+			Object @Nullable [] args) {
 		this.expressions = expressions;
 		this.keys = keys;
 		this.method = method;
@@ -105,7 +106,7 @@ final class LazyEvaluationContext implements EvaluationContext {
 	}
 
 	@Override
-	public BeanResolver getBeanResolver() {
+	public @Nullable BeanResolver getBeanResolver() {
 		return delegate().getBeanResolver();
 	}
 
@@ -135,12 +136,12 @@ final class LazyEvaluationContext implements EvaluationContext {
 	}
 
 	@Override
-	public void setVariable(String name, Object value) {
+	public void setVariable(String name, @Nullable Object value) {
 		delegate().setVariable(name, value);
 	}
 
 	@Override
-	public Object lookupVariable(String name) {
+	public @Nullable Object lookupVariable(String name) {
 		return delegate().lookupVariable(name);
 	}
 

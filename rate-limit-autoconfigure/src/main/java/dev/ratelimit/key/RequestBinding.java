@@ -24,7 +24,7 @@ public interface RequestBinding {
 	RequestBinding NONE = new RequestBinding() {
 
 		@Override
-		public KeyRequest current() {
+		public @Nullable KeyRequest current() {
 			return null;
 		}
 
@@ -38,7 +38,7 @@ public interface RequestBinding {
 	 * Returns the request the current thread serves.
 	 * @return the request, or {@code null} outside a web request
 	 */
-	KeyRequest current();
+	@Nullable KeyRequest current();
 
 	/**
 	 * Records an outcome for the current request's response headers; does nothing
