@@ -9,6 +9,7 @@ import java.util.Set;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.AopProxyUtils;
@@ -39,7 +40,7 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 
 	private final ProxyExemptions exemptions;
 
-	private volatile List<AnnotatedMethod> methods;
+	private volatile @Nullable List<AnnotatedMethod> methods;
 
 	/**
 	 * Creates the scan of a bean factory's beans.
@@ -113,7 +114,7 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 	 * its target's (a JDK proxy's class has only the interfaces' methods, all
 	 * final, and would hide those of the target); else the bean's type.
 	 */
-	private Class<?> typeOf(String beanName) {
+	private @Nullable Class<?> typeOf(String beanName) {
 		try {
 			Object singleton = this.beanFactory.containsSingleton(beanName) ? this.beanFactory.getSingleton(beanName)
 					: null;

@@ -1,5 +1,7 @@
 package dev.ratelimit.aop;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.expression.Expression;
 
 import dev.ratelimit.budget.BudgetPolicy;
@@ -12,7 +14,7 @@ import dev.ratelimit.key.AppliedLimit;
  * @param estimate the estimate expression
  * @param actual the actual-cost expression, or {@code null} to charge the estimate
  */
-public record BoundBudget(AppliedLimit<BudgetPolicy> applied, Expression estimate, Expression actual) {
+public record BoundBudget(AppliedLimit<BudgetPolicy> applied, Expression estimate, @Nullable Expression actual) {
 
 	/** @return the budget as it applies here now, for its name, visibility and rules */
 	public BudgetPolicy policy() {

@@ -79,7 +79,7 @@ final class BudgetCharges {
 					continue;
 				}
 				long estimate = amount(budget, budget.estimate(), context, "estimate");
-				reserved(budget, reservations, this.budgets.reserve(call.limit(), call.key(), estimate));
+				reserved(budget, reservations, budgets().reserve(call.limit(), call.key(), estimate));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -112,7 +112,7 @@ final class BudgetCharges {
 					return CompletableFuture.completedFuture(null);
 				}
 				long estimate = amount(budget, budget.estimate(), context, "estimate");
-				return this.budgets.reserveAsync(call.limit(), call.key(), estimate, blocking)
+				return budgets().reserveAsync(call.limit(), call.key(), estimate, blocking)
 					.thenAcceptAsync((reservation) -> reserved(budget, reservations, reservation), inRequest);
 			}, inRequest);
 		}
@@ -172,7 +172,7 @@ final class BudgetCharges {
 			if (reservation == null) {
 				continue;
 			}
-			if (metered) {
+			if (metered && meter != null) {
 				record(budget, reservation.settle(meteredCost(budget, reservation, meter.usedMicros(i), context,
 						failure)));
 				continue;
@@ -279,6 +279,11 @@ final class BudgetCharges {
 	/** @return whether reserving or settling a budget may block the calling thread */
 	boolean mayBlock() {
 		return this.budgets != null && this.budgets.mayBlock();
+	}
+
+	/** The budgets' store: a method is bound to a budget only when budgets are configured, and then there is one. */
+	private CostBudgets budgets() {
+		return Objects.requireNonNull(this.budgets, "budgets are configured");
 	}
 
 }

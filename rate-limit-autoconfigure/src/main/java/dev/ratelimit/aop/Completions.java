@@ -1,6 +1,7 @@
 package dev.ratelimit.aop;
 
 import java.io.OutputStream;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -82,10 +83,10 @@ final class Completions {
 		if (result instanceof CompletionStage<?> stage) {
 			return stage.whenComplete((value, failure) -> once.finish(value, unwrap(failure), true));
 		}
-		if (REACTOR && Reactive.handles(result)) {
+		if (result != null && REACTOR && Reactive.handles(result)) {
 			return Reactive.whenDone(result, once);
 		}
-		if (WEB_MVC && Mvc.handles(result, handler)) {
+		if (result != null && WEB_MVC && Mvc.handles(result, handler)) {
 			return Mvc.whenDone(result, once);
 		}
 		if (result instanceof Callable<?> callable) {
@@ -210,7 +211,7 @@ final class Completions {
 						.headers(entity.getHeaders())
 						.body(finishing(streaming, once));
 				}
-				whenDoneUnwrapped(body, once);
+				whenDoneUnwrapped(Objects.requireNonNull(body, "an asynchronous body"), once);
 				return result;
 			}
 			return whenDoneUnwrapped(result, once);
@@ -324,7 +325,8 @@ final class Completions {
 			}
 
 			@Override
-			public <T> void postProcess(NativeWebRequest request, Callable<T> task, Object concurrentResult) {
+			public <T> void postProcess(NativeWebRequest request, Callable<T> task,
+					@Nullable Object concurrentResult) {
 				this.outcome.set(outcome(concurrentResult));
 			}
 
@@ -350,7 +352,7 @@ final class Completions {
 
 			@Override
 			public <T> void postProcess(NativeWebRequest request, DeferredResult<T> deferredResult,
-					Object concurrentResult) {
+					@Nullable Object concurrentResult) {
 				this.outcome.set(outcome(concurrentResult));
 			}
 

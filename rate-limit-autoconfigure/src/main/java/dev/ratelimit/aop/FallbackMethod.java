@@ -80,7 +80,7 @@ public final class FallbackMethod {
 	 * @return what the fallback returned
 	 * @throws Throwable what the fallback threw, or the refusal
 	 */
-	@Nullable Object call(Object target, Object[] arguments, RateLimitException refusal) throws Throwable {
+	@Nullable Object call(@Nullable Object target, Object[] arguments, RateLimitException refusal) throws Throwable {
 		for (Overload overload : this.overloads) {
 			if (overload.takes(refusal)) {
 				return overload.invoke(target, arguments, refusal);
@@ -280,7 +280,8 @@ public final class FallbackMethod {
 			return depth;
 		}
 
-		@Nullable Object invoke(Object target, Object[] arguments, RateLimitException refusal) throws Throwable {
+		@Nullable Object invoke(@Nullable Object target, Object[] arguments, RateLimitException refusal)
+				throws Throwable {
 			Object[] passed = arguments;
 			if (this.refusalType != null) {
 				passed = Arrays.copyOf(arguments, arguments.length + 1);

@@ -12,6 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
@@ -135,7 +137,7 @@ public final class LimitAnnotations implements AopInfrastructureBean {
 	 * @param named the annotation that named it before, or {@code null}
 	 * @param attributes the next annotation
 	 */
-	private static Attributes namingFallback(Attributes named, Attributes attributes) {
+	private static @Nullable Attributes namingFallback(@Nullable Attributes named, Attributes attributes) {
 		String name = attributes.text("fallback");
 		if (name.isEmpty()) {
 			return named;
@@ -194,7 +196,7 @@ public final class LimitAnnotations implements AopInfrastructureBean {
 	 * Parses {@code countWhen}, refusing a policy that cannot give units back
 	 * exactly.
 	 */
-	private OutcomeRule countWhen(RateLimitPolicy policy, Attributes attributes) {
+	private @Nullable OutcomeRule countWhen(RateLimitPolicy policy, Attributes attributes) {
 		String countWhen = attributes.text("countWhen");
 		if (countWhen.isEmpty()) {
 			return null;
@@ -214,7 +216,7 @@ public final class LimitAnnotations implements AopInfrastructureBean {
 	 * override) in which a plan or listed key could never allow that cost: the
 	 * method keeps deciding with the definition it had.
 	 */
-	private static Consumer<LimitDefinition<RateLimitPolicy>> fitting(Long fixedCost) {
+	private static Consumer<LimitDefinition<RateLimitPolicy>> fitting(@Nullable Long fixedCost) {
 		return (definition) -> {
 			if (fixedCost == null) {
 				return;
@@ -328,7 +330,7 @@ public final class LimitAnnotations implements AopInfrastructureBean {
 	 * or {@code null} when the kind has no inline form
 	 */
 	private <L extends Limit> LiveLimit<L> named(NamedLimits<L> configured, String name, Attributes attributes,
-			String inlineAttributes) {
+			@Nullable String inlineAttributes) {
 		LimitKind kind = attributes.kind();
 		if (name.isEmpty()) {
 			throw attributes.error("has no " + kind.label() + " name"
@@ -379,7 +381,7 @@ public final class LimitAnnotations implements AopInfrastructureBean {
 		}
 	}
 
-	private static Long parseFixedCost(String cost) {
+	private static @Nullable Long parseFixedCost(String cost) {
 		try {
 			return Long.valueOf(cost.strip());
 		}
@@ -476,13 +478,14 @@ public final class LimitAnnotations implements AopInfrastructureBean {
 		 * Applies a live limit at this method, checking what the method changes
 		 * and parsing the expressions of the limit as it stands.
 		 */
-		<L extends Limit> AppliedLimit<L> applied(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride) {
+		<L extends Limit> AppliedLimit<L> applied(LiveLimit<L> live, UnaryOperator<L> local,
+				@Nullable String keyOverride) {
 			return applied(live, local, keyOverride, (definition) -> {
 			});
 		}
 
-		<L extends Limit> AppliedLimit<L> applied(LiveLimit<L> live, UnaryOperator<L> local, String keyOverride,
-				Consumer<LimitDefinition<L>> check) {
+		<L extends Limit> AppliedLimit<L> applied(LiveLimit<L> live, UnaryOperator<L> local,
+				@Nullable String keyOverride, Consumer<LimitDefinition<L>> check) {
 			L here = valid(() -> local.apply(live.current().limit()));
 			// Parsed first here to word a bad expression's error for this method.
 			parse((keyOverride != null) ? keyOverride : here.key(), "key");
@@ -508,7 +511,7 @@ public final class LimitAnnotations implements AopInfrastructureBean {
 					(problem, action) -> error(problem, action, null));
 		}
 
-		RateLimitConfigurationException error(String problem, String action, Throwable cause) {
+		RateLimitConfigurationException error(String problem, String action, @Nullable Throwable cause) {
 			return new RateLimitConfigurationException(describe(this.method) + " is annotated " + this.annotation
 					+ ": " + problem, action, cause);
 		}

@@ -3,6 +3,7 @@ package dev.ratelimit.aop;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -127,8 +128,8 @@ public final class LimitInterceptor implements MethodInterceptor {
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-		MethodLimits limits = this.annotations.resolve(invocation.getMethod(),
-				AopUtils.getTargetClass(invocation.getThis()));
+		Object target = Objects.requireNonNull(invocation.getThis(), "a limited method has a target");
+		MethodLimits limits = this.annotations.resolve(invocation.getMethod(), AopUtils.getTargetClass(target));
 		if (limits.isEmpty()) {
 			return invocation.proceed();
 		}
@@ -239,7 +240,8 @@ public final class LimitInterceptor implements MethodInterceptor {
 			.handleAsync((done, failure) -> {
 				try {
 					return (failure == null)
-							? proceed(invocation, limits, context, done.taken, done.reservations, done.permit, mayBlock)
+							? proceed(invocation, limits, context, Objects.requireNonNull(done.taken, "decided"),
+									Objects.requireNonNull(done.reservations, "reserved"), done.permit, mayBlock)
 							: refused(invocation, limits, AsyncCalls.cause(failure));
 				}
 				catch (RuntimeException | Error ex) {
@@ -283,11 +285,11 @@ public final class LimitInterceptor implements MethodInterceptor {
 	/** What a deferred call's decisions took, for the method's call and settling. */
 	private static final class Held {
 
-		RateLimitOutcome taken;
+		@Nullable RateLimitOutcome taken;
 
-		List<Reservation> reservations;
+		@Nullable List<Reservation> reservations;
 
-		Permit permit;
+		@Nullable Permit permit;
 
 	}
 

@@ -8,6 +8,7 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -102,7 +103,7 @@ public final class LimitedMethods implements AopInfrastructureBean {
 	public boolean isLimited(Method method, @Nullable Class<?> targetClass) {
 		Set<LimitKind> kinds = kindsIn(method.getDeclaringClass());
 		boolean targetSearched = targetClass != null && !Proxy.isProxyClass(targetClass);
-		if (targetSearched) {
+		if (targetSearched && targetClass != null) {
 			Set<LimitKind> targetKinds = kindsIn(targetClass);
 			if (!targetKinds.isEmpty() && !kinds.containsAll(targetKinds)) {
 				Set<LimitKind> union = EnumSet.copyOf(targetKinds);
@@ -146,7 +147,8 @@ public final class LimitedMethods implements AopInfrastructureBean {
 
 	private static boolean carries(Method method, Set<LimitKind> kinds) {
 		for (LimitKind kind : kinds) {
-			for (Class<? extends Annotation> type : ANNOTATIONS.get(kind)) {
+			List<Class<? extends Annotation>> types = Objects.requireNonNull(ANNOTATIONS.get(kind), "every kind has some");
+			for (Class<? extends Annotation> type : types) {
 				if (AnnotatedElementUtils.hasAnnotation(method, type)) {
 					return true;
 				}

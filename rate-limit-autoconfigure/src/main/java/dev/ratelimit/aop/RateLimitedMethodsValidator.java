@@ -175,7 +175,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		KeyExpressions expressions = this.expressions;
 		String why = (expressions != null) ? this.requests.requestOutOfReach(annotated.method(), annotated.beanType())
 				: null;
-		if (why == null) {
+		if (why == null || expressions == null) {
 			return;
 		}
 		List<AppliedLimit<?>> applied = new ArrayList<>();

@@ -3,6 +3,8 @@ package dev.ratelimit.budget;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Money and token amounts as whole micro-units (one millionth of the unit), so
  * that sums are exact: {@code 5.00} USD is {@code 5_000_000}. Parsing goes
@@ -70,11 +72,11 @@ public final class Amounts {
 	 * Converts a number from an expression (a {@link Number} or its text) to
 	 * micro-units, rounding a finer fraction up: an estimate of a third of a cent
 	 * reserves the micro-unit above it rather than less than it costs.
-	 * @param value the amount in units
+	 * @param value the amount in units, or {@code null}, which is refused
 	 * @return the amount in micro-units
 	 * @throws IllegalArgumentException if not a finite, non-negative number
 	 */
-	public static long toMicrosRoundingUp(Object value) {
+	public static long toMicrosRoundingUp(@Nullable Object value) {
 		if (value == null) {
 			throw new IllegalArgumentException("the amount is missing");
 		}

@@ -1,5 +1,7 @@
 package dev.ratelimit.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown at start-up when the rate-limit configuration is unusable: an invalid
  * policy property, an annotation naming an unknown policy, an unparsable
@@ -16,7 +18,7 @@ public class RateLimitConfigurationException extends RuntimeException {
 	 * @param action what to do about it
 	 * @param cause the underlying error, may be {@code null}
 	 */
-	public RateLimitConfigurationException(String description, String action, Throwable cause) {
+	public RateLimitConfigurationException(String description, String action, @Nullable Throwable cause) {
 		super(description, cause);
 		this.action = action;
 	}

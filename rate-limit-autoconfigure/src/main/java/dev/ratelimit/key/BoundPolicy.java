@@ -21,7 +21,7 @@ import dev.ratelimit.core.RateLimitPolicy;
  * @param fixedCost the cost when {@code cost} is {@code null}
  * @param countWhen which outcomes count, or {@code null} when every call counts
  */
-public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost, long fixedCost,
+public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, @Nullable Expression cost, long fixedCost,
 		@Nullable OutcomeRule countWhen) {
 
 	/**
@@ -30,7 +30,7 @@ public record BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost
 	 * @param cost the parsed cost expression, or {@code null} for a fixed cost
 	 * @param fixedCost the cost when {@code cost} is {@code null}
 	 */
-	public BoundPolicy(AppliedLimit<RateLimitPolicy> applied, Expression cost, long fixedCost) {
+	public BoundPolicy(AppliedLimit<RateLimitPolicy> applied, @Nullable Expression cost, long fixedCost) {
 		this(applied, cost, fixedCost, null);
 	}
 

@@ -125,7 +125,7 @@ public interface RequestBinding {
 	 * @param mayBlock whether settling may block
 	 * @return the result to settle on and return
 	 */
-	default Object ending(Object result, boolean mayBlock) {
+	default @Nullable Object ending(@Nullable Object result, boolean mayBlock) {
 		return result;
 	}
 

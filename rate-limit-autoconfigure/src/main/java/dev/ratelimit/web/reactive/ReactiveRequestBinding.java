@@ -145,7 +145,7 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	}
 
 	@Override
-	public Object ending(Object result, boolean mayBlock) {
+	public @Nullable Object ending(@Nullable Object result, boolean mayBlock) {
 		if (!mayBlock) {
 			return result;
 		}
