@@ -305,10 +305,11 @@ public final class RateLimiter {
 		List<ProvisionalTakes.Taken> taken = new ArrayList<>();
 		for (int i = 0; i < decided.acquisitions.size(); i++) {
 			Acquisition acquisition = decided.acquisitions.get(i);
-			Take take = decided.takes.get(i);
-			if (byOutcome.contains(acquisition.key()) && take.tookUnits()) {
+			String receipt = decided.takes.get(i).receipt();
+			// A receipt: the decision took units that can be given back (Take#tookUnits).
+			if (byOutcome.contains(acquisition.key()) && receipt != null) {
 				taken.add(new ProvisionalTakes.Taken(acquisition.policy(), acquisition.key(), acquisition.cost(),
-						take.receipt(), decided.local));
+						receipt, decided.local));
 			}
 		}
 		return taken.isEmpty() ? ProvisionalTakes.NONE : new ProvisionalTakes(this, taken);

@@ -1,5 +1,7 @@
 package dev.ratelimit.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A decision together with what it took, for
  * {@link RateLimitBackend#giveBack}: the outcome of
@@ -10,7 +12,7 @@ package dev.ratelimit.core;
  * counted in), opaque to everyone but the backend that took them; {@code null}
  * when nothing was taken
  */
-public record Take(Decision decision, String receipt) {
+public record Take(Decision decision, @Nullable String receipt) {
 
 	/** @return whether the decision took units that can be given back */
 	public boolean tookUnits() {

@@ -6,6 +6,8 @@ import java.lang.invoke.MethodType;
 import java.util.Arrays;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyBound;
@@ -185,7 +187,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * @param receipts where to put each acquisition's receipt when all allow, or
 	 * {@code null}
 	 */
-	private List<Decision> decideAll(List<Acquisition> acquisitions, long now, String[] receipts) {
+	private List<Decision> decideAll(List<Acquisition> acquisitions, long now, String @Nullable [] receipts) {
 		while (true) {
 			LimitState[] byIndex = new LimitState[acquisitions.size()];
 			for (int i = 0; i < byIndex.length; i++) {
@@ -230,7 +232,7 @@ public final class InMemoryRateLimitBackend implements RateLimitBackend {
 	 * Decides all or nothing, with every entry's lock held.
 	 */
 	private static List<Decision> decideLocked(LimitState[] byIndex, List<Acquisition> acquisitions, long now,
-			String[] receipts) {
+			String @Nullable [] receipts) {
 		Decision[] decisions = new Decision[byIndex.length];
 		boolean allAllowed = true;
 		for (int i = 0; i < decisions.length; i++) {

@@ -370,7 +370,8 @@ public final class MicrometerLimitListener implements LimitListener {
 				})
 				.tag("kind", limit.kind().label())
 				.tag("policy", limit.name());
-			return (this.tag != null) ? builder.tag(this.tag, this.value) : builder;
+			// Every counter with a tag has its value.
+			return (this.tag != null && this.value != null) ? builder.tag(this.tag, this.value) : builder;
 		}
 
 	}

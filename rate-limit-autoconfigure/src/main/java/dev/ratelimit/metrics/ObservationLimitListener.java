@@ -94,20 +94,20 @@ public final class ObservationLimitListener implements LimitListener {
 		// every request an event, and Micrometer's meter handler a counter increment per event.
 		boolean event = !allowed || source != DecisionSource.STORE;
 		StringBuilder text = event ? new StringBuilder(64).append(names.label).append(' ').append(outcome) : null;
-		if (event && source == DecisionSource.LOCAL_FALLBACK) {
+		if (text != null && source == DecisionSource.LOCAL_FALLBACK) {
 			// "fallback" is the metrics' outcome; whether the local decision let the call through is worth a word.
 			text.append(allowed ? " (allowed locally)" : " (denied locally)");
 		}
 		if (remaining >= 0) {
 			String left = amount(limit, remaining);
 			observation.highCardinalityKeyValue(names.remaining, left);
-			if (event) {
+			if (text != null) {
 				text.append(", remaining ").append(left);
 			}
 			if (capacity >= 0) {
 				String whole = amount(limit, capacity);
 				observation.highCardinalityKeyValue(names.capacity, whole);
-				if (event) {
+				if (text != null) {
 					text.append(" of ").append(whole);
 				}
 			}
@@ -117,7 +117,7 @@ public final class ObservationLimitListener implements LimitListener {
 			String caller = (limit.kind() == LimitKind.CONCURRENCY) ? key : LimitKeys.callerValue(key);
 			observation.highCardinalityKeyValue(names.key, caller);
 		}
-		if (event) {
+		if (text != null) {
 			observation.event(Observation.Event.of(DECISION_EVENT, text.toString()));
 		}
 	}

@@ -71,7 +71,8 @@ public record ChangeReach(List<String> plans, List<String> keys) {
 	private static Map<String, Map<String, Object>> keys(LimitDefinition<? extends Limit> definition) {
 		Map<String, Map<String, Object>> numbers = new LinkedHashMap<>();
 		for (String key : definition.keyQuotas().keySet()) {
-			numbers.put(key, LimitOverrides.numbers(definition.keyOverride(key)));
+			Limit listed = Objects.requireNonNull(definition.keyOverride(key), "a listed key has its own variant");
+			numbers.put(key, LimitOverrides.numbers(listed));
 		}
 		return numbers;
 	}

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
@@ -72,7 +73,7 @@ public final class RecentCallers implements LimitListener, FleetShared {
 	public void publishTo(FleetExchange exchange) {
 		for (LimitKind kind : LimitKind.values()) {
 			for (String name : this.limits.names(kind)) {
-				Plans plans = this.limits.find(kind, name);
+				Plans plans = Objects.requireNonNull(this.limits.find(kind, name), "a listed name is found");
 				StringBuilder text = new StringBuilder();
 				plans.registers().forEach((plan, registers) -> text.append(plan)
 					.append('\t')

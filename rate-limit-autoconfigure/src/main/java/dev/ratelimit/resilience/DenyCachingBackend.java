@@ -7,6 +7,7 @@ import java.util.concurrent.Executor;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.core.Acquisition;
@@ -56,7 +57,7 @@ public final class DenyCachingBackend implements RateLimitBackend {
 		Acquisition acquisition = acquisitions.get(0);
 		long now = this.time.currentTimeMicros();
 		Denial denial = this.denials.getIfPresent(acquisition.key());
-		if (answers(denial, acquisition, now)) {
+		if (denial != null && answers(denial, acquisition, now)) {
 			return List.of(denial.at(now));
 		}
 		return remember(acquisition, denial, now, this.delegate.tryConsumeAll(acquisitions));
@@ -71,7 +72,7 @@ public final class DenyCachingBackend implements RateLimitBackend {
 		Acquisition acquisition = acquisitions.get(0);
 		long now = this.time.currentTimeMicros();
 		Denial denial = this.denials.getIfPresent(acquisition.key());
-		if (answers(denial, acquisition, now)) {
+		if (denial != null && answers(denial, acquisition, now)) {
 			return CompletableFuture.completedFuture(List.of(denial.at(now)));
 		}
 		return this.delegate.tryConsumeAllAsync(acquisitions, blocking)
@@ -83,7 +84,8 @@ public final class DenyCachingBackend implements RateLimitBackend {
 	}
 
 	/** Caches the backend's denial of a key, or forgets an outdated one. */
-	private List<Decision> remember(Acquisition acquisition, Denial denial, long now, List<Decision> decisions) {
+	private List<Decision> remember(Acquisition acquisition, @Nullable Denial denial, long now,
+			List<Decision> decisions) {
 		Decision decision = decisions.get(0);
 		if (!decision.allowed() && decision.retryAfterMicros() > 0) {
 			this.denials.put(acquisition.key(), new Denial(acquisition.cost(), decision, now));

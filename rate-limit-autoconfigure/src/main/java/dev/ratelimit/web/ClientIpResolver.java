@@ -2,6 +2,8 @@ package dev.ratelimit.web;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.CidrRange;
 import dev.ratelimit.core.IpAddresses;
 
@@ -80,14 +82,14 @@ public final class ClientIpResolver {
 
 	/**
 	 * Resolves the {@code ip} key of a request.
-	 * @param remoteAddress the address of the direct peer
+	 * @param remoteAddress the address of the direct peer, or {@code null} when unknown
 	 * @param headerValues the values of every {@link #header()} line, in order
 	 * @return the client's network in canonical text, or {@code null} when the
 	 * peer address is not an IP address
 	 */
-	public String resolve(String remoteAddress, List<String> headerValues) {
+	public @Nullable String resolve(@Nullable String remoteAddress, List<String> headerValues) {
 		byte[] peer = peer(remoteAddress);
-		if (peer == null) {
+		if (peer == null || remoteAddress == null) {
 			return null;
 		}
 		byte[] client = client(peer, headerValues);
@@ -103,16 +105,16 @@ public final class ClientIpResolver {
 	 * Resolves a request's client address, unmasked: the direct peer, or the
 	 * address the forwarded header names when trusted proxies sent it. What
 	 * exemption ranges are matched against.
-	 * @param remoteAddress the address of the direct peer
+	 * @param remoteAddress the address of the direct peer, or {@code null} when unknown
 	 * @param headerValues the values of every {@link #header()} line, in order
 	 * @return the address, 4 or 16 bytes, or {@code null} when the peer address is not an IP address
 	 */
-	public byte[] resolveAddress(String remoteAddress, List<String> headerValues) {
+	public byte @Nullable [] resolveAddress(@Nullable String remoteAddress, List<String> headerValues) {
 		byte[] peer = peer(remoteAddress);
 		return (peer != null) ? client(peer, headerValues) : null;
 	}
 
-	private static byte[] peer(String remoteAddress) {
+	private static byte @Nullable [] peer(@Nullable String remoteAddress) {
 		return (remoteAddress != null) ? IpAddresses.parseNode(remoteAddress, 0, remoteAddress.length()) : null;
 	}
 

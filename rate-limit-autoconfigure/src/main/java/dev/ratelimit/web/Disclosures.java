@@ -36,23 +36,23 @@ public final class Disclosures {
 	public static final Disclosures NONE = new Disclosures(null);
 
 	/** The first name registered, or {@code null}: most requests have one limit, and pay for no set. */
-	private String first;
+	private @Nullable String first;
 
-	private Set<String> more;
+	private @Nullable Set<String> more;
 
 	/** The only decision recorded, while there is one: most requests have one limit, and pay for no list. */
-	private PolicyDecision decision;
+	private @Nullable PolicyDecision decision;
 
 	/** Every decision recorded, in order, once a second policy's arrives; then {@link #decision} is unused. */
-	private List<PolicyDecision> decisions;
+	private @Nullable List<PolicyDecision> decisions;
 
 	/** The budgets' states recorded for the {@code Budget-Remaining} field, by name; created on first use. */
-	private Map<String, Object[]> budgets;
+	private @Nullable Map<String, Object[]> budgets;
 
 	/** The route filter handling the request now, or {@code null}. */
-	private Object filteredBy;
+	private @Nullable Object filteredBy;
 
-	private Disclosures(String first) {
+	private Disclosures(@Nullable String first) {
 		this.first = first;
 	}
 
@@ -96,17 +96,17 @@ public final class Disclosures {
 	 * @param attributes the request's attributes
 	 * @return its disclosures, or {@code null} when it has none
 	 */
-	public static Disclosures of(Map<String, Object> attributes) {
+	public static @Nullable Disclosures of(Map<String, Object> attributes) {
 		return (attributes.get(ATTRIBUTE) instanceof Disclosures disclosures) ? disclosures : null;
 	}
 
 	/** @return the route filter handling the request now, or {@code null} */
-	public Object filteredBy() {
+	public @Nullable Object filteredBy() {
 		return this.filteredBy;
 	}
 
 	/** @param filter the route filter handling the request from now, or {@code null} once it is done */
-	public void filteredBy(Object filter) {
+	public void filteredBy(@Nullable Object filter) {
 		this.filteredBy = filter;
 	}
 

@@ -3,6 +3,8 @@ package dev.ratelimit.web;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Reads the {@code for} parameters of one {@code Forwarded} header line
  * (RFC 7239 §4): elements separated by commas, pairs by semicolons, parameter
@@ -29,7 +31,7 @@ final class ForwardedElements {
 	 * @param line the header line
 	 * @return the values, or {@code null} if the line is not valid
 	 */
-	static List<String> forValues(String line) {
+	static @Nullable List<String> forValues(String line) {
 		List<String> values = new ArrayList<>();
 		int n = line.length();
 		int i = 0;

@@ -3,6 +3,8 @@ package dev.ratelimit.web;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.web.method.HandlerMethod;
 
 /**
@@ -22,7 +24,7 @@ final class HandlerMatch {
 	 * @param method the annotated method, as the aspect sees it
 	 * @return whether it handles the request
 	 */
-	static boolean isHandler(Object handler, Method method) {
+	static boolean isHandler(@Nullable Object handler, Method method) {
 		if (!(handler instanceof HandlerMethod handlerMethod)) {
 			return false;
 		}

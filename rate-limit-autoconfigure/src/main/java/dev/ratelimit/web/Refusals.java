@@ -3,6 +3,7 @@ package dev.ratelimit.web;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import dev.ratelimit.budget.BudgetExceededException;
 import dev.ratelimit.client.ProviderPausedException;
@@ -85,7 +86,8 @@ public final class Refusals {
 		String policy = (ex instanceof InvalidCostException cost) ? cost.getPolicy()
 				: (ex instanceof RateLimitKeyMissingException missing) ? missing.getPolicy() : null;
 		// The message names the limit and its capacity: only for a limit the caller may see.
-		String detail = (policy == null || request.contains(policy)) ? ex.getMessage()
+		String detail = (policy == null || request.contains(policy))
+				? Objects.requireNonNull(ex.getMessage(), "a limiter's exception says what happened")
 				: "The request's key or cost is invalid for a limit of this service.";
 		return new Rejection(400, "about:blank", "Bad Request", detail, 0, List.of(), ex);
 	}

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.key.AppliedLimit;
 import dev.ratelimit.key.BoundPolicy;
@@ -33,7 +35,7 @@ final class RouteMatcher {
 	private final MatchedLimits limits;
 
 	/** The literal part of the pattern ({@code /api} of {@code /api/**}), or {@code null} when it has none. */
-	private final String literal;
+	private final @Nullable String literal;
 
 	/** Whether the pattern ends in {@code /**}: anything below the literal part matches too. */
 	private final boolean below;
@@ -82,17 +84,18 @@ final class RouteMatcher {
 		if (!this.route.methods().isEmpty() && !this.route.methods().contains(exchange.method())) {
 			return false;
 		}
-		String raw = (this.literal != null) ? exchange.plainPath() : null;
-		if (raw != null) {
-			return this.below ? isAtOrBelow(raw) : raw.equals(this.literal);
+		String literal = this.literal;
+		String raw = (literal != null) ? exchange.plainPath() : null;
+		if (raw != null && literal != null) {
+			return this.below ? isAtOrBelow(raw, literal) : raw.equals(literal);
 		}
 		return this.route.pattern().matches(exchange.path());
 	}
 
 	/** {@code /api/**} matches {@code /api}, {@code /api/} and everything under it; {@code /**} everything. */
-	private boolean isAtOrBelow(String raw) {
-		int length = this.literal.length();
-		return raw.startsWith(this.literal) && (raw.length() == length || raw.charAt(length) == '/');
+	private static boolean isAtOrBelow(String raw, String literal) {
+		int length = literal.length();
+		return raw.startsWith(literal) && (raw.length() == length || raw.charAt(length) == '/');
 	}
 
 }

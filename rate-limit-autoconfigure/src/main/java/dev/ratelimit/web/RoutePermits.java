@@ -114,7 +114,7 @@ final class RoutePermits {
 		return false;
 	}
 
-	private static AppliedLimit.Resolved<ConcurrencyPolicy> resolve(AppliedLimit<ConcurrencyPolicy> cap,
+	private static AppliedLimit.@Nullable Resolved<ConcurrencyPolicy> resolve(AppliedLimit<ConcurrencyPolicy> cap,
 			EvaluationContext context, Disclosures disclosures) {
 		ConcurrencyPolicy policy = cap.limit();
 		// A route rule is enforced on the request itself.

@@ -54,7 +54,7 @@ public final class RouteRules {
 				matched = limits;
 				continue;
 			}
-			if (policies == null) {
+			if (policies == null || caps == null) {
 				policies = new ArrayList<>(matched.policies());
 				caps = new ArrayList<>(matched.caps());
 			}
@@ -70,7 +70,7 @@ public final class RouteRules {
 				}
 			}
 		}
-		return (policies == null) ? matched : new MatchedLimits(policies, caps);
+		return (policies == null || caps == null) ? matched : new MatchedLimits(policies, caps);
 	}
 
 	private static <T> boolean contains(List<T> listed, String name, Function<T, String> nameOf) {

@@ -105,7 +105,7 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 	public final void record(RateLimitOutcome outcome) {
 		X request = request();
 		R response = (request != null) ? response(request) : null;
-		if (response != null) {
+		if (request != null && response != null) {
 			Disclosures disclosures = disclosures(request);
 			if (disclosures != null) {
 				this.contract.headers().record(disclosures, response, this.writer, outcome);
@@ -149,7 +149,7 @@ public abstract class WebRequestBinding<X, R> implements RequestBinding {
 	public final void recordBudget(BudgetPolicy policy, BudgetDecision decision) {
 		X request = request();
 		R response = (request != null) ? response(request) : null;
-		if (response != null) {
+		if (request != null && response != null) {
 			Disclosures disclosures = disclosures(request);
 			if (disclosures != null) {
 				this.contract.budgetHeaders().record(disclosures, response, this.writer, policy, decision);

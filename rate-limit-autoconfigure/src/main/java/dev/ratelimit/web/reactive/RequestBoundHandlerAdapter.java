@@ -3,6 +3,7 @@ package dev.ratelimit.web.reactive;
 import java.lang.reflect.Method;
 import java.security.Principal;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.Predicate;
@@ -11,6 +12,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.HandlerResult;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
@@ -146,7 +148,9 @@ public class RequestBoundHandlerAdapter extends RequestMappingHandlerAdapter {
 
 	/** WebFlux's own rule for which controller methods block: those whose return type is not reactive. */
 	private boolean returnsPlainValue(HandlerMethod method) {
-		return getReactiveAdapterRegistry().getAdapter(method.getReturnType().getParameterType()) == null;
+		ReactiveAdapterRegistry registry = Objects.requireNonNull(getReactiveAdapterRegistry(),
+				"the adapter is initialized before it handles requests");
+		return registry.getAdapter(method.getReturnType().getParameterType()) == null;
 	}
 
 	private record Known(Class<?> beanType, Binding binding) {

@@ -3,6 +3,8 @@ package dev.ratelimit.web.servlet;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
@@ -74,7 +76,7 @@ public final class LimitedHandlerAdapterCheck implements SmartInitializingSingle
 	}
 
 	/** The adapter the {@code DispatcherServlet} would choose for a handler: the first that supports it. */
-	private static HandlerAdapter chosen(List<HandlerAdapter> adapters, HandlerMethod handler) {
+	private static @Nullable HandlerAdapter chosen(List<HandlerAdapter> adapters, HandlerMethod handler) {
 		for (HandlerAdapter adapter : adapters) {
 			if (adapter.supports(handler)) {
 				return adapter;
