@@ -2,6 +2,8 @@ package dev.ratelimit.autoconfigure;
 
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
@@ -21,14 +23,14 @@ class BeanLookup<T> implements Supplier<T> {
 
 	private volatile boolean settled;
 
-	private volatile T resolved;
+	private volatile @Nullable T resolved;
 
 	BeanLookup(ObjectProvider<T> provider) {
 		this.provider = provider;
 	}
 
 	@Override
-	public T get() {
+	public @Nullable T get() {
 		if (this.settled) {
 			return this.resolved;
 		}

@@ -2,6 +2,8 @@ package dev.ratelimit.autoconfigure;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.budget.Amount;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.budget.BudgetWindow;
@@ -43,8 +45,8 @@ final class BudgetPropertiesBinder {
 		}
 	}
 
-	private static void limit(BudgetPolicy.Builder builder, String prefix, BudgetWindow window,
-			Amount amount) {
+	private static void limit(BudgetPolicy.Builder builder, String prefix, @Nullable BudgetWindow window,
+			@Nullable Amount amount) {
 		if (window == null && !prefix.isEmpty()) {
 			throw new PolicyValidationException(prefix + "window", null,
 					"must be set: day, week, month, or a rolling duration such as 24h");

@@ -22,8 +22,9 @@ final class ConcurrencyPropertiesBinder {
 	}
 
 	static void bind(ConcurrencyPolicy.Builder builder, RateLimitProperties.ConcurrencyCap source) {
-		if (source.getAdaptive().getAlgorithm() != null) {
-			bindAdaptive(builder, source);
+		AdaptiveLimit.Algorithm algorithm = source.getAdaptive().getAlgorithm();
+		if (algorithm != null) {
+			bindAdaptive(builder, source, algorithm);
 			return;
 		}
 		if (source.getAdaptive().isTuned()) {
@@ -50,7 +51,8 @@ final class ConcurrencyPropertiesBinder {
 	 * priority expression; plans, overrides, a key of callers and permits are
 	 * refused rather than ignored.
 	 */
-	private static void bindAdaptive(ConcurrencyPolicy.Builder builder, RateLimitProperties.ConcurrencyCap source) {
+	private static void bindAdaptive(ConcurrencyPolicy.Builder builder, RateLimitProperties.ConcurrencyCap source,
+			AdaptiveLimit.Algorithm algorithm) {
 		RateLimitProperties.Adaptive adaptive = source.getAdaptive();
 		if (source.getPermits() != null) {
 			throw new PolicyValidationException("permits", source.getPermits(),
@@ -68,7 +70,7 @@ final class ConcurrencyPropertiesBinder {
 			throw new PolicyValidationException("shares", source.getShares(),
 					"without a priority expression every call is in one class; set priority, or remove the shares");
 		}
-		builder.adaptive(new AdaptiveLimit(adaptive.getAlgorithm(), adaptive.getInitialLimit(),
+		builder.adaptive(new AdaptiveLimit(algorithm, adaptive.getInitialLimit(),
 				adaptive.getMinLimit(), adaptive.getMaxLimit(), micros("adaptive.timeout", adaptive.getTimeout()),
 				adaptive.getSmoothing(), adaptive.getRttTolerance(), adaptive.getQueueSize(),
 				adaptive.getBackoffRatio(), adaptive.getLongWindow()))

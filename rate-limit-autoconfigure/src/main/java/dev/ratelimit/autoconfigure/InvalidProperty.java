@@ -3,6 +3,8 @@ package dev.ratelimit.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.expression.ParseException;
 
 import dev.ratelimit.core.Durations;
@@ -22,12 +24,13 @@ final class InvalidProperty {
 	/**
 	 * Returns the error for an invalid property value.
 	 * @param property the full property name
-	 * @param value the value
-	 * @param reason what is wrong with it
+	 * @param value the value, or {@code null} when it is not set
+	 * @param reason what is wrong with it, or {@code null} when an underlying error did not say
 	 * @param cause the underlying error, may be {@code null}
 	 * @return the exception to throw
 	 */
-	static RateLimitConfigurationException of(String property, Object value, String reason, Throwable cause) {
+	static RateLimitConfigurationException of(String property, @Nullable Object value, @Nullable String reason,
+			@Nullable Throwable cause) {
 		return new RateLimitConfigurationException(
 				"Property " + property + " with value '" + text(value) + "' is invalid: " + reason,
 				"Update " + property + " in your configuration.", cause);
@@ -69,7 +72,7 @@ final class InvalidProperty {
 	}
 
 	/** A value as it is written in properties: durations as {@code 500ms} or {@code -1s}, not {@code PT0.5S}. */
-	private static Object text(Object value) {
+	private static @Nullable Object text(@Nullable Object value) {
 		if (value instanceof Duration duration) {
 			return duration.isZero() ? "0s" : Durations.format(duration.toNanos() / 1_000L);
 		}

@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.ObjectProvider;
 
 import dev.ratelimit.core.Limit;
@@ -15,7 +17,7 @@ final class LazyLimitListener implements LimitListener {
 
 	private final ObjectProvider<LimitListener> listeners;
 
-	private volatile LimitListener resolved;
+	private volatile @Nullable LimitListener resolved;
 
 	LazyLimitListener(ObjectProvider<LimitListener> listeners) {
 		this.listeners = listeners;

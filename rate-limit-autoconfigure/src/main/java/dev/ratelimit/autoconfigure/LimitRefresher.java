@@ -11,6 +11,7 @@ import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -206,7 +207,7 @@ final class LimitRefresher implements AopInfrastructureBean {
 				&& a.keyQuotas().equals(b.keyQuotas()) && a.exemption().equals(b.exemption());
 	}
 
-	private static boolean equal(Object a, Object b) {
+	private static boolean equal(@Nullable Object a, @Nullable Object b) {
 		return (a == null) ? b == null : a.equals(b);
 	}
 

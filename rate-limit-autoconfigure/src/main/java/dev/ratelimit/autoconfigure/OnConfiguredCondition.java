@@ -1,5 +1,10 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.Map;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -21,7 +26,10 @@ class OnConfiguredCondition extends SpringBootCondition {
 
 	@Override
 	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-		String group = (String) metadata.getAnnotationAttributes(ConditionalOnConfigured.class.getName()).get("value");
+		Map<String, @Nullable Object> attributes = Objects.requireNonNull(
+				metadata.getAnnotationAttributes(ConditionalOnConfigured.class.getName()),
+				"the condition of @ConditionalOnConfigured");
+		String group = (String) attributes.get("value");
 		ConfigurationPropertyName name = ConfigurationPropertyName.of(group);
 		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(context.getEnvironment())) {
 			if (source.containsDescendantOf(name) != ConfigurationPropertyState.ABSENT) {

@@ -113,7 +113,7 @@ public class RateLimitAutoConfiguration {
 					NamedLimits.of(LimitKind.BUDGET, budgets), NamedLimits.of(LimitKind.CONCURRENCY, caps));
 		}
 		catch (IllegalArgumentException ex) {
-			throw new RateLimitConfigurationException(ex.getMessage(),
+			throw new RateLimitConfigurationException(String.valueOf(ex.getMessage()),
 					"Give each rate-limit policy, budget and concurrency cap a name of its own: a name in a header, "
 							+ "a metric or the ratelimits endpoint must mean one limit.",
 					ex);

@@ -70,7 +70,7 @@ class RateLimitInsightConfiguration {
 
 		private final Duration interval;
 
-		private volatile ScheduledExecutorService timer;
+		private volatile @Nullable ScheduledExecutorService timer;
 
 		FleetPublishing(ObjectProvider<FleetShared> shared, @Nullable FleetExchange exchange, Duration interval) {
 			this.shared = shared;

@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
@@ -415,14 +417,14 @@ public class RateLimitProperties implements InitializingBean {
 		 * looks it up, such as @plans.of(#tenant) or @plans.of(header('X-User-Id')).
 		 * Requires plans and default-plan.
 		 */
-		private String plan;
+		private @Nullable String plan;
 
 		/**
 		 * The plan of callers whose plan expression yields nothing, fails or names
 		 * a plan that is not configured; such calls are counted in the
 		 * rate.limit.plan.defaulted metric.
 		 */
-		private String defaultPlan;
+		private @Nullable String defaultPlan;
 
 		/**
 		 * Plans (tiers) by name, each with the numbers it changes: capacity, refill
@@ -477,19 +479,19 @@ public class RateLimitProperties implements InitializingBean {
 			this.visibility = visibility;
 		}
 
-		public String getPlan() {
+		public @Nullable String getPlan() {
 			return this.plan;
 		}
 
-		public void setPlan(String plan) {
+		public void setPlan(@Nullable String plan) {
 			this.plan = plan;
 		}
 
-		public String getDefaultPlan() {
+		public @Nullable String getDefaultPlan() {
 			return this.defaultPlan;
 		}
 
-		public void setDefaultPlan(String defaultPlan) {
+		public void setDefaultPlan(@Nullable String defaultPlan) {
 			this.defaultPlan = defaultPlan;
 		}
 
@@ -531,65 +533,65 @@ public class RateLimitProperties implements InitializingBean {
 		/**
 		 * A rate-limit policy's capacity.
 		 */
-		private Long capacity;
+		private @Nullable Long capacity;
 
 		/**
 		 * A rate-limit policy's refill, as tokens/period, e.g. 10/1s.
 		 */
-		private Refill refill;
+		private @Nullable Refill refill;
 
 		/**
 		 * A rate-limit policy's window (window algorithms).
 		 */
-		private Duration window;
+		private @Nullable Duration window;
 
 		/**
 		 * A budget's amount per window (budgets with one window).
 		 */
-		private Amount amount;
+		private @Nullable Amount amount;
 
 		/**
 		 * A concurrency cap's permits.
 		 */
-		private Integer permits;
+		private @Nullable Integer permits;
 
-		public Long getCapacity() {
+		public @Nullable Long getCapacity() {
 			return this.capacity;
 		}
 
-		public void setCapacity(Long capacity) {
+		public void setCapacity(@Nullable Long capacity) {
 			this.capacity = capacity;
 		}
 
-		public Refill getRefill() {
+		public @Nullable Refill getRefill() {
 			return this.refill;
 		}
 
-		public void setRefill(Refill refill) {
+		public void setRefill(@Nullable Refill refill) {
 			this.refill = refill;
 		}
 
-		public Duration getWindow() {
+		public @Nullable Duration getWindow() {
 			return this.window;
 		}
 
-		public void setWindow(Duration window) {
+		public void setWindow(@Nullable Duration window) {
 			this.window = window;
 		}
 
-		public Amount getAmount() {
+		public @Nullable Amount getAmount() {
 			return this.amount;
 		}
 
-		public void setAmount(Amount amount) {
+		public void setAmount(@Nullable Amount amount) {
 			this.amount = amount;
 		}
 
-		public Integer getPermits() {
+		public @Nullable Integer getPermits() {
 			return this.permits;
 		}
 
-		public void setPermits(Integer permits) {
+		public void setPermits(@Nullable Integer permits) {
 			this.permits = permits;
 		}
 
@@ -628,7 +630,7 @@ public class RateLimitProperties implements InitializingBean {
 		 * the limit does not apply, e.g. header('X-Internal') == 'true' behind a
 		 * gateway that strips it. A condition that fails to evaluate is false.
 		 */
-		private String when;
+		private @Nullable String when;
 
 		public List<String> getCidrs() {
 			return this.cidrs;
@@ -646,11 +648,11 @@ public class RateLimitProperties implements InitializingBean {
 			this.roles = roles;
 		}
 
-		public String getWhen() {
+		public @Nullable String getWhen() {
 			return this.when;
 		}
 
-		public void setWhen(String when) {
+		public void setWhen(@Nullable String when) {
 			this.when = when;
 		}
 
@@ -672,20 +674,20 @@ public class RateLimitProperties implements InitializingBean {
 		 * Capacity: the bucket size (largest burst or queue), or the limit per
 		 * window; also the quota advertised in the headers.
 		 */
-		private Long capacity;
+		private @Nullable Long capacity;
 
 		/**
 		 * Refill rate of the bucket algorithms as tokens/period, for example 10/1s,
 		 * 100/1m or 5/500ms: tokens added (token bucket), drained (leaky bucket) or
 		 * served (shaping leaky bucket) per period.
 		 */
-		private Refill refill;
+		private @Nullable Refill refill;
 
 		/**
 		 * Window of the window algorithms (fixed-window, sliding-window-log,
 		 * sliding-window-counter), for example 1s, 1m or 1d.
 		 */
-		private Duration window;
+		private @Nullable Duration window;
 
 		/**
 		 * With failure-mode local, the number of application instances sharing the
@@ -747,27 +749,27 @@ public class RateLimitProperties implements InitializingBean {
 			}
 		}
 
-		public Duration getWindow() {
+		public @Nullable Duration getWindow() {
 			return this.window;
 		}
 
-		public void setWindow(Duration window) {
+		public void setWindow(@Nullable Duration window) {
 			this.window = window;
 		}
 
-		public Long getCapacity() {
+		public @Nullable Long getCapacity() {
 			return this.capacity;
 		}
 
-		public void setCapacity(Long capacity) {
+		public void setCapacity(@Nullable Long capacity) {
 			this.capacity = capacity;
 		}
 
-		public Refill getRefill() {
+		public @Nullable Refill getRefill() {
 			return this.refill;
 		}
 
-		public void setRefill(Refill refill) {
+		public void setRefill(@Nullable Refill refill) {
 			this.refill = refill;
 		}
 
@@ -822,7 +824,7 @@ public class RateLimitProperties implements InitializingBean {
 		 * Path pattern within the application, in Spring's PathPattern syntax, for
 		 * example /api/** or /orders/{id}.
 		 */
-		private String pattern;
+		private @Nullable String pattern;
 
 		/**
 		 * HTTP methods the rule applies to; empty means every method.
@@ -851,11 +853,11 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private List<Integer> countOn = new ArrayList<>();
 
-		public String getPattern() {
+		public @Nullable String getPattern() {
 			return this.pattern;
 		}
 
-		public void setPattern(String pattern) {
+		public void setPattern(@Nullable String pattern) {
 			this.pattern = pattern;
 		}
 
@@ -1538,13 +1540,13 @@ public class RateLimitProperties implements InitializingBean {
 		 * Amount per window for a budget with one window, as a decimal in the unit,
 		 * for example 5.00; use limits for several windows.
 		 */
-		private Amount amount;
+		private @Nullable Amount amount;
 
 		/**
 		 * Window of amount: day, week, month, or a rolling duration from the first
 		 * charge such as 24h. Day when unset.
 		 */
-		private BudgetWindow window;
+		private @Nullable BudgetWindow window;
 
 		/**
 		 * Amounts per window, all checked together, for example a daily and a
@@ -1599,19 +1601,19 @@ public class RateLimitProperties implements InitializingBean {
 			}
 		}
 
-		public Amount getAmount() {
+		public @Nullable Amount getAmount() {
 			return this.amount;
 		}
 
-		public void setAmount(Amount amount) {
+		public void setAmount(@Nullable Amount amount) {
 			this.amount = amount;
 		}
 
-		public BudgetWindow getWindow() {
+		public @Nullable BudgetWindow getWindow() {
 			return this.window;
 		}
 
-		public void setWindow(BudgetWindow window) {
+		public void setWindow(@Nullable BudgetWindow window) {
 			this.window = window;
 		}
 
@@ -1658,26 +1660,26 @@ public class RateLimitProperties implements InitializingBean {
 		 * Window: day, week, month, or a rolling duration from the first charge such
 		 * as 24h.
 		 */
-		private BudgetWindow window;
+		private @Nullable BudgetWindow window;
 
 		/**
 		 * Amount per window, as a decimal in the budget's unit, for example 100.00.
 		 */
-		private Amount amount;
+		private @Nullable Amount amount;
 
-		public BudgetWindow getWindow() {
+		public @Nullable BudgetWindow getWindow() {
 			return this.window;
 		}
 
-		public void setWindow(BudgetWindow window) {
+		public void setWindow(@Nullable BudgetWindow window) {
 			this.window = window;
 		}
 
-		public Amount getAmount() {
+		public @Nullable Amount getAmount() {
 			return this.amount;
 		}
 
-		public void setAmount(Amount amount) {
+		public void setAmount(@Nullable Amount amount) {
 			this.amount = amount;
 		}
 
@@ -1692,7 +1694,7 @@ public class RateLimitProperties implements InitializingBean {
 		/**
 		 * Most calls in flight at once per key.
 		 */
-		private Integer permits;
+		private @Nullable Integer permits;
 
 		/**
 		 * How long a caller waits for a permit before it is rejected; zero rejects
@@ -1732,7 +1734,7 @@ public class RateLimitProperties implements InitializingBean {
 		 * header('X-Priority') or a SpEL expression over the principal's plan.
 		 * Unset: every call is in the default priority.
 		 */
-		private String priority;
+		private @Nullable String priority;
 
 		/**
 		 * Adaptive caps: each priority class's guaranteed share of the limit, in
@@ -1780,11 +1782,11 @@ public class RateLimitProperties implements InitializingBean {
 			}
 		}
 
-		public Integer getPermits() {
+		public @Nullable Integer getPermits() {
 			return this.permits;
 		}
 
-		public void setPermits(Integer permits) {
+		public void setPermits(@Nullable Integer permits) {
 			this.permits = permits;
 		}
 
@@ -1828,11 +1830,11 @@ public class RateLimitProperties implements InitializingBean {
 			this.adaptive = adaptive;
 		}
 
-		public String getPriority() {
+		public @Nullable String getPriority() {
 			return this.priority;
 		}
 
-		public void setPriority(String priority) {
+		public void setPriority(@Nullable String priority) {
 			this.priority = priority;
 		}
 
@@ -1890,7 +1892,7 @@ public class RateLimitProperties implements InitializingBean {
 		 * latency) or aimd (grows while calls succeed, falls on failures and
 		 * timeouts).
 		 */
-		private AdaptiveLimit.Algorithm algorithm;
+		private AdaptiveLimit.@Nullable Algorithm algorithm;
 
 		/**
 		 * Limit before any call has been measured.
@@ -1917,37 +1919,37 @@ public class RateLimitProperties implements InitializingBean {
 		 * gradient2 and vegas: how far each estimate moves the limit, in (0, 1];
 		 * unset for the algorithm's own (gradient2 0.2, vegas 1.0).
 		 */
-		private Double smoothing;
+		private @Nullable Double smoothing;
 
 		/**
 		 * gradient2: how much slower than its long-term latency the service may
 		 * get before the limit falls, at least 1; unset for 1.5.
 		 */
-		private Double rttTolerance;
+		private @Nullable Double rttTolerance;
 
 		/**
 		 * gradient2: calls the limit keeps above its estimate so that it can grow;
 		 * unset for 4.
 		 */
-		private Integer queueSize;
+		private @Nullable Integer queueSize;
 
 		/**
 		 * aimd: share of the limit kept after a drop, in [0.5, 1); unset for 0.9.
 		 */
-		private Double backoffRatio;
+		private @Nullable Double backoffRatio;
 
 		/**
 		 * gradient2: calls its long-term latency, the baseline each call is
 		 * compared with, averages over (at least 10); unset for 600. A longer window
 		 * lets the baseline creep less under sustained load.
 		 */
-		private Integer longWindow;
+		private @Nullable Integer longWindow;
 
-		public Integer getLongWindow() {
+		public @Nullable Integer getLongWindow() {
 			return this.longWindow;
 		}
 
-		public void setLongWindow(Integer longWindow) {
+		public void setLongWindow(@Nullable Integer longWindow) {
 			this.longWindow = longWindow;
 		}
 
@@ -1964,11 +1966,11 @@ public class RateLimitProperties implements InitializingBean {
 					|| this.backoffRatio != null || this.longWindow != null;
 		}
 
-		public AdaptiveLimit.Algorithm getAlgorithm() {
+		public AdaptiveLimit.@Nullable Algorithm getAlgorithm() {
 			return this.algorithm;
 		}
 
-		public void setAlgorithm(AdaptiveLimit.Algorithm algorithm) {
+		public void setAlgorithm(AdaptiveLimit.@Nullable Algorithm algorithm) {
 			this.algorithm = algorithm;
 		}
 
@@ -2004,35 +2006,35 @@ public class RateLimitProperties implements InitializingBean {
 			this.timeout = timeout;
 		}
 
-		public Double getSmoothing() {
+		public @Nullable Double getSmoothing() {
 			return this.smoothing;
 		}
 
-		public void setSmoothing(Double smoothing) {
+		public void setSmoothing(@Nullable Double smoothing) {
 			this.smoothing = smoothing;
 		}
 
-		public Double getRttTolerance() {
+		public @Nullable Double getRttTolerance() {
 			return this.rttTolerance;
 		}
 
-		public void setRttTolerance(Double rttTolerance) {
+		public void setRttTolerance(@Nullable Double rttTolerance) {
 			this.rttTolerance = rttTolerance;
 		}
 
-		public Integer getQueueSize() {
+		public @Nullable Integer getQueueSize() {
 			return this.queueSize;
 		}
 
-		public void setQueueSize(Integer queueSize) {
+		public void setQueueSize(@Nullable Integer queueSize) {
 			this.queueSize = queueSize;
 		}
 
-		public Double getBackoffRatio() {
+		public @Nullable Double getBackoffRatio() {
 			return this.backoffRatio;
 		}
 
-		public void setBackoffRatio(Double backoffRatio) {
+		public void setBackoffRatio(@Nullable Double backoffRatio) {
 			this.backoffRatio = backoffRatio;
 		}
 
@@ -2050,19 +2052,19 @@ public class RateLimitProperties implements InitializingBean {
 		 * RestClient or WebClient built by Spring Boot whose URL starts with it
 		 * follows this client's rules.
 		 */
-		private URI baseUrl;
+		private @Nullable URI baseUrl;
 
 		/**
 		 * Rate-limit policy every attempt takes a unit of, waiting its turn: the
 		 * provider's published rate. Its max-wait must be positive.
 		 */
-		private String rateLimit;
+		private @Nullable String rateLimit;
 
 		/**
 		 * Concurrency cap every attempt holds a permit of until its response is
 		 * closed: the provider's parallel-request ceiling.
 		 */
-		private String concurrency;
+		private @Nullable String concurrency;
 
 		/**
 		 * Most attempts of one call, the first included; 1 never retries.
@@ -2103,27 +2105,27 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private Duration pauseJitter = Duration.ofMillis(500);
 
-		public URI getBaseUrl() {
+		public @Nullable URI getBaseUrl() {
 			return this.baseUrl;
 		}
 
-		public void setBaseUrl(URI baseUrl) {
+		public void setBaseUrl(@Nullable URI baseUrl) {
 			this.baseUrl = baseUrl;
 		}
 
-		public String getRateLimit() {
+		public @Nullable String getRateLimit() {
 			return this.rateLimit;
 		}
 
-		public void setRateLimit(String rateLimit) {
+		public void setRateLimit(@Nullable String rateLimit) {
 			this.rateLimit = rateLimit;
 		}
 
-		public String getConcurrency() {
+		public @Nullable String getConcurrency() {
 			return this.concurrency;
 		}
 
-		public void setConcurrency(String concurrency) {
+		public void setConcurrency(@Nullable String concurrency) {
 			this.concurrency = concurrency;
 		}
 

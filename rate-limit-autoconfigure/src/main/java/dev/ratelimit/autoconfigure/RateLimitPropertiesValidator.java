@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.LimitKeys;
@@ -182,7 +183,9 @@ final class RateLimitPropertiesValidator {
 			invalid(prefix + "concurrency", cap,
 					"no concurrency cap of that name (configured: " + properties.getConcurrency().keySet() + ")");
 		}
-		else if (cap != null && properties.getConcurrency().get(cap).getAdaptive().getAlgorithm() != null) {
+		else if (cap != null && Objects.requireNonNull(properties.getConcurrency().get(cap), "a configured cap")
+			.getAdaptive()
+			.getAlgorithm() != null) {
 			// Its estimate needs each call's ending, which a provider's response does not give the cap yet.
 			invalid(prefix + "concurrency", cap, "is an adaptive cap, which protects calls into this service "
 					+ "(a route rule or an annotated method); give the client a cap of fixed permits");

@@ -1,5 +1,7 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.Objects;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -78,7 +80,8 @@ class RateLimitWebConfiguration {
 		RouteRuleVerifier rateLimitRouteRuleVerifier(
 				@Qualifier("rateLimitFilterRegistration") FilterRegistrationBean<RateLimitFilter> registration,
 				ObjectProvider<RequestMappingInfoHandlerMapping> mappings) {
-			return new RouteRuleVerifier(registration.getFilter().getRoutes(), mappings.orderedStream().toList());
+			RateLimitFilter filter = Objects.requireNonNull(registration.getFilter(), "the registration has its filter");
+			return new RouteRuleVerifier(filter.getRoutes(), mappings.orderedStream().toList());
 		}
 
 		@Bean

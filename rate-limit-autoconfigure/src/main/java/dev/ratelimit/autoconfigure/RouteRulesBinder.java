@@ -8,6 +8,8 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.function.UnaryOperator;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.util.pattern.PatternParseException;
@@ -199,7 +201,7 @@ final class RouteRulesBinder {
 		return names;
 	}
 
-	private static RateLimitConfigurationException invalid(String property, Object value, String reason) {
+	private static RateLimitConfigurationException invalid(String property, @Nullable Object value, String reason) {
 		return InvalidProperty.of(property, value, reason, null);
 	}
 

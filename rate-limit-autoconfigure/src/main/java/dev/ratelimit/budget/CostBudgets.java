@@ -3,6 +3,7 @@ package dev.ratelimit.budget;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -61,7 +62,7 @@ public final class CostBudgets implements AutoCloseable {
 
 	private final BudgetStore store;
 
-	private final BudgetStore localFallback;
+	private final @Nullable BudgetStore localFallback;
 
 	private final LimitKeys keys;
 
@@ -82,7 +83,7 @@ public final class CostBudgets implements AutoCloseable {
 	 * while {@code store} fails, or {@code null}
 	 * @param keys builds storage keys
 	 */
-	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys) {
+	public CostBudgets(BudgetStore store, @Nullable BudgetStore localFallback, LimitKeys keys) {
 		this(store, localFallback, keys, LimitListener.NONE);
 	}
 
@@ -94,7 +95,7 @@ public final class CostBudgets implements AutoCloseable {
 	 * @param keys builds storage keys
 	 * @param listener hears reservations, fallbacks, costs charged and the store's health
 	 */
-	public CostBudgets(BudgetStore store, BudgetStore localFallback, LimitKeys keys, LimitListener listener) {
+	public CostBudgets(BudgetStore store, @Nullable BudgetStore localFallback, LimitKeys keys, LimitListener listener) {
 		this.store = store;
 		this.localFallback = localFallback;
 		this.keys = keys;
@@ -184,9 +185,11 @@ public final class CostBudgets implements AutoCloseable {
 				this.listener) == FailureModes.Fallback.UNENFORCED) {
 			return unenforced(policy, attempt.storageKey(), attempt.id(), attempt.estimateMicros());
 		}
-		BudgetDecision decision = this.localFallback.reserve(policy, attempt.storageKey(), attempt.id(),
+		// Not unenforced: the policy falls back locally, which it does only with a local store.
+		BudgetStore local = Objects.requireNonNull(this.localFallback, "a local fallback");
+		BudgetDecision decision = local.reserve(policy, attempt.storageKey(), attempt.id(),
 				attempt.estimateMicros());
-		return decided(attempt, decision, this.localFallback, DecisionSource.LOCAL_FALLBACK);
+		return decided(attempt, decision, local, DecisionSource.LOCAL_FALLBACK);
 	}
 
 	private Reservation decided(Attempt attempt, BudgetDecision decision, BudgetStore used, DecisionSource source) {

@@ -24,7 +24,7 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 
 	private final ConcurrencyLimiter local;
 
-	private final ConcurrencyLimiter distributed;
+	private final @Nullable ConcurrencyLimiter distributed;
 
 	private final ConcurrencyLimiter adaptive;
 
@@ -41,7 +41,7 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	 * @param distributed the limiter of distributed policies, or {@code null} when
 	 * there is no shared backend
 	 */
-	public ConcurrencyLimiters(ConcurrencyLimiter local, ConcurrencyLimiter distributed) {
+	public ConcurrencyLimiters(ConcurrencyLimiter local, @Nullable ConcurrencyLimiter distributed) {
 		this(local, distributed, LimitListener.NONE);
 	}
 
@@ -52,7 +52,8 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	 * there is no shared backend
 	 * @param listener hears every permit granted or refused
 	 */
-	public ConcurrencyLimiters(ConcurrencyLimiter local, ConcurrencyLimiter distributed, LimitListener listener) {
+	public ConcurrencyLimiters(ConcurrencyLimiter local, @Nullable ConcurrencyLimiter distributed,
+			LimitListener listener) {
 		this(local, distributed, new AdaptiveConcurrencyLimiter(TimeSource.system(),
 				() -> ThreadLocalRandom.current().nextDouble(), listener), listener);
 	}
@@ -65,7 +66,7 @@ public final class ConcurrencyLimiters implements ConcurrencyLimiter {
 	 * @param adaptive the limiter of adaptive caps
 	 * @param listener hears every permit granted or refused
 	 */
-	public ConcurrencyLimiters(ConcurrencyLimiter local, ConcurrencyLimiter distributed,
+	public ConcurrencyLimiters(ConcurrencyLimiter local, @Nullable ConcurrencyLimiter distributed,
 			ConcurrencyLimiter adaptive, LimitListener listener) {
 		this.local = local;
 		this.distributed = distributed;

@@ -44,7 +44,7 @@ public final class KeyExpressions implements AopInfrastructureBean {
 
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
-	private final BeanResolver beanResolver;
+	private final @Nullable BeanResolver beanResolver;
 
 	private final Map<Method, Boolean> requestParameters = new ConcurrentHashMap<>();
 
@@ -54,7 +54,7 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * Creates an evaluator that reports to no listener.
 	 * @param beanResolver resolves {@code @beanName} references, may be {@code null}
 	 */
-	public KeyExpressions(BeanResolver beanResolver) {
+	public KeyExpressions(@Nullable BeanResolver beanResolver) {
 		this(beanResolver, LimitListener.NONE);
 	}
 
@@ -63,7 +63,7 @@ public final class KeyExpressions implements AopInfrastructureBean {
 	 * @param beanResolver resolves {@code @beanName} references, may be {@code null}
 	 * @param listener hears of callers decided by the default plan because theirs is missing or unknown
 	 */
-	public KeyExpressions(BeanResolver beanResolver, LimitListener listener) {
+	public KeyExpressions(@Nullable BeanResolver beanResolver, LimitListener listener) {
 		this.beanResolver = beanResolver;
 		this.listener = listener;
 	}
