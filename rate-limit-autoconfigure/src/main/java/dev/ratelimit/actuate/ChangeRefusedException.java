@@ -3,6 +3,8 @@ package dev.ratelimit.actuate;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 
 /**
@@ -13,25 +15,25 @@ import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException
  */
 public class ChangeRefusedException extends InvalidEndpointRequestException {
 
-	private final transient RateLimitEndpoint.RecentCallersDescriptor recentCallers;
+	private final transient RateLimitEndpoint.@Nullable RecentCallersDescriptor recentCallers;
 
 	private final transient List<Map<String, Object>> instead;
 
 	/**
 	 * Creates the refusal.
 	 * @param reason why, and what to send instead
-	 * @param recentCallers the limit's recent callers by plan
+	 * @param recentCallers the limit's recent callers by plan, or {@code null} when they are not counted
 	 * @param instead the requests that would reach callers: the same numbers for each plan
 	 */
-	ChangeRefusedException(String reason, RateLimitEndpoint.RecentCallersDescriptor recentCallers,
+	ChangeRefusedException(String reason, RateLimitEndpoint.@Nullable RecentCallersDescriptor recentCallers,
 			List<Map<String, Object>> instead) {
 		super(reason, reason);
 		this.recentCallers = recentCallers;
 		this.instead = instead;
 	}
 
-	/** @return the limit's recent callers by plan */
-	public RateLimitEndpoint.RecentCallersDescriptor recentCallers() {
+	/** @return the limit's recent callers by plan, or {@code null} when they are not counted */
+	public RateLimitEndpoint.@Nullable RecentCallersDescriptor recentCallers() {
 		return this.recentCallers;
 	}
 

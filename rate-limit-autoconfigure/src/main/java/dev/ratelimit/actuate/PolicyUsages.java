@@ -8,6 +8,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.aop.framework.AopInfrastructureBean;
 
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
@@ -137,11 +139,11 @@ final class PolicyUsages implements AopInfrastructureBean {
 	/**
 	 * A route rule from {@code rate-limit.routes}.
 	 *
-	 * @param pattern the path pattern
+	 * @param pattern the path pattern, or {@code null} when the rule has none (which binding the rules refuses)
 	 * @param methods upper-case HTTP methods; empty for every method
 	 * @param policies the names of the rate-limit policies and concurrency caps it applies
 	 */
-	public record Route(String pattern, List<String> methods, List<String> policies) {
+	public record Route(@Nullable String pattern, List<String> methods, List<String> policies) {
 	}
 
 	/**

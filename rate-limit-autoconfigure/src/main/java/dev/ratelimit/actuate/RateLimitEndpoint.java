@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -307,12 +308,13 @@ public class RateLimitEndpoint {
 				String storageKey = budgetStorageKey(policy, key);
 				List<String> warnings = untouched(unspent(budget.get(), key), policy, key, budget.get().key(),
 						storageKey);
-				this.costBudgets.reset(budget.get(), key);
+				costBudgets().reset(budget.get(), key);
 				return new ResetDescriptor(policy, Kind.BUDGET.label(), key, storageKey, warnings);
 			}
 		}
 		catch (UnsupportedOperationException ex) {
-			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage(), ex);
+			String message = String.valueOf(ex.getMessage());
+			throw new InvalidEndpointRequestException(message, message, ex);
 		}
 		if (findConcurrency(policy, key).isPresent()) {
 			String reason = "Concurrency cap '" + policy + "' cannot be reset: its permits are released "
@@ -342,7 +344,7 @@ public class RateLimitEndpoint {
 	}
 
 	private boolean unspent(BudgetPolicy budget, String key) {
-		BudgetDecision decision = this.costBudgets.remaining(budget, key);
+		BudgetDecision decision = costBudgets().remaining(budget, key);
 		for (long spent : decision.spentMicros()) {
 			if (spent != 0) {
 				return false;
@@ -369,6 +371,11 @@ public class RateLimitEndpoint {
 		return selected(this.concurrency, name, key).or(() -> this.usages.inlineConcurrency(name));
 	}
 
+	/** The budgets API: a budget is found only when budgets are configured, and then there is one. */
+	private CostBudgets costBudgets() {
+		return Objects.requireNonNull(this.costBudgets, "budgets are configured");
+	}
+
 	/**
 	 * The variant that decides a key's calls: its per-key override, else the
 	 * default plan. A caller's plan comes from its request, which a key alone
@@ -379,7 +386,7 @@ public class RateLimitEndpoint {
 	}
 
 	private BudgetKeyState budgetState(BudgetPolicy budget, String key) {
-		BudgetDecision decision = this.costBudgets.remaining(budget, key);
+		BudgetDecision decision = costBudgets().remaining(budget, key);
 		List<BudgetWindowState> windows = new ArrayList<>();
 		for (int i = 0; i < budget.limits().size(); i++) {
 			BudgetLimit limit = budget.limits().get(i);
@@ -407,9 +414,9 @@ public class RateLimitEndpoint {
 			return new ConcurrencyKeyState(cap.name(), Kind.CONCURRENCY.label(), priority.label(), label(cap.scope()),
 					limit, inUse, Math.max(0, limit - inUse));
 		}
-		boolean distributed = cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED
-				&& this.distributedConcurrency != null;
-		int inUse = distributed ? this.distributedConcurrency.inUse(cap, key) : this.localConcurrency.inUse(cap, key);
+		DistributedConcurrencyLimiter distributed = (cap.scope() == ConcurrencyPolicy.Scope.DISTRIBUTED)
+				? this.distributedConcurrency : null;
+		int inUse = (distributed != null) ? distributed.inUse(cap, key) : this.localConcurrency.inUse(cap, key);
 		return new ConcurrencyKeyState(cap.name(), Kind.CONCURRENCY.label(), key, label(cap.scope()), cap.permits(),
 				inUse, Math.max(0, cap.permits() - inUse));
 	}
@@ -552,7 +559,7 @@ public class RateLimitEndpoint {
 			@Nullable DefinitionDescriptor definition) {
 		boolean rateBased = policy.algorithm().isRateBased();
 		return new RateLimitDescriptor(policy.name(), inline, label(policy.algorithm()), policy.capacity(),
-				rateBased ? refill(policy.refill()) : null, rateBased ? null : duration(policy.windowMicros()),
+				rateBased ? refill(Objects.requireNonNull(policy.refill(), "a rate-based policy has a refill")) : null, rateBased ? null : duration(policy.windowMicros()),
 				policy.key(), label(policy.failureMode()), label(policy.missingKey()), policy.shadow(),
 				duration(policy.maxWaitMicros()), policy.localInstances(), policy.prefetch(), label(policy.visibility()),
 				routes(policy.name()), methods(Kind.RATE_LIMIT, policy.name()), definition);
@@ -832,10 +839,10 @@ public class RateLimitEndpoint {
 	/**
 	 * A route rule applying a policy.
 	 *
-	 * @param pattern the path pattern
+	 * @param pattern the path pattern, or {@code null} when the rule has none
 	 * @param methods the HTTP methods; empty for every method
 	 */
-	public record RouteDescriptor(String pattern, List<String> methods) {
+	public record RouteDescriptor(@Nullable String pattern, List<String> methods) {
 	}
 
 	/**

@@ -142,7 +142,7 @@ public class RateLimitEndpointWebExtension {
 		return unavailable(ex.getMessage());
 	}
 
-	private static WebEndpointResponse<Object> unavailable(String message) {
+	private static WebEndpointResponse<Object> unavailable(@Nullable String message) {
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 		body.put("error", "Service Unavailable");

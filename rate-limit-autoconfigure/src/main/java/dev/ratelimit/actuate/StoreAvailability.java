@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
@@ -53,7 +54,7 @@ final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 
 	@Override
 	public void storeAvailabilityChanged(LimitKind kind, boolean available, @Nullable RuntimeException cause) {
-		KindState state = this.kinds.get(kind);
+		KindState state = state(kind);
 		if (available) {
 			state.failing = false;
 		}
@@ -70,7 +71,7 @@ final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 		if (part.isEmpty()) {
 			return;
 		}
-		KindState state = this.kinds.get(kind);
+		KindState state = state(kind);
 		if (available) {
 			state.parts.remove(part);
 		}
@@ -79,9 +80,14 @@ final class StoreAvailability implements LimitListener, AopInfrastructureBean {
 		}
 	}
 
+	/** Every kind has its state from the start. */
+	private KindState state(LimitKind kind) {
+		return Objects.requireNonNull(this.kinds.get(kind), "every kind has a state");
+	}
+
 	@Override
 	public void storeCalled(LimitKind kind, long nanos, boolean succeeded) {
-		KindState state = this.kinds.get(kind);
+		KindState state = state(kind);
 		if (succeeded) {
 			// A call on one part of a Cluster says nothing of another part that fails.
 			if (state.failing && state.parts.isEmpty()) {

@@ -3,6 +3,7 @@ package dev.ratelimit.client;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.http.HttpConnectTimeoutException;
+import java.util.Objects;
 import java.util.function.UnaryOperator;
 
 import org.jspecify.annotations.Nullable;
@@ -61,6 +62,11 @@ final class ProviderCallPolicy {
 		this.time = time;
 		this.jitter = jitter;
 		this.listener = listener;
+	}
+
+	/** The limits a client that names some is given, as the constructor checks. */
+	private Limits limits() {
+		return Objects.requireNonNull(this.limits, "a client that names limits is given them");
 	}
 
 	ClientSettings settings() {
@@ -144,10 +150,9 @@ final class ProviderCallPolicy {
 			this.attempts++;
 			ClientSettings settings = ProviderCallPolicy.this.settings;
 			if (settings.rateLimit() != null) {
-				ProviderCallPolicy.this.limits.acquire(settings.rateLimit(), null);
+				limits().acquire(settings.rateLimit(), null);
 			}
-			return (settings.concurrency() != null) ? ProviderCallPolicy.this.limits.permit(settings.concurrency(), null)
-					: NO_PERMIT;
+			return (settings.concurrency() != null) ? limits().permit(settings.concurrency(), null) : NO_PERMIT;
 		}
 
 		/**

@@ -110,10 +110,13 @@ public final class ProviderClients {
 	 */
 	public Optional<ProviderClient> match(URI url) {
 		ProviderClient best = null;
+		int bestLength = -1;
 		for (ProviderClient client : this.clients.values()) {
-			if (client.settings().matches(url) && (best == null
-					|| client.settings().baseUrl().toString().length() > best.settings().baseUrl().toString().length())) {
+			// Only a client with a base URL matches one.
+			URI baseUrl = client.settings().baseUrl();
+			if (baseUrl != null && client.settings().matches(url) && baseUrl.toString().length() > bestLength) {
 				best = client;
+				bestLength = baseUrl.toString().length();
 			}
 		}
 		return Optional.ofNullable(best);

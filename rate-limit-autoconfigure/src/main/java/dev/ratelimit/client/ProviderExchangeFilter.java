@@ -1,6 +1,7 @@
 package dev.ratelimit.client;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -99,7 +100,8 @@ public final class ProviderExchangeFilter implements ExchangeFilterFunction {
 				.onErrorResume((ex) -> Mono.just(Attempted.failure(ex))))
 			.flatMap((attempted) -> (attempted.response() != null)
 					? answered(attempted.response(), permit, call, request, next)
-					: failed(attempted.failure(), permit, call, request, next))
+					: failed(Objects.requireNonNull(attempted.failure(), "an attempt without an answer failed"), permit,
+							call, request, next))
 			.doOnCancel(permit::release);
 	}
 

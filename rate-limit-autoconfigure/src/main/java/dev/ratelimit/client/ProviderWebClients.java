@@ -3,6 +3,7 @@ package dev.ratelimit.client;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -70,7 +71,7 @@ public final class ProviderWebClients {
 	 */
 	public ProviderExchangeFilter filter(String name) {
 		this.clients.client(name);
-		return this.filters.get(name);
+		return filterOf(name);
 	}
 
 	/**
@@ -118,9 +119,14 @@ public final class ProviderWebClients {
 	public ExchangeFilterFunction byUrl() {
 		return (request, next) -> {
 			Optional<ProviderClient> client = this.clients.match(request.url());
-			return client.isPresent() ? this.filters.get(client.get().settings().name()).filter(request, next)
+			return client.isPresent() ? filterOf(client.get().settings().name()).filter(request, next)
 					: next.exchange(request);
 		};
+	}
+
+	/** The filter of a configured provider: every provider has one. */
+	private ProviderExchangeFilter filterOf(String name) {
+		return Objects.requireNonNull(this.filters.get(name), "every provider has a filter");
 	}
 
 }

@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.cloud.gateway.config.GatewayProperties;
@@ -116,7 +118,7 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 		walk(GatewayProperties.PREFIX + ".default-filters", "*", gateway.getDefaultFilters(), visitor);
 	}
 
-	private void walk(String prefix, String route, List<FilterDefinition> definitions, Visitor visitor) {
+	private void walk(String prefix, @Nullable String route, List<FilterDefinition> definitions, Visitor visitor) {
 		for (int j = 0; j < definitions.size(); j++) {
 			FilterDefinition definition = definitions.get(j);
 			String args = prefix + "[" + j + "].args.";
@@ -125,7 +127,7 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 					.name(definition.getName())
 					.properties(definition.getArgs())
 					.bind();
-				visitor.visit(route, definition.getName(), this.filters.limits(config, args));
+				visitor.visit(route, RateLimitGatewayFilterFactory.NAME, this.filters.limits(config, args));
 			}
 			else if (REQUEST_RATE_LIMITER.equals(definition.getName()) && decidesHere(definition)) {
 				Map<String, Object> normalized = new HashMap<>(definition.getArgs());
@@ -133,7 +135,7 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 					.name(RateLimitGatewayLimiter.CONFIGURATION_PROPERTY_NAME)
 					.normalizedProperties(normalized)
 					.bind();
-				visitor.visit(route, definition.getName(), MatchedLimits.of(this.limiter.policies(config, args)));
+				visitor.visit(route, REQUEST_RATE_LIMITER, MatchedLimits.of(this.limiter.policies(config, args)));
 			}
 		}
 	}
@@ -142,7 +144,7 @@ public final class GatewayRoutesVerifier implements SmartInitializingSingleton {
 	@FunctionalInterface
 	private interface Visitor {
 
-		void visit(String route, String filter, MatchedLimits limits);
+		void visit(@Nullable String route, String filter, MatchedLimits limits);
 
 	}
 

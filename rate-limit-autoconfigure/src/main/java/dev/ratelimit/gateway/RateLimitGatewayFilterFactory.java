@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.support.HasRouteId;
@@ -105,7 +107,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 		private List<String> concurrency = new ArrayList<>();
 
-		private String routeId;
+		private @Nullable String routeId;
 
 		/** @return the names of the policies to apply, in order */
 		public List<String> getPolicies() {
@@ -143,7 +145,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		}
 
 		@Override
-		public String getRouteId() {
+		public @Nullable String getRouteId() {
 			return this.routeId;
 		}
 

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.BudgetLimit;
@@ -50,10 +51,10 @@ public final class LimitOverrides implements AutoCloseable {
 
 	private final OverrideStore store;
 
-	private ScheduledExecutorService poller;
+	private @Nullable ScheduledExecutorService poller;
 
 	/** Guarded by this: the store's version last applied, or {@code null} before the first read. */
-	private Long applied;
+	private @Nullable Long applied;
 
 	/** Guarded by this: whether the last read failed, so that an outage is logged once. */
 	private boolean failing;
@@ -101,7 +102,7 @@ public final class LimitOverrides implements AutoCloseable {
 	 * @throws PolicyValidationException if the plan or a number does not fit the limit; nothing changes then
 	 * @throws OverrideStoreException if the store did not take it; nothing changes then
 	 */
-	public synchronized Quota set(String limit, String target, Quota quota) {
+	public synchronized @Nullable Quota set(String limit, String target, Quota quota) {
 		LiveLimit<? extends Limit> live = find(limit);
 		String before = describe(live.current(), target);
 		// Checked before the store has it: a refused override never reaches the other instances.
@@ -120,7 +121,7 @@ public final class LimitOverrides implements AutoCloseable {
 	 * @throws IllegalArgumentException if no configured limit has the name
 	 * @throws OverrideStoreException if the store did not take the removal; nothing changes then
 	 */
-	public synchronized Quota remove(String limit, String target) {
+	public synchronized @Nullable Quota remove(String limit, String target) {
 		LiveLimit<? extends Limit> live = find(limit);
 		String before = describe(live.current(), target);
 		Quota previous = live.change(target, null, () -> keep("removal of the override of " + label(live, target),
@@ -309,7 +310,7 @@ public final class LimitOverrides implements AutoCloseable {
 		if (limit instanceof RateLimitPolicy policy) {
 			numbers.put("capacity", policy.capacity());
 			if (policy.algorithm().isRateBased()) {
-				numbers.put("refill", policy.refill().toString());
+				numbers.put("refill", Objects.requireNonNull(policy.refill(), "a rate-based policy has a refill").toString());
 			}
 			else {
 				numbers.put("window", Durations.format(policy.windowMicros()));

@@ -4,6 +4,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.lang.Contract;
+
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.core.Durations;
 import dev.ratelimit.core.PolicyValidationException;
@@ -34,7 +38,8 @@ public final class QuotaText {
 	 * @return the quota
 	 * @throws PolicyValidationException naming the first number that does not parse, or no number at all
 	 */
-	public static Quota of(String capacity, String refill, String window, String amount, String permits) {
+	public static Quota of(@Nullable String capacity, @Nullable String refill, @Nullable String window,
+			@Nullable String amount, @Nullable String permits) {
 		Quota quota = new Quota(wholeNumber("capacity", capacity), isSet(refill) ? Refill.parse(refill.strip()) : null,
 				isSet(window) ? Durations.parseMicros("window", window.strip()) : null, amount(amount),
 				permits(permits));
@@ -84,11 +89,12 @@ public final class QuotaText {
 				numbers.get("permits"));
 	}
 
-	private static boolean isSet(String text) {
+	@Contract("null -> false")
+	private static boolean isSet(@Nullable String text) {
 		return text != null && !text.isBlank();
 	}
 
-	private static Long wholeNumber(String name, String text) {
+	private static @Nullable Long wholeNumber(String name, @Nullable String text) {
 		if (!isSet(text)) {
 			return null;
 		}
@@ -100,7 +106,7 @@ public final class QuotaText {
 		}
 	}
 
-	private static Integer permits(String text) {
+	private static @Nullable Integer permits(@Nullable String text) {
 		Long permits = wholeNumber("permits", text);
 		if (permits != null && (permits < Integer.MIN_VALUE || permits > Integer.MAX_VALUE)) {
 			throw new PolicyValidationException("permits", text, "is too large");
@@ -108,7 +114,7 @@ public final class QuotaText {
 		return (permits != null) ? permits.intValue() : null;
 	}
 
-	private static Long amount(String text) {
+	private static @Nullable Long amount(@Nullable String text) {
 		if (!isSet(text)) {
 			return null;
 		}

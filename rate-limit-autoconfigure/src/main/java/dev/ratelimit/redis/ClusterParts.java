@@ -12,6 +12,7 @@ import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.StoreParts;
 import dev.ratelimit.redis.LimiterChannels.HostAndPort;
@@ -111,7 +112,7 @@ final class ClusterParts implements StoreParts {
 	}
 
 	/** The slot table, once the connector has connected (before, reading it would connect). */
-	private Partitions partitions() {
+	private @Nullable Partitions partitions() {
 		RedisClusterClient client = this.factory.clusterClient();
 		return (client != null && this.factory.isConnected()) ? client.getPartitions() : null;
 	}

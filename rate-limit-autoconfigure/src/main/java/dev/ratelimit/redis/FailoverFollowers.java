@@ -3,6 +3,7 @@ package dev.ratelimit.redis;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -71,7 +72,8 @@ final class FailoverFollowers implements AutoCloseable {
 			silence.cluster(nodes, nodes::partOfChannel, (part) -> probeNode(nodes, part));
 		}
 		this.acks = durability.kinds().isEmpty() ? null : new ReplicaAcks(durability.replicas(), durability.timeout());
-		this.sentinels = factory.isRedisSentinelAware() ? new SentinelWatch(factory.getSentinelConfiguration(),
+		this.sentinels = factory.isRedisSentinelAware() ? new SentinelWatch(
+				Objects.requireNonNull(factory.getSentinelConfiguration(), "sentinel-aware: has sentinels"),
 				factory.getClientConfiguration(), application, connectTimeout, this.failovers) : null;
 		if (this.sentinels != null) {
 			this.failovers.sentinels(this.sentinels.addresses());

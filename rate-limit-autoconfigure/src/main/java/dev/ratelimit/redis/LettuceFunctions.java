@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -202,7 +203,8 @@ final class LettuceFunctions {
 	}
 
 	private static ScriptOutputType output(LimiterScript<?> script) {
-		return List.class.isAssignableFrom(script.eval().getResultType()) ? ScriptOutputType.MULTI
+		Class<?> resultType = Objects.requireNonNull(script.eval().getResultType(), "every script declares its result");
+		return List.class.isAssignableFrom(resultType) ? ScriptOutputType.MULTI
 				: ScriptOutputType.INTEGER;
 	}
 

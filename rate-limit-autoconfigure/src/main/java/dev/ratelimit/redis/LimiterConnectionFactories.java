@@ -1,6 +1,7 @@
 package dev.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.Objects;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.TimeoutOptions;
@@ -109,10 +110,10 @@ public final class LimiterConnectionFactories {
 
 	static RedisConfiguration configuration(LettuceConnectionFactory factory) {
 		if (factory.isClusterAware()) {
-			return factory.getClusterConfiguration();
+			return Objects.requireNonNull(factory.getClusterConfiguration(), "a cluster-aware factory has its cluster");
 		}
 		if (factory.isRedisSentinelAware()) {
-			return factory.getSentinelConfiguration();
+			return Objects.requireNonNull(factory.getSentinelConfiguration(), "sentinel-aware: has sentinels");
 		}
 		// The factory keeps the configuration it was built with (standalone, socket,
 		// static master/replica) in a field; its public getter returns a default.

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -96,7 +97,7 @@ final class LuaScripts {
 	 * @return the script
 	 */
 	static LimiterScript<List<Object>> decide(Algorithm algorithm) {
-		return DECIDE_ONE.get(algorithm);
+		return Objects.requireNonNull(DECIDE_ONE.get(algorithm), "every algorithm has a script");
 	}
 
 	/**
@@ -218,7 +219,7 @@ final class LuaScripts {
 
 	@SuppressWarnings("unchecked")
 	private static <T> LimiterScript<T> script(String name) {
-		return (LimiterScript<T>) SCRIPTS.get(name);
+		return (LimiterScript<T>) Objects.requireNonNull(SCRIPTS.get(name), "a known script");
 	}
 
 	private static Map<String, LimiterScript<?>> scripts() {

@@ -1,11 +1,13 @@
 package dev.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
+import dev.ratelimit.core.Refill;
 
 /**
  * The script arguments of rate limit policies, as the bytes Redis receives:
@@ -87,8 +89,9 @@ final class PolicyArguments {
 
 		static Encoded of(RateLimitPolicy policy) {
 			boolean rateBased = policy.algorithm().isRateBased();
-			long a = rateBased ? policy.refill().tokens() : policy.windowMicros();
-			long b = rateBased ? policy.refill().periodMicros() : 0;
+			Refill refill = rateBased ? Objects.requireNonNull(policy.refill(), "a rate-based policy has a refill") : null;
+			long a = (refill != null) ? refill.tokens() : policy.windowMicros();
+			long b = (refill != null) ? refill.periodMicros() : 0;
 			byte[] tokenBucket = (policy.algorithm() == Algorithm.TOKEN_BUCKET)
 					? utf8(policy.capacity() + " " + a + " " + b + " " + policy.maxWaitMicros()) : null;
 			return new Encoded(policy, utf8(code(policy)), digits(policy.capacity()), digits(a), digits(b),

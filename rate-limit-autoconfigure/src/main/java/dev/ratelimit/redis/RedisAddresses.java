@@ -1,5 +1,6 @@
 package dev.ratelimit.redis;
 
+import java.util.Objects;
 import java.util.stream.Collectors;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
@@ -78,7 +79,7 @@ final class RedisAddresses {
 			if (jedis.isRedisSentinelAware() && jedis.getSentinelConfiguration() != null) {
 				return jedis.getSentinelConfiguration();
 			}
-			return jedis.getStandaloneConfiguration();
+			return Objects.requireNonNull(jedis.getStandaloneConfiguration(), "a Jedis factory has a configuration");
 		}
 
 	}

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -213,7 +214,7 @@ final class RedisFailovers {
 	}
 
 	private void begin(Cause cause, String why, @Nullable String to) {
-		this.counts.get(cause).incrementAndGet();
+		counter(cause).incrementAndGet();
 		this.last = new Last(cause, why, Instant.now());
 		if (this.outageSinceNanos == 0) {
 			this.outageSinceNanos = System.nanoTime();
@@ -268,7 +269,12 @@ final class RedisFailovers {
 	 * @return the count since start-up
 	 */
 	long count(Cause cause) {
-		return this.counts.get(cause).get();
+		return counter(cause).get();
+	}
+
+	/** Every cause is counted from the start. */
+	private AtomicLong counter(Cause cause) {
+		return Objects.requireNonNull(this.counts.get(cause), "every cause has a count");
 	}
 
 	/**

@@ -433,7 +433,7 @@ final class ReplicaAcks implements AutoCloseable {
 			RuntimeException unconfirmed = (cause instanceof UnconfirmedWriteException own) ? own
 					: new UnconfirmedWriteException("Could not confirm the limiter's writes with the replicas of Redis "
 							+ describe() + ": " + LimiterConnector.message(cause), cause);
-			startLagging(unconfirmed.getMessage());
+			startLagging(String.valueOf(unconfirmed.getMessage()));
 			return unconfirmed;
 		}
 

@@ -2,6 +2,7 @@ package dev.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
@@ -63,7 +64,7 @@ final class ScriptRunner {
 
 		@Override
 		public byte[] serialize(@Nullable Object value) {
-			return (byte[]) value;
+			return (byte[]) Objects.requireNonNull(value, "the limiter passes its arguments as bytes");
 		}
 
 		@Override
@@ -349,7 +350,7 @@ final class ScriptRunner {
 		catch (QueryTimeoutException | RedisConnectionFailureException ex) {
 			if (this.own == null) {
 				// Another client's timeout measures Redis; the limiter's own SilenceWatch already told.
-				silence.fellSilent(ex.getMessage());
+				silence.fellSilent(String.valueOf(ex.getMessage()));
 			}
 			throw failed(ex);
 		}

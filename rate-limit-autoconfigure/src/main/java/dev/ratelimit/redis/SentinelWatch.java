@@ -13,6 +13,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -68,7 +69,7 @@ final class SentinelWatch implements AutoCloseable {
 	 * @param failovers told of each switch
 	 */
 	SentinelWatch(RedisSentinelConfiguration configuration, LettuceClientConfiguration client,
-			ClientResources application, Duration connectTimeout, RedisFailovers failovers) {
+			@Nullable ClientResources application, Duration connectTimeout, RedisFailovers failovers) {
 		RedisURI uri = LettuceConverters.sentinelConfigurationToRedisURI(configuration);
 		this.master = uri.getSentinelMasterId();
 		this.sentinels = uri.getSentinels();

@@ -3,6 +3,7 @@ package dev.ratelimit.redis;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Collection;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -16,6 +17,7 @@ import io.netty.util.concurrent.AbstractScheduledEventExecutor;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.concurrent.Ticker;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Fails the limiter's calls when Redis has sent nothing for the limiter's
@@ -68,16 +70,16 @@ final class SilenceWatch {
 	/** When {@link #waiting} last stopped being empty. */
 	private long waitingSinceNanos;
 
-	private ScheduledFuture<?> check;
+	private @Nullable ScheduledFuture<?> check;
 
 	/** Whether the check found the calls overdue once and looks again after one more pass. */
 	private boolean confirming;
 
 	/** The channel's event loop, set when the watch joins the pipeline. */
-	private EventExecutor executor;
+	private @Nullable EventExecutor executor;
 
 	/** The channel, set when the watch joins the pipeline: its remote end is the node a Cluster's silence names. */
-	private Channel channel;
+	private @Nullable Channel channel;
 
 	/** The event loop's clock, the one its scheduled tasks run by. */
 	private Ticker ticker = Ticker.systemTicker();
@@ -128,7 +130,7 @@ final class SilenceWatch {
 	}
 
 	private void schedule(long delayNanos) {
-		this.check = this.executor.schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
+		this.check = executor().schedule(this::check, delayNanos, TimeUnit.NANOSECONDS);
 	}
 
 	private void added(ChannelHandlerContext ctx) {
@@ -174,7 +176,7 @@ final class SilenceWatch {
 			command.completeExceptionally(failure);
 		}
 		this.waiting.clear();
-		this.silence.fellSilent(this.channel.remoteAddress(), why);
+		this.silence.fellSilent(channel().remoteAddress(), why);
 	}
 
 	private void dropDone() {
@@ -185,7 +187,17 @@ final class SilenceWatch {
 
 	private void heard() {
 		this.heardAtNanos = this.ticker.nanoTime();
-		this.silence.heard(this.channel.remoteAddress());
+		this.silence.heard(channel().remoteAddress());
+	}
+
+	/** The channel's event loop: the watch schedules and hears only once it joined the pipeline. */
+	private EventExecutor executor() {
+		return Objects.requireNonNull(this.executor, "joined the pipeline");
+	}
+
+	/** The channel: the watch hears of calls only once it joined the pipeline. */
+	private Channel channel() {
+		return Objects.requireNonNull(this.channel, "joined the pipeline");
 	}
 
 	private void closed() {

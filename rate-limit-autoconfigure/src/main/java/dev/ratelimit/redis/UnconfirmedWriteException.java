@@ -1,5 +1,7 @@
 package dev.ratelimit.redis;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.dao.DataAccessResourceFailureException;
 
 import dev.ratelimit.core.UnconfirmedWrite;
@@ -18,7 +20,7 @@ final class UnconfirmedWriteException extends DataAccessResourceFailureException
 		super(message);
 	}
 
-	UnconfirmedWriteException(String message, Throwable cause) {
+	UnconfirmedWriteException(String message, @Nullable Throwable cause) {
 		super(message, cause);
 	}
 
