@@ -559,7 +559,8 @@ public class RateLimitEndpoint {
 			@Nullable DefinitionDescriptor definition) {
 		boolean rateBased = policy.algorithm().isRateBased();
 		return new RateLimitDescriptor(policy.name(), inline, label(policy.algorithm()), policy.capacity(),
-				rateBased ? refill(Objects.requireNonNull(policy.refill(), "a rate-based policy has a refill")) : null, rateBased ? null : duration(policy.windowMicros()),
+				rateBased ? refill(Objects.requireNonNull(policy.refill(), "a rate-based policy has one")) : null,
+				rateBased ? null : duration(policy.windowMicros()),
 				policy.key(), label(policy.failureMode()), label(policy.missingKey()), policy.shadow(),
 				duration(policy.maxWaitMicros()), policy.localInstances(), policy.prefetch(), label(policy.visibility()),
 				routes(policy.name()), methods(Kind.RATE_LIMIT, policy.name()), definition);

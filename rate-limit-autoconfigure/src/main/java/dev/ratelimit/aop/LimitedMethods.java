@@ -147,7 +147,7 @@ public final class LimitedMethods implements AopInfrastructureBean {
 
 	private static boolean carries(Method method, Set<LimitKind> kinds) {
 		for (LimitKind kind : kinds) {
-			List<Class<? extends Annotation>> types = Objects.requireNonNull(ANNOTATIONS.get(kind), "every kind has some");
+			List<Class<? extends Annotation>> types = Objects.requireNonNull(ANNOTATIONS.get(kind), "every kind");
 			for (Class<? extends Annotation> type : types) {
 				if (AnnotatedElementUtils.hasAnnotation(method, type)) {
 					return true;

@@ -310,7 +310,7 @@ public final class LimitOverrides implements AutoCloseable {
 		if (limit instanceof RateLimitPolicy policy) {
 			numbers.put("capacity", policy.capacity());
 			if (policy.algorithm().isRateBased()) {
-				numbers.put("refill", Objects.requireNonNull(policy.refill(), "a rate-based policy has a refill").toString());
+				numbers.put("refill", Objects.requireNonNull(policy.refill(), "a rate-based policy has one").toString());
 			}
 			else {
 				numbers.put("window", Durations.format(policy.windowMicros()));

@@ -89,7 +89,7 @@ final class PolicyArguments {
 
 		static Encoded of(RateLimitPolicy policy) {
 			boolean rateBased = policy.algorithm().isRateBased();
-			Refill refill = rateBased ? Objects.requireNonNull(policy.refill(), "a rate-based policy has a refill") : null;
+			Refill refill = rateBased ? Objects.requireNonNull(policy.refill(), "a rate-based policy has one") : null;
 			long a = (refill != null) ? refill.tokens() : policy.windowMicros();
 			long b = (refill != null) ? refill.periodMicros() : 0;
 			byte[] tokenBucket = (policy.algorithm() == Algorithm.TOKEN_BUCKET)
