@@ -22,9 +22,12 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * servlet sample, and the reactive one as the part {@code reactive}), the
  * gateway, start-up (beside Bucket4j's starter), accuracy, overload and the
  * adaptive cap, and writes
- * their tables and the goals they meet or miss into {@code docs/performance.md}
- * between the markers {@value #BEGIN} and {@value #END}. The text around the
- * markers, the reading of the numbers, is written by hand.
+ * their tables, the goals they meet or miss and the machine into the benchmarks'
+ * notebook, {@code benchmarks/NOTEBOOK.md}, between the markers {@value #BEGIN}
+ * and {@value #END}, and the goals and the machine alone into the user page,
+ * {@code docs/performance.md}, between {@value #GOALS_BEGIN} and
+ * {@value #GOALS_END}. The text around the markers, the reading of the numbers,
+ * is written by hand.
  * <p>
  * Run from the repository root, after
  * {@code mvn -q -pl benchmarks,sample-app,sample-reactive-app,sample-gateway -am package -DskipTests}:
@@ -32,14 +35,19 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * (41 minutes on 2 cores in the last run; a part that fails is reported as a goal missed and
  * the others still run). Options: {@code --parts memory,redis,lua,http,reactive,gateway,startup,accuracy,overload,adaptive},
  * {@code --quick true} (short runs, to try the harness; the figures are not worth
- * publishing), {@code --docs path} ({@code docs/performance.md}; {@code none}
- * prints only).
+ * publishing), {@code --docs path} (the user page, {@code docs/performance.md};
+ * {@code none} prints only and writes neither page), {@code --notebook path}
+ * ({@code benchmarks/NOTEBOOK.md}).
  */
 public final class RunAllBenchmarks {
 
 	static final String BEGIN = "<!-- benchmark-results:begin -->";
 
 	static final String END = "<!-- benchmark-results:end -->";
+
+	static final String GOALS_BEGIN = "<!-- benchmark-goals:begin -->";
+
+	static final String GOALS_END = "<!-- benchmark-goals:end -->";
 
 	/** Forks and measured iterations of the two-threads-one-key run: the issue asks for {@code -f 3 -i 10} or longer. */
 	private static final int HOT_KEY_FORKS = 3;
@@ -88,10 +96,12 @@ public final class RunAllBenchmarks {
 		List<String> parts = options.list("parts",
 				"memory,redis,lua,http,reactive,gateway,startup,accuracy,overload,adaptive");
 		String docs = options.string("docs", "docs/performance.md");
+		String notebook = options.string("notebook", "benchmarks/NOTEBOOK.md");
 		long began = System.nanoTime();
 		Goals goals = new Goals();
+		String machine = Machine.describe();
 		StringBuilder results = new StringBuilder();
-		results.append(Machine.describe()).append('\n');
+		results.append(machine).append('\n');
 
 		part(parts, "memory", goals, results, () -> {
 			List<InMemoryRow> rows = new ArrayList<>();
@@ -190,7 +200,7 @@ public final class RunAllBenchmarks {
 					"rtt-tolerance=1,queue-size=1,min-limit=12,long-window=5000" });
 			List<AdaptiveCapExperiment.Row> rows = AdaptiveCapExperiment.run(adaptive, "").get("adaptive");
 			results.append("### Adaptive cap under a retry storm\n\n")
-				.append("`AdaptiveCapExperiment --modes adaptive` (see [the experiment](adaptive-experiment.md) for the ")
+				.append("`AdaptiveCapExperiment --modes adaptive` (see [the experiment](../docs/adaptive-experiment.md) for the ")
 				.append("setup and the comparison with no cap and Netflix's limiter).\n\n| load | goodput/s | critical served | ")
 				.append("critical p99 ms |\n|---|---:|---:|---:|\n");
 			for (AdaptiveCapExperiment.Row row : rows) {
@@ -203,15 +213,20 @@ public final class RunAllBenchmarks {
 		});
 
 		double minutes = (System.nanoTime() - began) / 60e9;
-		String section = "Generated on " + LocalDate.now(ZoneOffset.UTC) + " by `RunAllBenchmarks`"
+		String generated = "Generated on " + LocalDate.now(ZoneOffset.UTC) + " by `RunAllBenchmarks`"
 				+ (quick ? " **with `--quick true` (short runs; not for quoting)**" : "") + " in "
 				+ String.format(Locale.ROOT, "%.1f", minutes) + " minutes (parts, in minutes: "
-				+ String.join(", ", DURATIONS) + ").\n\n### Goals\n\n" + goals.table() + '\n' + results;
+				+ String.join(", ", DURATIONS) + ").\n\n";
+		String section = generated + "### Goals\n\n" + goals.table() + '\n' + results;
 		System.out.println();
 		System.out.println(section);
 		if (!docs.equals("none")) {
-			write(Path.of(docs), section);
-			System.out.println("Wrote the results into " + docs);
+			// Both pages' markers are checked before either is written: one missing leaves both as they were.
+			String notebookText = between(Path.of(notebook), BEGIN, END, section);
+			String docsText = between(Path.of(docs), GOALS_BEGIN, GOALS_END, generated + goals.table() + '\n' + machine);
+			Files.writeString(Path.of(notebook), notebookText, StandardCharsets.UTF_8);
+			Files.writeString(Path.of(docs), docsText, StandardCharsets.UTF_8);
+			System.out.println("Wrote the results into " + notebook + " and the goals into " + docs);
 		}
 	}
 
@@ -303,18 +318,17 @@ public final class RunAllBenchmarks {
 		return rows;
 	}
 
-	/** Replaces what lies between the markers, failing if they are missing. */
-	static void write(Path docs, String section) throws IOException {
-		String text = Files.readString(docs, StandardCharsets.UTF_8);
-		int begin = text.indexOf(BEGIN);
-		int end = text.indexOf(END);
+	/** The page's text with the section between its markers, failing if they are missing. */
+	static String between(Path page, String beginMarker, String endMarker, String section) throws IOException {
+		String text = Files.readString(page, StandardCharsets.UTF_8);
+		int begin = text.indexOf(beginMarker);
+		int end = text.indexOf(endMarker);
 		if (begin < 0 || end < begin) {
-			throw new IllegalStateException(docs + " has no " + BEGIN + " ... " + END
-					+ " section to write into; run from the repository root or pass --docs");
+			throw new IllegalStateException(page + " has no " + beginMarker + " ... " + endMarker
+					+ " section to write into; run from the repository root or pass --docs and --notebook");
 		}
-		String updated = text.substring(0, begin + BEGIN.length()) + "\n\n" + section.strip() + "\n\n"
+		return text.substring(0, begin + beginMarker.length()) + "\n\n" + section.strip() + "\n\n"
 				+ text.substring(end);
-		Files.writeString(docs, updated, StandardCharsets.UTF_8);
 	}
 
 }

@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * milliseconds, now and then over a hundred, before it runs. A call needs three
  * such threads in a row: Lettuce's event loop to write the command, Redis to
  * run it, and the event loop again to read the reply. Measured on two cores
- * under load (kernel scheduler trace, see docs/performance.md), each of them
+ * under load (kernel scheduler trace, see benchmarks/NOTEBOOK.md), each of them
  * waited over 50 ms now and then, so a call timer of 100 ms fired while Redis
  * had answered long before: the reply sat in the socket, unread. A busy
  * application looked like a Redis outage, and each such call fell to its
