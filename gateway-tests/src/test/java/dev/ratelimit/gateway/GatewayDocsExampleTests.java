@@ -2,14 +2,9 @@ package dev.ratelimit.gateway;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -19,10 +14,10 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.test.context.ContextConfiguration;
@@ -46,11 +41,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ExtendWith(OutputCaptureExtension.class)
 class GatewayDocsExampleTests {
 
-	/** The page, beside this module (Maven runs tests in the module's directory). */
-	static final Path PAGE = Path.of("..", "docs", "gateways.md");
-
 	/** The marker before the example's YAML block. */
 	static final String MARKER = "<!-- gateway example: run by gateway-tests (GatewayDocsExampleTests) -->";
+
+	/** The marker before the key resolver's Java block. */
+	static final String KEY_RESOLVER_MARKER = "<!-- key resolver: declared by gateway-tests "
+			+ "(DocumentedKeyResolver) -->";
 
 	/** The backend's address as the page writes it. */
 	static final String DOCUMENTED_BACKEND = "http://localhost:8081";
@@ -109,11 +105,18 @@ class GatewayDocsExampleTests {
 	}
 
 	@Test
+	void thePagesKeyResolverIsTheOneTheseTestsDeclare() {
+		assertThat(DocsPage.block(KEY_RESOLVER_MARKER, "java"))
+			.isEqualTo(DocsPage.region(DocumentedKeyResolver.class, "key resolver"));
+	}
+
+	@Test
 	void theStartUpReportNamesTheRoutesThatApplyEachPolicy(CapturedOutput output) {
 		assertThat(output.getAll()).containsPattern("Rate limit policy 'per-client' \\(.*\\) applies to gateway route "
 				+ "'orders' \\(RateLimit\\)")
 			.containsPattern("Rate limit policy 'logins' \\(.*\\) applies to gateway route 'login' \\(RateLimit\\)")
-			.containsPattern("Rate limit policy 'per-user' \\(.*\\) applies to gateway route 'reports' "
+			.containsPattern("Rate limit policy 'per-user' \\(token-bucket 10, refill 10/1m, key by the KeyResolver "
+					+ "'userKeyResolver' of gateway route 'reports', .*\\) applies to gateway route 'reports' "
 					+ "\\(RequestRateLimiter\\)")
 			.doesNotContain("applies nowhere");
 	}
@@ -136,35 +139,21 @@ class GatewayDocsExampleTests {
 		}
 
 		static String documentedYaml() {
-			try {
-				String page = Files.readString(PAGE);
-				int marker = page.indexOf(MARKER);
-				assertThat(marker).as("the example's marker in %s", PAGE).isNotNegative();
-				Matcher block = Pattern.compile("```yaml\\n(.*?)```", Pattern.DOTALL).matcher(page);
-				assertThat(block.find(marker)).as("a yaml block after the marker").isTrue();
-				return block.group(1);
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
-			}
+			return DocsPage.block(MARKER, "yaml");
 		}
 
 	}
 
+	/** A gateway with the page's key resolver. */
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
+	@Import(DocumentedKeyResolver.class)
 	static class App {
 
 		/** The clock stands still: the numbers the test reads are exact however slowly it runs. */
 		@Bean
 		ManualTimeSource rateLimitTimeSource() {
 			return new ManualTimeSource();
-		}
-
-		/** As on the page. */
-		@Bean
-		KeyResolver userKeyResolver() {
-			return (exchange) -> Mono.justOrEmpty(exchange.getRequest().getHeaders().getFirst("X-User"));
 		}
 
 	}

@@ -8,6 +8,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -44,8 +45,8 @@ import dev.ratelimit.key.RequestBinding;
  * <li>warns about annotated methods a Spring proxy cannot intercept (private,
  * static or final), which would silently not be limited;</li>
  * <li>logs where the limits are kept (the backend), then one line per policy
- * saying where it applies (route rules and methods), and warns about policies
- * that apply nowhere;</li>
+ * saying where it applies (route rules and methods) and what keys it, and
+ * warns about policies that apply nowhere;</li>
  * <li>with a remote backend, warns in one line about the limits that would go
  * unchecked while it cannot answer (failure mode open).</li>
  * </ul>
@@ -71,6 +72,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	private final @Nullable KeyExpressions expressions;
 
 	private final RequestBinding requests;
+
+	private final Map<String, Map<String, String>> keyResolvers;
 
 	/**
 	 * Creates a validator.
@@ -120,6 +123,31 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
 			Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages, String backend,
 			boolean remote, @Nullable KeyExpressions expressions, RequestBinding requests) {
+		this(beans, annotations, policies, routeUsages, clientUsages, backend, remote, expressions, requests, Map.of());
+	}
+
+	/**
+	 * Creates a validator that also says which places key a policy by a key
+	 * resolver of their own rather than by the policy's key (a gateway
+	 * route's {@code RequestRateLimiter}).
+	 * @param beans the limited methods of the beans checked
+	 * @param annotations the resolver of the annotations
+	 * @param policies the configured policies, budgets and caps
+	 * @param routeUsages the route rules naming each rate-limit policy, as text
+	 * @param clientUsages the provider clients naming each rate-limit policy or
+	 * concurrency cap, as text
+	 * @param backend where the limits are kept, as the report's first line says it
+	 * @param remote whether the limits are kept in a store outside this process
+	 * @param expressions tells which keys read the request; {@code null} to check none
+	 * @param requests tells which methods are called with no request in reach
+	 * @param keyResolvers by policy name, what keys each place that keys it
+	 * itself, as text, by the place as {@code routeUsages} names it
+	 */
+	public RateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations, LimitRegistry policies,
+			Map<String, List<String>> routeUsages, Map<String, List<String>> clientUsages, String backend,
+			boolean remote, @Nullable KeyExpressions expressions, RequestBinding requests,
+			Map<String, Map<String, String>> keyResolvers) {
+		this.keyResolvers = keyResolvers;
 		this.expressions = expressions;
 		this.requests = requests;
 		this.beans = beans;
@@ -152,7 +180,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			warnOfKeysWithoutRequest(annotated, limits);
 			for (BoundPolicy bound : limits.rateLimits()) {
 				usages.add("rate", bound.policy().name(), "method " + where);
-				usages.describe("rate", bound.policy(), describe(bound.policy()) + following(bound.applied().definition()));
+				usages.describe("rate", bound.policy(),
+						() -> describe(bound.policy(), usages) + following(bound.applied().definition()));
 			}
 			for (BoundBudget bound : limits.budgets()) {
 				usages.add("budget", bound.policy().name(), "method " + where);
@@ -160,7 +189,8 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			if (limits.cap() != null) {
 				ConcurrencyPolicy policy = limits.cap().policy();
 				usages.add("concurrency", policy.name(), "method " + where);
-				usages.describe("concurrency", policy, describe(policy) + following(limits.cap().applied().definition()));
+				String description = describe(policy) + following(limits.cap().applied().definition());
+				usages.describe("concurrency", policy, () -> description);
 			}
 		}
 		report(usages);
@@ -203,17 +233,21 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		logger.info("Rate limiter backend: " + this.backend);
 		for (LiveLimit<RateLimitPolicy> policy : this.policies.rateLimits().lives()) {
 			RateLimitPolicy limit = policy.current().limit();
-			usages.describe("rate", limit, describe(limit) + following(policy.current()));
+			usages.describe("rate", limit, () -> describe(limit, usages) + following(policy.current()));
 		}
 		for (LiveLimit<BudgetPolicy> budget : this.policies.budgets().lives()) {
 			BudgetPolicy limit = budget.current().limit();
-			usages.describe("budget", limit, describe(limit) + following(budget.current()));
+			String description = describe(limit) + following(budget.current());
+			usages.describe("budget", limit, () -> description);
 		}
 		for (LiveLimit<ConcurrencyPolicy> cap : this.policies.concurrency().lives()) {
 			ConcurrencyPolicy limit = cap.current().limit();
-			usages.describe("concurrency", limit, describe(limit) + following(cap.current()));
+			String description = describe(limit) + following(cap.current());
+			usages.describe("concurrency", limit, () -> description);
 		}
-		usages.descriptions.forEach((id, description) -> {
+		usages.descriptions.forEach((id, describing) -> {
+			// Described once every place is known: what keys a policy depends on where it applies.
+			String description = describing.get();
 			List<String> places = usages.places.getOrDefault(id, List.of());
 			if (places.isEmpty()) {
 				logger.warn(description + " is configured but applies nowhere: no route rule, annotated method "
@@ -278,13 +312,30 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		return String.join(" ", words);
 	}
 
-	private static String describe(RateLimitPolicy policy) {
+	private String describe(RateLimitPolicy policy, Usages usages) {
 		String numbers = policy.algorithm().isRateBased() ? policy.capacity() + ", refill " + policy.refill()
 				: policy.capacity() + " per " + Durations.format(policy.windowMicros());
 		return "Rate limit policy '" + policy.name() + "' (" + policy.algorithm().name().toLowerCase().replace('_', '-')
-				+ " " + numbers + ", key " + policy.key() + ", failure-mode "
+				+ " " + numbers + ", " + key(policy, usages) + ", failure-mode "
 				+ policy.failureMode().name().toLowerCase() + (policy.shadow() ? ", shadow" : "")
 				+ ((policy.prefetch() > 0) ? ", prefetch " + policy.prefetch() : "") + visibility(policy.visibility()) + ")";
+	}
+
+	/**
+	 * What keys a policy: its key, or where a place keys it by a resolver of
+	 * its own ({@code RequestRateLimiter}'s), that resolver, the policy's key
+	 * being read only in the other places.
+	 */
+	private String key(RateLimitPolicy policy, Usages usages) {
+		Map<String, String> resolvers = this.keyResolvers.getOrDefault(policy.name(), Map.of());
+		if (resolvers.isEmpty()) {
+			return "key " + policy.key();
+		}
+		String by = "by " + String.join(", ", resolvers.values());
+		boolean elsewhere = usages.places.getOrDefault("rate:" + policy.name(), List.of())
+			.stream()
+			.anyMatch((place) -> !resolvers.containsKey(place));
+		return elsewhere ? "key " + policy.key() + " (" + by + ")" : "key " + by;
 	}
 
 	private static String describe(BudgetPolicy budget) {
@@ -361,7 +412,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 		final Map<String, List<String>> places = new LinkedHashMap<>();
 
-		final Map<String, String> descriptions = new LinkedHashMap<>();
+		final Map<String, Supplier<String>> descriptions = new LinkedHashMap<>();
 
 		final Map<String, Limit> limits = new LinkedHashMap<>();
 
@@ -372,7 +423,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			}
 		}
 
-		void describe(String kind, Limit limit, String description) {
+		void describe(String kind, Limit limit, Supplier<String> description) {
 			this.descriptions.putIfAbsent(kind + ":" + limit.name(), description);
 			this.limits.putIfAbsent(kind + ":" + limit.name(), limit);
 		}

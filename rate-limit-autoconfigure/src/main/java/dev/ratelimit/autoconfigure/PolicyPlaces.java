@@ -25,4 +25,14 @@ interface PolicyPlaces {
 		return Map.of();
 	}
 
+	/**
+	 * Returns the places whose own key resolver keys a policy instead of the
+	 * policy's key (a gateway route's {@code RequestRateLimiter}).
+	 * @return by policy name, what keys each such place, as text, by the place
+	 * as {@link #rateLimitPlaces()} names it
+	 */
+	default Map<String, Map<String, String>> keyResolvers() {
+		return Map.of();
+	}
+
 }

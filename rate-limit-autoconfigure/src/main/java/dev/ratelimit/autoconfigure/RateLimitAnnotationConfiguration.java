@@ -125,9 +125,13 @@ class RateLimitAnnotationConfiguration {
 		places.orderedStream()
 			.forEach((more) -> more.capPlaces()
 				.forEach((cap, where) -> clientUsages.computeIfAbsent(cap, (c) -> new ArrayList<>()).addAll(where)));
+		Map<String, Map<String, String>> keyResolvers = new LinkedHashMap<>();
+		places.orderedStream()
+			.forEach((more) -> more.keyResolvers()
+				.forEach((policy, by) -> keyResolvers.computeIfAbsent(policy, (p) -> new LinkedHashMap<>()).putAll(by)));
 		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages,
 				clientUsages, backend(properties), !(backend instanceof InMemoryRateLimitBackend),
-				expressions, requests.getIfAvailable(() -> RequestBinding.NONE));
+				expressions, requests.getIfAvailable(() -> RequestBinding.NONE), keyResolvers);
 	}
 
 	/**

@@ -3,6 +3,7 @@ package dev.ratelimit.autoconfigure;
 import java.util.List;
 import java.util.Map;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -70,11 +71,13 @@ public class RateLimitGatewayAutoConfiguration {
 	@Bean
 	GatewayRoutesVerifier rateLimitGatewayRoutesVerifier(ObjectProvider<GatewayProperties> properties,
 			ConfigurationService configurationService, RateLimitGatewayFilterFactory filters,
-			RateLimitGatewayLimiter limiter, ObjectProvider<RequestRateLimiterGatewayFilterFactory> requestRateLimiters) {
-		return new GatewayRoutesVerifier(properties, configurationService, filters, limiter, requestRateLimiters);
+			RateLimitGatewayLimiter limiter, ObjectProvider<RequestRateLimiterGatewayFilterFactory> requestRateLimiters,
+			ListableBeanFactory beanFactory) {
+		return new GatewayRoutesVerifier(properties, configurationService, filters, limiter, requestRateLimiters,
+				beanFactory);
 	}
 
-	/** The configured routes that apply each policy and cap, for the start-up report. */
+	/** The configured routes that apply each policy and cap, and what keys them, for the start-up report. */
 	@Bean
 	PolicyPlaces rateLimitGatewayPolicyPlaces(GatewayRoutesVerifier rateLimitGatewayRoutesVerifier) {
 		return new PolicyPlaces() {
@@ -87,6 +90,11 @@ public class RateLimitGatewayAutoConfiguration {
 			@Override
 			public Map<String, List<String>> capPlaces() {
 				return rateLimitGatewayRoutesVerifier.capPlaces();
+			}
+
+			@Override
+			public Map<String, Map<String, String>> keyResolvers() {
+				return rateLimitGatewayRoutesVerifier.keyResolvers();
 			}
 
 		};

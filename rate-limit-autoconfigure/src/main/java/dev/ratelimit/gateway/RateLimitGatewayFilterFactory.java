@@ -77,8 +77,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	@Override
 	public GatewayFilter apply(Config config) {
-		return new RateLimitGatewayFilter(limits(config, "route '" + config.getRouteId() + "' filter " + NAME + "."),
-				this.limits);
+		// A filter of the Java DSL built by apply(consumer) has no route id: its arguments are named by the filter.
+		String route = (config.getRouteId() != null) ? "route '" + config.getRouteId() + "' " : "";
+		return new RateLimitGatewayFilter(limits(config, route + "filter " + NAME + "."), this.limits);
 	}
 
 	/**

@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
 import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
@@ -30,12 +31,17 @@ import dev.ratelimit.web.reactive.ReactiveRouteLimits;
  *       key-resolver: "#{@userKeyResolver}"
  *       rate-limit.policies: per-user
  * </pre>
+ * A route of the Java DSL names them with
+ * {@code f.requestRateLimiter().rateLimiter(RateLimitGatewayLimiter.class, (c) -> c.setPolicies(List.of("per-user")))},
+ * checked once every singleton exists.
+ * <p>
  * The gateway's filter writes the refusal itself: its status (429 by default)
  * with an empty body, and it cannot count by outcome; the {@code RateLimit}
  * filter ({@link RateLimitGatewayFilterFactory}) answers with the HTTP
  * contract's problem and reads keys from the request itself.
  */
-public class RateLimitGatewayLimiter extends AbstractRateLimiter<RateLimitGatewayLimiter.Config> {
+public class RateLimitGatewayLimiter extends AbstractRateLimiter<RateLimitGatewayLimiter.Config>
+		implements SmartInitializingSingleton {
 
 	/** The prefix of this limiter's arguments in a {@code RequestRateLimiter} filter. */
 	public static final String CONFIGURATION_PROPERTY_NAME = "rate-limit";
@@ -72,6 +78,18 @@ public class RateLimitGatewayLimiter extends AbstractRateLimiter<RateLimitGatewa
 			this.policies.put(event.getRouteId(),
 					policies(config, "route '" + event.getRouteId() + "' filter RequestRateLimiter."));
 		}
+	}
+
+	/**
+	 * Binds the policies of the routes of the Java DSL, whose
+	 * {@code RequestRateLimiterSpec.rateLimiter(…)} puts their arguments in
+	 * {@link #getConfig()} as the route locator bean is built, with no event:
+	 * a policy not configured fails the start, naming the route.
+	 */
+	@Override
+	public void afterSingletonsInstantiated() {
+		getConfig().forEach((route, config) -> this.policies.computeIfAbsent(route,
+				(id) -> policies(config, "route '" + id + "' filter RequestRateLimiter.")));
 	}
 
 	/**
