@@ -32,9 +32,11 @@ public class GatewaySampleApplication {
 	 * The key of the gateway's own {@code RequestRateLimiter}: the client
 	 * address, as the starter's {@code ip} key (without trusted proxies). No
 	 * address, no key: the gateway then refuses (its {@code deny-empty-key}).
+	 * Not a default candidate: the routes that use it name it, and the
+	 * gateway's default key resolver stays in place for any other.
 	 * @return the resolver
 	 */
-	@Bean
+	@Bean(defaultCandidate = false)
 	KeyResolver clientIpKeyResolver() {
 		return (exchange) -> {
 			InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
