@@ -1,5 +1,6 @@
 package dev.ratelimit.autoconfigure;
 
+import java.util.List;
 import java.util.function.IntSupplier;
 
 import io.micrometer.core.instrument.FunctionCounter;
@@ -13,10 +14,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import dev.ratelimit.LimitRegistry;
+import dev.ratelimit.aop.AnnotatedBeans;
+import dev.ratelimit.aop.LimitAnnotations;
 import dev.ratelimit.metrics.MicrometerLimitListener;
 import dev.ratelimit.concurrency.AdaptiveConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
 import dev.ratelimit.core.KeyBound;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.redis.RedisLimiterConnection;
 
 /**
@@ -41,24 +47,49 @@ class RateLimitMetricsConfiguration {
 	}
 
 	/**
-	 * Gauges of whether Redis answers and of the permits in use, registered
-	 * once every singleton (the registry among them) exists.
+	 * Gauges of whether Redis answers and of the permits in use, and every
+	 * limit's counters at 0, registered once every singleton (the registry among
+	 * them) exists.
 	 */
 	@Bean
 	SmartInitializingSingleton rateLimitGauges(ObjectProvider<MeterRegistry> registry,
 			ObjectProvider<RedisLimiterConnection> redis, ObjectProvider<ConcurrencyLimiters> limiters,
-			ObjectProvider<AdaptiveConcurrencyLimiter> adaptive, ObjectProvider<InMemoryKeyBounds> bounds) {
+			ObjectProvider<AdaptiveConcurrencyLimiter> adaptive, ObjectProvider<InMemoryKeyBounds> bounds,
+			ObjectProvider<MicrometerLimitListener> listener, ObjectProvider<LimitRegistry> limitRegistry,
+			ObjectProvider<AnnotatedBeans> annotatedBeans, ObjectProvider<LimitAnnotations> annotations,
+			RateLimitProperties properties) {
 		return () -> {
 			this.registryLookup.settle();
 			MeterRegistry meters = registry.getIfUnique();
 			if (meters == null) {
 				return;
 			}
+			// Counted from their first scrape at 0, so that a limit's first events after a start are an increase.
+			LimitRegistry configured = limitRegistry.getIfAvailable();
+			List<LimitDefinition<? extends Limit>> setUp = (configured != null) ? LimitsSetUp.of(configured,
+					annotatedBeans.getIfAvailable(), annotations.getIfAvailable()) : List.of();
+			boolean remote = properties.getBackend() == RateLimitProperties.Backend.REDIS;
+			MicrometerLimitListener counters = listener.getIfUnique();
+			if (counters != null) {
+				setUp.forEach((definition) -> counters.registerAtZero(definition,
+						LimitsSetUp.storeCanFail(definition.limit(), remote)));
+			}
 			InMemoryKeyBounds memory = bounds.getIfAvailable();
 			if (memory != null) {
 				register(meters, "rate-limit", memory.rateLimits());
 				register(meters, "budget", memory.budgets());
 				register(meters, "concurrency", memory.concurrency());
+				for (LimitDefinition<? extends Limit> definition : setUp) {
+					Limit limit = definition.limit();
+					if (LimitsSetUp.decidedInMemory(limit, remote)) {
+						KeyBound bound = switch (limit.kind()) {
+							case RATE_LIMIT -> memory.rateLimits();
+							case BUDGET -> memory.budgets();
+							case CONCURRENCY -> memory.concurrency();
+						};
+						overflowDecisions(meters, limit.kind().label(), bound.of(limit.name()));
+					}
+				}
 			}
 			RedisLimiterConnection connection = redis.getIfAvailable();
 			if (connection != null) {
@@ -105,8 +136,8 @@ class RateLimitMetricsConfiguration {
 
 	/**
 	 * The size of an in-memory store, the keys it dropped because their state was
-	 * fresh again, and per policy, once it has overflowed, the decisions taken on
-	 * its overflow slots.
+	 * fresh again, and per policy not registered at start-up, once it has
+	 * overflowed, the decisions taken on its overflow slots.
 	 */
 	private static void register(MeterRegistry meters, String store, KeyBound bound) {
 		Gauge.builder("rate.limit.memory.keys", bound, KeyBound::keys)
@@ -117,14 +148,18 @@ class RateLimitMetricsConfiguration {
 			.description("Keys an in-memory store dropped because forgetting them changed nothing")
 			.tag("store", store)
 			.register(meters);
-		// The bound holds each policy's keys strongly: the counter's weak reference to them stays good.
-		bound.onOverflow((keys) -> FunctionCounter
-			.builder("rate.limit.memory.overflow.decisions", keys, KeyBound.Keys::overflowDecisions)
+		// A policy not set up at start-up gets its counter at its first overflow (registered at most once).
+		bound.onOverflow((keys) -> overflowDecisions(meters, store, keys));
+	}
+
+	/** Decisions a store took on a policy's overflow slots; the bound holds the keys strongly, as the counter needs. */
+	private static void overflowDecisions(MeterRegistry meters, String store, KeyBound.Keys keys) {
+		FunctionCounter.builder("rate.limit.memory.overflow.decisions", keys, KeyBound.Keys::overflowDecisions)
 			.description("Decisions an in-memory store took on a policy's overflow slots: new keys of a policy "
 					+ "holding its bound of keys that still matter, sharing states limited like one key each")
 			.tag("store", store)
 			.tag("policy", keys.policy())
-			.register(meters));
+			.register(meters);
 	}
 
 }

@@ -14,12 +14,16 @@ import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.budget.Amounts;
 import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.Priority;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitDefinition;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.PerLimit;
 import dev.ratelimit.core.RateLimitException;
+import dev.ratelimit.core.RateLimitPolicy;
 
 /**
  * Measures every kind of limit in Micrometer, with bounded tags: the kind, the
@@ -56,7 +60,9 @@ import dev.ratelimit.core.RateLimitException;
  * {@code shadow} mode, by class.</li>
  * </ul>
  * Meters are created once per name and tags and found again without building
- * a string; counting is a lock-free increment.
+ * a string; counting is a lock-free increment. {@link #registerAtZero} creates
+ * a limit's counters before its first event, so that its first event is an
+ * increase a monitoring system can see.
  */
 public final class MicrometerLimitListener implements LimitListener {
 
@@ -142,6 +148,37 @@ public final class MicrometerLimitListener implements LimitListener {
 		this.registry = registry;
 		this.leftPercent = 100 - nearLimitPercent;
 		this.limitCounters = new PerLimit<>((limit) -> new AtomicReferenceArray<>(LimitCounter.COUNT));
+	}
+
+	/**
+	 * Registers at 0 every counter of a limit that its events can increase, before
+	 * the first one. Prometheus takes a counter's first scraped value as its
+	 * start: a counter created at its first increment already holds it when
+	 * first scraped, so {@code increase(...)} reads 0 and the first burst after
+	 * a start is never seen. Counters that no event of the limit can increase are
+	 * left out: {@code allowed} and {@code denied} of a shadow limit (its
+	 * decisions are counted as {@code shadow}) and {@code shadow} of an enforced
+	 * one, near-limit decisions of shadow limits and of caps, plan defaults of a
+	 * limit without a plan expression, give-backs of a policy that cannot be
+	 * counted by outcome, fallbacks where no store can fail (and of failure modes
+	 * other than the limit's). A counter an event needs later is still created
+	 * then, as before. Bounded by the limits set up, never by keys.
+	 * @param definition the limit as set up, with its plan expression
+	 * @param storeCanFail whether a store outside this process decides the limit,
+	 * so that its failure mode may decide its calls
+	 */
+	public void registerAtZero(LimitDefinition<?> definition, boolean storeCanFail) {
+		Limit limit = definition.limit();
+		for (LimitCounter which : LimitCounter.values()) {
+			if (which.counts(limit, definition.planExpression() != null, storeCanFail)) {
+				counter(limit, which);
+			}
+		}
+		if (limit instanceof ConcurrencyPolicy cap && cap.isAdaptive()) {
+			for (Priority priority : Priority.values()) {
+				shedCounter(cap, priority.label(), cap.shadow());
+			}
+		}
 	}
 
 	@Override
@@ -256,6 +293,14 @@ public final class MicrometerLimitListener implements LimitListener {
 
 	@Override
 	public void shed(Limit cap, String priority, boolean shadow) {
+		Counter counter = shedCounter(cap, priority, shadow);
+		if (counter != null) {
+			counter.increment();
+		}
+	}
+
+	/** The cap's counter of a class's calls shed, registered on first use; {@code null} while there is no registry. */
+	private @Nullable Counter shedCounter(Limit cap, String priority, boolean shadow) {
 		Map<String, AtomicReferenceArray<Counter>> byPriority = this.shedCounters.of(cap);
 		AtomicReferenceArray<Counter> counters = byPriority.get(priority);
 		if (counters == null) {
@@ -266,7 +311,7 @@ public final class MicrometerLimitListener implements LimitListener {
 		if (counter == null) {
 			MeterRegistry meters = this.registry.get();
 			if (meters == null) {
-				return;
+				return null;
 			}
 			// Registering twice in a race is harmless: the registry hands out one counter per name and tags.
 			counter = Counter.builder(SHED)
@@ -277,7 +322,7 @@ public final class MicrometerLimitListener implements LimitListener {
 				.register(meters);
 			counters.set(index, counter);
 		}
-		counter.increment();
+		return counter;
 	}
 
 	/** Counts one event of a limit: a map look-up by the limit's name and an increment. */
@@ -349,6 +394,31 @@ public final class MicrometerLimitListener implements LimitListener {
 			this.meter = meter;
 			this.tag = tag;
 			this.value = value;
+		}
+
+		/**
+		 * Whether an event of the limit can increase this counter.
+		 * @param limit the limit
+		 * @param planned whether the limit chooses plans by an expression
+		 * @param storeCanFail whether a store that can fail decides it
+		 */
+		boolean counts(Limit limit, boolean planned, boolean storeCanFail) {
+			boolean shadow = (limit instanceof RateLimitPolicy policy && policy.shadow())
+					|| (limit instanceof ConcurrencyPolicy cap && cap.shadow());
+			return switch (this) {
+				case ALLOWED, DENIED -> !shadow;
+				case SHADOW -> shadow;
+				case FALLBACK -> storeCanFail;
+				case FALLBACK_OPEN -> storeCanFail && limit.failureMode() == FailureMode.OPEN;
+				case FALLBACK_CLOSED -> storeCanFail && limit.failureMode() == FailureMode.CLOSED;
+				case FALLBACK_LOCAL -> storeCanFail && limit.failureMode() == FailureMode.LOCAL;
+				case PLAN_UNKNOWN, PLAN_NONE -> planned;
+				// Counting by outcome is chosen where the policy applies; a policy that allows it may be.
+				case GIVEN_BACK, GIVE_BACK_FAILED ->
+					limit instanceof RateLimitPolicy policy && policy.outcomeCountingProblem() == null;
+				case NEAR_LIMIT -> !shadow && limit.kind() != LimitKind.CONCURRENCY;
+				case SPENT -> limit.kind() == LimitKind.BUDGET;
+			};
 		}
 
 		Counter.Builder builder(Limit limit) {
