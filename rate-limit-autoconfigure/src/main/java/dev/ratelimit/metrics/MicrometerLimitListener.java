@@ -156,9 +156,10 @@ public final class MicrometerLimitListener implements LimitListener {
 	 * start: a counter created at its first increment already holds it when
 	 * first scraped, so {@code increase(...)} reads 0 and the first burst after
 	 * a start is never seen. Counters that no event of the limit can increase are
-	 * left out: {@code allowed} and {@code denied} of a shadow limit (its
-	 * decisions are counted as {@code shadow}) and {@code shadow} of an enforced
-	 * one, near-limit decisions of shadow limits and of caps, plan defaults of a
+	 * left out: {@code allowed} and {@code denied} of a shadow policy (its
+	 * decisions are counted as {@code shadow}), {@code denied} of a shadow cap
+	 * (it admits every call), {@code shadow} of an enforced limit, near-limit
+	 * decisions of shadow policies and of caps, plan defaults of a
 	 * limit without a plan expression, give-backs of a policy that cannot be
 	 * counted by outcome, fallbacks where no store can fail (and of failure modes
 	 * other than the limit's). A counter an event needs later is still created
@@ -403,11 +404,14 @@ public final class MicrometerLimitListener implements LimitListener {
 		 * @param storeCanFail whether a store that can fail decides it
 		 */
 		boolean counts(Limit limit, boolean planned, boolean storeCanFail) {
-			boolean shadow = (limit instanceof RateLimitPolicy policy && policy.shadow())
-					|| (limit instanceof ConcurrencyPolicy cap && cap.shadow());
+			// A shadow policy is decided apart from its calls: its decisions count as shadow ones alone. A shadow
+			// cap admits every call (allowed) and counts those it would have shed as shadow ones.
+			boolean shadowPolicy = limit instanceof RateLimitPolicy policy && policy.shadow();
+			boolean shadowCap = limit instanceof ConcurrencyPolicy cap && cap.shadow();
 			return switch (this) {
-				case ALLOWED, DENIED -> !shadow;
-				case SHADOW -> shadow;
+				case ALLOWED -> !shadowPolicy;
+				case DENIED -> !shadowPolicy && !shadowCap;
+				case SHADOW -> shadowPolicy || shadowCap;
 				case FALLBACK -> storeCanFail;
 				case FALLBACK_OPEN -> storeCanFail && limit.failureMode() == FailureMode.OPEN;
 				case FALLBACK_CLOSED -> storeCanFail && limit.failureMode() == FailureMode.CLOSED;
@@ -416,7 +420,7 @@ public final class MicrometerLimitListener implements LimitListener {
 				// Counting by outcome is chosen where the policy applies; a policy that allows it may be.
 				case GIVEN_BACK, GIVE_BACK_FAILED ->
 					limit instanceof RateLimitPolicy policy && policy.outcomeCountingProblem() == null;
-				case NEAR_LIMIT -> !shadow && limit.kind() != LimitKind.CONCURRENCY;
+				case NEAR_LIMIT -> !shadowPolicy && limit.kind() != LimitKind.CONCURRENCY;
 				case SPENT -> limit.kind() == LimitKind.BUDGET;
 			};
 		}

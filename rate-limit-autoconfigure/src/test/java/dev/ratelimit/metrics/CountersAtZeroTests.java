@@ -54,7 +54,8 @@ class CountersAtZeroTests {
 				"rate-limit.budgets.tenant-daily.amount=1.00", "rate-limit.budgets.tenant-daily.window=day",
 				"rate-limit.budgets.tenant-daily.unit=USD",
 				"rate-limit.concurrency.provider.permits=1",
-				"rate-limit.concurrency.jobs.adaptive.algorithm=aimd");
+				"rate-limit.concurrency.jobs.adaptive.algorithm=aimd",
+				"rate-limit.concurrency.probe.adaptive.algorithm=aimd", "rate-limit.concurrency.probe.shadow=true");
 
 	@Test
 	void everyCounterOfEveryConfiguredLimitIsRegisteredAtZeroBeforeAnyCall() {
@@ -66,14 +67,17 @@ class CountersAtZeroTests {
 					"rate-limit inline-runs allowed", "rate-limit inline-runs denied",
 					"budget tenant-daily allowed", "budget tenant-daily denied",
 					"concurrency provider allowed", "concurrency provider denied",
-					"concurrency jobs allowed", "concurrency jobs denied");
+					"concurrency jobs allowed", "concurrency jobs denied",
+					"concurrency probe allowed", "concurrency probe shadow");
 			// A shadow policy never refuses, so its callers are never near the limit; caps cannot say what is left.
 			assertThat(series(meters, MicrometerLimitListener.NEAR_LIMIT)).containsExactlyInAnyOrder("rate-limit api",
 					"rate-limit planned", "rate-limit inline-runs", "budget tenant-daily");
 			assertThat(series(meters, MicrometerLimitListener.PLAN_DEFAULTED))
 				.containsExactlyInAnyOrder("rate-limit planned none", "rate-limit planned unknown");
 			assertThat(series(meters, MicrometerLimitListener.SHED)).containsExactlyInAnyOrder(
-					"jobs critical shed", "jobs normal shed", "jobs background shed", "jobs sheddable shed");
+					"jobs critical shed", "jobs normal shed", "jobs background shed", "jobs sheddable shed",
+					"probe critical shadow", "probe normal shadow", "probe background shadow",
+					"probe sheddable shadow");
 			assertThat(series(meters, MicrometerLimitListener.BUDGET_SPENT)).containsExactly("tenant-daily");
 			assertThat(series(meters, MicrometerLimitListener.GIVE_BACKS)).contains("rate-limit api given",
 					"rate-limit api failed");
