@@ -98,6 +98,9 @@ class MonitoringQueriesTests {
 				"rate-limit.concurrency.jobs.adaptive.initial-limit=1",
 				"rate-limit.concurrency.jobs.adaptive.max-limit=1");
 
+	/** The scrape, taken once: taking it kills this class's Redis. */
+	private static Map<String, Map<String, Set<String>>> scraped;
+
 	@AfterAll
 	static void stopRedis() {
 		redis.close();
@@ -105,7 +108,7 @@ class MonitoringQueriesTests {
 
 	@Test
 	void everyMetricAndLabelTheDashboardAndTheAlertsQueryIsScraped() throws IOException {
-		Map<String, Map<String, Set<String>>> scraped = scrapeAfterDecisionsOfEveryKind();
+		Map<String, Map<String, Set<String>>> scraped = scraped();
 		List<String> problems = new ArrayList<>();
 		List<String> dashboard = dashboardQueries();
 		List<Map<String, Object>> rules = alertRules();
@@ -125,6 +128,60 @@ class MonitoringQueriesTests {
 	}
 
 	@Test
+	void theLimitVariableFiltersEveryPanelThatReadsPerLimitSeries() throws IOException {
+		Map<String, Map<String, Set<String>>> scraped = scraped();
+		List<String> problems = new ArrayList<>();
+		for (JsonNode panel : dashboard().get("panels")) {
+			for (JsonNode expr : panel.findValues("expr")) {
+				unfiltered(panel.get("title").asString() + ": " + expr.asString(), expr.asString(), scraped,
+						problems);
+			}
+		}
+		assertThat(problems).as("panels reading per-limit series that the Limit variable does not filter").isEmpty();
+	}
+
+	@Test
+	void aPanelOfAPerLimitSeriesWithoutTheVariableIsReported() {
+		Map<String, Map<String, Set<String>>> scraped = Map.of("rate_limit_decisions_total",
+				Map.of("policy", Set.of("api")), "rate_limit_budget_spent_USD_total", Map.of("budget", Set.of("daily")),
+				"rate_limit_redis_silent", Map.of());
+		List<String> problems = new ArrayList<>();
+		unfiltered("q1", "sum by (policy) (rate(rate_limit_decisions_total{outcome=\"denied\"}[5m]))", scraped,
+				problems);
+		unfiltered("q2", "sum(rate(rate_limit_decisions_total[5m]))", scraped, problems);
+		unfiltered("q3", "sum by (budget) (rate({__name__=~\"rate_limit_budget_spent(_.+)?_total\"}[5m]))", scraped,
+				problems);
+		unfiltered("q4", "sum by (budget) (rate({__name__=~\"rate_limit_budget_spent(_.+)?_total\", "
+				+ "budget=~\"$policy\"}[5m])) + sum(rate(rate_limit_decisions_total{policy=~\"$policy\"}[5m]))",
+				scraped, problems);
+		unfiltered("q5", "max(rate_limit_redis_silent)", scraped, problems);
+		assertThat(problems).containsExactly("q1: rate_limit_decisions_total is not filtered by policy=~\"$policy\"",
+				"q2: rate_limit_decisions_total is not filtered by policy=~\"$policy\"",
+				"q3: rate_limit_budget_spent_USD_total is not filtered by budget=~\"$policy\"");
+	}
+
+	@Test
+	void dashboardAsksForItsPrometheusDataSourceWhenImported() throws IOException {
+		JsonNode dashboard = dashboard();
+		JsonNode inputs = dashboard.get("__inputs");
+		assertThat(inputs).as("__inputs").isNotNull().hasSize(1);
+		assertThat(inputs.get(0).get("name").asString()).isEqualTo("DS_PROMETHEUS");
+		assertThat(inputs.get(0).get("type").asString()).isEqualTo("datasource");
+		assertThat(inputs.get(0).get("pluginId").asString()).isEqualTo("prometheus");
+		List<JsonNode> dataSources = dashboard.findValues("datasource");
+		assertThat(dataSources).as("data sources of the panels, their queries and the variables").hasSizeGreaterThan(10)
+			.allSatisfy((dataSource) -> {
+				assertThat(dataSource.get("type").asString()).isEqualTo("prometheus");
+				assertThat(dataSource.get("uid").asString()).isEqualTo("${DS_PROMETHEUS}");
+			});
+		for (JsonNode panel : dashboard.get("panels")) {
+			if (!"row".equals(panel.get("type").asString())) {
+				assertThat(panel.get("datasource")).as("data source of %s", panel.get("title")).isNotNull();
+			}
+		}
+	}
+
+	@Test
 	void alertRulesAreWellFormed() throws IOException {
 		for (Map<String, Object> rule : alertRules()) {
 			assertThat(rule).as("rule %s", rule.get("alert")).containsKeys("alert", "expr", "labels", "annotations");
@@ -140,8 +197,7 @@ class MonitoringQueriesTests {
 
 	@Test
 	void dashboardPanelsEachHaveATitleAndQueries() throws IOException {
-		JsonNode dashboard = JsonMapper.builder().build().readTree(Files.readString(MONITORING.resolve(
-				"grafana-dashboard.json")));
+		JsonNode dashboard = dashboard();
 		assertThat(dashboard.get("uid").asString()).isEqualTo("rate-limit-starter");
 		for (JsonNode panel : dashboard.get("panels")) {
 			assertThat(panel.get("title").asString()).isNotBlank();
@@ -165,6 +221,61 @@ class MonitoringQueriesTests {
 				"q2: rate_limit_decisions_total has no label outcome=\"refused\" (has [allowed, denied])",
 				"q2: rate_limit_decisions_total has no label tenant to group by",
 				"q4: no metric matches {__name__=~\"rate_limit_budget_spend_.+_total\"}");
+	}
+
+	private static JsonNode dashboard() throws IOException {
+		return JsonMapper.builder().build().readTree(Files.readString(MONITORING.resolve("grafana-dashboard.json")));
+	}
+
+	/** The scrape after decisions of every kind, taken at the first call. */
+	private Map<String, Map<String, Set<String>>> scraped() {
+		if (scraped == null) {
+			scraped = scrapeAfterDecisionsOfEveryKind();
+		}
+		return scraped;
+	}
+
+	/**
+	 * Reports each per-limit series of a query (one with a {@code policy} or
+	 * {@code budget} label) that the {@code Limit} variable does not filter: its
+	 * selector must match that label with {@code =~"$policy"}. Series of a whole
+	 * store (no such label) may ignore the variable.
+	 */
+	private static void unfiltered(String where, String query, Map<String, Map<String, Set<String>>> scraped,
+			List<String> problems) {
+		// The strings' text blanked out at the same length: a metric named in a regex is no metric here.
+		Matcher quoted = Pattern.compile("\"[^\"]*\"").matcher(query);
+		StringBuilder masked = new StringBuilder(query);
+		while (quoted.find()) {
+			for (int i = quoted.start() + 1; i < quoted.end() - 1; i++) {
+				masked.setCharAt(i, ' ');
+			}
+		}
+		Matcher metric = METRIC.matcher(masked);
+		while (metric.find()) {
+			boolean selects = metric.end() < query.length() && query.charAt(metric.end()) == '{';
+			String matchers = selects ? query.substring(metric.end(), query.indexOf('}', metric.end())) : "";
+			checkFiltered(where, metric.group(1), matchers, scraped, problems);
+		}
+		Matcher selector = SELECTOR.matcher(query);
+		while (selector.find()) {
+			if (selector.group(1) == null) {
+				for (String name : namesOf(null, selector.group(2), scraped)) {
+					checkFiltered(where, name, selector.group(2), scraped, problems);
+				}
+			}
+		}
+	}
+
+	private static void checkFiltered(String where, String name, String matchers,
+			Map<String, Map<String, Set<String>>> scraped, List<String> problems) {
+		Map<String, Set<String>> labels = scraped.getOrDefault(name, Map.of());
+		for (String label : List.of("policy", "budget")) {
+			String filter = label + "=~\"$policy\"";
+			if (labels.containsKey(label) && !matchers.replace(" ", "").contains(filter)) {
+				problems.add(where + ": " + name + " is not filtered by " + filter);
+			}
+		}
 	}
 
 	/** Runs decisions of every kind, Redis up and then down, and reads the scrape. */
@@ -405,8 +516,7 @@ class MonitoringQueriesTests {
 
 	/** The queries of the dashboard's panels and of its variables. */
 	private static List<String> dashboardQueries() throws IOException {
-		JsonNode dashboard = JsonMapper.builder().build().readTree(Files.readString(MONITORING.resolve(
-				"grafana-dashboard.json")));
+		JsonNode dashboard = dashboard();
 		List<String> queries = new ArrayList<>();
 		for (JsonNode expr : dashboard.findValues("expr")) {
 			queries.add(expr.asString());

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The operator's view of the sample app, over real HTTP as the README tour
  * shows it: {@code /actuator/ratelimits}, {@code /actuator/health} and
- * {@code /actuator/metrics}.
+ * {@code /actuator/metrics} and {@code /actuator/prometheus}.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
 @Import(SampleApplicationHttpTests.ManualClock.class)
@@ -104,6 +104,20 @@ class SampleApplicationActuatorTests {
 		assertThat(response.status()).isEqualTo(200);
 		assertThat((List<String>) JsonPath.read(response.body(), "$.availableTags[?(@.tag == 'outcome')].values[*]"))
 			.contains("allowed");
+	}
+
+	@Test
+	void prometheusHasTheStoreLatencyHistogramAndEveryLimitsCountersBeforeTheirFirstEvent() throws Exception {
+		assertThat(this.http.postJson("/agent/run", "{}", "X-User-Id", "rita").status()).isEqualTo(200);
+		Answer response = this.http.get("/actuator/prometheus");
+		assertThat(response.status()).isEqualTo(200);
+		List<String> lines = response.body().lines().toList();
+		// The dashboard's p99 store-latency panel reads the timer's histogram, which application.yml turns on.
+		assertThat(lines).anyMatch((line) -> line.startsWith("rate_limit_store_latency_seconds_bucket{"));
+		// Registered at 0 at start-up, whatever the tests before took: the first refusal is an increase.
+		assertThat(lines).anyMatch((line) -> line.startsWith("rate_limit_decisions_total{")
+				&& line.contains("kind=\"budget\"") && line.contains("outcome=\"denied\"")
+				&& line.contains("policy=\"tenant-daily\""));
 	}
 
 }
