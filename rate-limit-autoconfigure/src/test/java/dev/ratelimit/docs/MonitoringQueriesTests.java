@@ -53,7 +53,9 @@ import static org.assertj.core.api.Assertions.fail;
  * decide), its scrape is read as Prometheus reads it, and every metric named in
  * every query must be in it, with every label the query selects or groups by
  * (and every literal value it selects). Renaming a meter, a tag or an outcome
- * fails here, not on a dashboard at 3 a.m.
+ * fails here, not on a dashboard at 3 a.m. The dashboard's {@code Limit}
+ * variable must filter every per-limit series it reads, and its panels read the
+ * data source Grafana asks for on import ({@code DS_PROMETHEUS}).
  */
 class MonitoringQueriesTests {
 
