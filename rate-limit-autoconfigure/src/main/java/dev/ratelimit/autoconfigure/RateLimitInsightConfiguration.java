@@ -51,7 +51,7 @@ class RateLimitInsightConfiguration {
 		RateLimitProperties.HeavyHitters settings = properties.getHeavyHitters();
 		// A text counts while it is the publisher's latest: a missed publish or two is no gap.
 		Duration keep = settings.getPublishInterval().multipliedBy(3).plus(settings.getWindow());
-		return new RedisFleetExchange(connection.connectionFactory(), properties.getKeyPrefix(), UniqueIds.next(),
+		return new RedisFleetExchange(connection, properties.getKeyPrefix(), UniqueIds.next(),
 				keep, System::currentTimeMillis);
 	}
 

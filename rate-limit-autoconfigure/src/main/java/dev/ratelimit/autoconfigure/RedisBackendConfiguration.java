@@ -127,7 +127,7 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RedisLimiterConnection.class)
 	OverrideStore rateLimitOverrideStore(RedisLimiterConnection connection, RateLimitProperties properties) {
-		return new RedisOverrideStore(connection.connectionFactory(), properties.getKeyPrefix());
+		return new RedisOverrideStore(connection, properties.getKeyPrefix());
 	}
 
 	@Bean

@@ -10,6 +10,7 @@ import java.util.concurrent.Executor;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.core.AnnouncedOutage;
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.FailureModes;
@@ -278,19 +279,22 @@ public final class CostBudgets implements AutoCloseable {
 
 	/**
 	 * Keeps a settlement that could not reach its store: one warning until the
-	 * store answers one again, the rest at debug level. When the keeper is full,
+	 * store answers one again, the rest at debug level, and none during an
+	 * outage the store told of already. When the keeper is full,
 	 * says what is lost: the settle's lease returns its estimate at its timeout.
 	 */
 	private void keep(PendingSettlements.Settlement settlement, RuntimeException cause) {
 		String what = (settlement.release() ? "release" : "settle") + " of reservation " + settlement.id()
 				+ " of budget '" + settlement.policy().name() + "'";
-		if (!this.pending.keep(settlement)) {
+		boolean announced = AnnouncedOutage.in(cause);
+		if (!this.pending.keep(settlement, announced)) {
 			logger.log(Level.ERROR, "Could not apply the " + what + ", and " + PendingSettlements.MAX_PENDING
 					+ " settlements wait already; its estimate returns when the reservation times out: "
 					+ Causes.describe(cause));
 			return;
 		}
-		if (!this.keepingWarned) {
+		// During an outage the store told of, keeping settlements is what its warning said would happen.
+		if (!announced && !this.keepingWarned) {
 			this.keepingWarned = true;
 			logger.log(Level.WARNING, "Could not apply the " + what + "; it is kept in this instance and applied "
 					+ "once the budget store answers again (further ones are logged at debug level): "
@@ -364,7 +368,7 @@ public final class CostBudgets implements AutoCloseable {
 		catch (RuntimeException ex) {
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
 			this.health.failed(reservation.key(), ex);
-			logger.log(Level.WARNING, "Could not extend reservation " + reservation.id() + " of budget '"
+			logger.log(AnnouncedOutage.in(ex) ? Level.DEBUG : Level.WARNING, "Could not extend reservation " + reservation.id() + " of budget '"
 					+ reservation.policy().name() + "'; the stream stops at what it holds: " + ex);
 			return false;
 		}

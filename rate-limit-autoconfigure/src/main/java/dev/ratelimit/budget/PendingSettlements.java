@@ -58,6 +58,9 @@ final class PendingSettlements implements AutoCloseable {
 
 	private volatile int size;
 
+	/** Guarded by {@link #pending}: whether a settlement kept since the last were applied was warned of. */
+	private boolean toldOf;
+
 	private long pauseMillis = FIRST_PAUSE_MILLIS;
 
 	/** Whether the last attempt failed; only the attempt thread touches it. */
@@ -97,12 +100,26 @@ final class PendingSettlements implements AutoCloseable {
 	 * kept already
 	 */
 	boolean keep(Settlement settlement) {
+		return keep(settlement, false);
+	}
+
+	/**
+	 * Keeps a settlement and schedules an attempt.
+	 * @param settlement what could not be applied
+	 * @param announced whether its failure was an outage the store told of
+	 * already: when every settlement kept was, applying them is logged at debug
+	 * level, the store's own line saying that it answers again
+	 * @return whether it is kept; {@code false} when {@link #MAX_PENDING} are
+	 * kept already
+	 */
+	boolean keep(Settlement settlement, boolean announced) {
 		synchronized (this.pending) {
 			if (this.pending.size() >= this.maxPending) {
 				return false;
 			}
 			this.pending.addLast(settlement);
 			this.size = this.pending.size();
+			this.toldOf |= !announced;
 		}
 		schedule(FIRST_PAUSE_MILLIS);
 		return true;
@@ -202,8 +219,13 @@ final class PendingSettlements implements AutoCloseable {
 		}
 		this.failing = false;
 		this.pauseMillis = FIRST_PAUSE_MILLIS;
+		boolean warned;
+		synchronized (this.pending) {
+			warned = this.toldOf;
+			this.toldOf = false;
+		}
 		if (applied > 0) {
-			logger.log(Level.INFO, "Applied " + applied + " budget settlement(s) kept while the budget store "
+			logger.log(warned ? Level.INFO : Level.DEBUG, "Applied " + applied + " budget settlement(s) kept while the budget store "
 					+ "could not be reached; their spend is charged");
 		}
 		return true;

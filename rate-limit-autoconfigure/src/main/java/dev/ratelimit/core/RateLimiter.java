@@ -333,7 +333,8 @@ public final class RateLimiter {
 			this.listener.gaveBack(taken.policy(), false);
 			String message = "Could not give back " + taken.cost() + " unit(s) to policy '" + taken.policy().name()
 					+ "'; they stay counted until the policy restores them: " + ex;
-			if (this.giveBackFailuresLogged.first(taken.policy().name())) {
+			// An outage the backend told of already is not warned of again, per policy.
+			if (!AnnouncedOutage.in(ex) && this.giveBackFailuresLogged.first(taken.policy().name())) {
 				logger.log(Level.WARNING, message + " (further failures of this policy are logged at debug level)");
 			}
 			else {

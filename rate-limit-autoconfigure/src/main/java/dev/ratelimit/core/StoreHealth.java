@@ -2,6 +2,7 @@ package dev.ratelimit.core;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,6 +16,11 @@ import org.jspecify.annotations.Nullable;
  * call, and the listeners told. Calls on the other parts of the store go on
  * answering meanwhile without clearing the failing one. The same for the
  * rate-limit backend, the budget store and the permit store.
+ * <p>
+ * A failure that is an outage the store told of already ({@link AnnouncedOutage}:
+ * a Redis that sends nothing, a lost connection, a failover) is logged at
+ * debug level, and so is the part's answering again: the store's own warning
+ * and its line when decisions are back say it once for every kind of limit.
  */
 public final class StoreHealth {
 
@@ -31,7 +37,8 @@ public final class StoreHealth {
 
 	private final StoreParts parts;
 
-	private final Set<String> failing = ConcurrentHashMap.newKeySet();
+	/** The failing parts, each with whether its failure was an outage told of already. */
+	private final Map<String, Boolean> failing = new ConcurrentHashMap<>();
 
 	/** Whether any part fails: the one read of an answered call while none does. */
 	private volatile boolean anyFailing;
@@ -85,17 +92,18 @@ public final class StoreHealth {
 	 */
 	public void failed(@Nullable String key, RuntimeException cause) {
 		String part = (key != null) ? this.parts.partOf(key) : "";
-		if (this.failing.contains(part)) {
+		if (this.failing.containsKey(part)) {
 			return;
 		}
 		synchronized (this) {
-			if (!this.failing.add(part)) {
+			boolean announced = AnnouncedOutage.in(cause);
+			if (this.failing.putIfAbsent(part, announced) != null) {
 				return;
 			}
 			boolean first = !this.anyFailing;
 			this.anyFailing = true;
-			// A failover the store announced with a warning of its own is not warned of again, per kind.
-			logger.log(AnnouncedOutage.in(cause) ? Level.INFO : Level.WARNING, this.store + " failed" + on(part)
+			// An outage the store announced with a warning of its own is not told of again, per kind.
+			logger.log(announced ? Level.DEBUG : Level.WARNING, this.store + " failed" + on(part)
 					+ "; applying each " + this.kind.label()
 					+ "'s failure mode" + (part.isEmpty() ? "" : " to the keys there") + " until it answers again: "
 					+ Causes.describe(cause));
@@ -131,18 +139,20 @@ public final class StoreHealth {
 	 * @return their names, {@code ""} for the store as a whole
 	 */
 	public Set<String> failingParts() {
-		return Set.copyOf(this.failing);
+		return Set.copyOf(this.failing.keySet());
 	}
 
 	private void recovered(String part, @Nullable String why) {
-		if (!this.failing.contains(part)) {
+		if (!this.failing.containsKey(part)) {
 			return;
 		}
 		synchronized (this) {
-			if (!this.failing.remove(part)) {
+			Boolean announced = this.failing.remove(part);
+			if (announced == null) {
 				return;
 			}
-			logger.log(Level.INFO, this.store + ((why != null) ? why : " answers again" + on(part))
+			// The end of an announced outage is told once, where it was announced.
+			logger.log(announced ? Level.DEBUG : Level.INFO, this.store + ((why != null) ? why : " answers again" + on(part))
 					+ "; decisions are back on it");
 			this.listener.storePartAvailabilityChanged(this.kind, part, true, null);
 			if (this.failing.isEmpty()) {
@@ -162,7 +172,7 @@ public final class StoreHealth {
 			return;
 		}
 		this.movedCheckedNanos = now;
-		for (String part : this.failing) {
+		for (String part : this.failing.keySet()) {
 			if (!part.isEmpty() && !this.parts.keepsKeys(part)) {
 				recovered(part, ": " + part + " keeps no keys any more, they moved to a part that answers");
 			}

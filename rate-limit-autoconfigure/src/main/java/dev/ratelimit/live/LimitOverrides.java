@@ -60,6 +60,12 @@ public final class LimitOverrides implements AutoCloseable {
 	private boolean failing;
 
 	/**
+	 * Guarded by this: whether that failure was an outage the store told of
+	 * ({@link AnnouncedOutage}), so that its end is left to the store's line too.
+	 */
+	private boolean failingAnnounced;
+
+	/**
 	 * Creates the overrides of a registry's limits.
 	 * @param registry the configured limits
 	 * @param store where overrides are kept
@@ -158,26 +164,35 @@ public final class LimitOverrides implements AutoCloseable {
 			}
 			if (this.failing) {
 				this.failing = false;
-				logger.info("Rate limit overrides are read from their store again");
+				String message = "Rate limit overrides are read from their store again";
+				if (!this.failingAnnounced) {
+					logger.info(message);
+				}
+				else if (logger.isDebugEnabled()) {
+					// The store's own line says that decisions are back.
+					logger.debug(message);
+				}
 			}
 		}
 		catch (RuntimeException ex) {
 			if (!this.failing && this.applied == null) {
 				// At start-up the connection has already warned that the store is unreachable.
 				this.failing = true;
+				this.failingAnnounced = false;
 				logger.info("Rate limit overrides not read yet, their store does not answer; the configured numbers "
 						+ "apply until it does");
 			}
 			else if (!this.failing) {
 				this.failing = true;
+				this.failingAnnounced = AnnouncedOutage.in(ex);
 				String message = "Cannot read the rate limit overrides from their store (" + Causes.describe(ex)
 						+ "); the limits keep the overrides last read, trying again";
-				if (AnnouncedOutage.in(ex)) {
-					// The store told of the failover it follows already.
-					logger.info(message);
-				}
-				else {
+				if (!this.failingAnnounced) {
 					logger.warn(message);
+				}
+				else if (logger.isDebugEnabled()) {
+					// The store told of the outage already, with one warning for every part of the limiter.
+					logger.debug(message);
 				}
 			}
 			else if (logger.isDebugEnabled()) {

@@ -1,8 +1,11 @@
 package dev.ratelimit.redis;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.RedisConnectionFailureException;
 
 import dev.ratelimit.core.AnnouncedOutage;
+import dev.ratelimit.core.Causes;
 
 /**
  * A limiter call that failed, or was refused unsent, while the limiter's
@@ -11,6 +14,12 @@ import dev.ratelimit.core.AnnouncedOutage;
  * nothing (see {@link RedisSilence}). The call follows its limit's failure mode
  * like any failed call; the logs name the cause once rather than every kind of
  * limit warning of it again.
+ * <p>
+ * {@link #told} is where every failure of a call on the limiter's connection
+ * is told apart: the scripts' runner, the overrides' store and the fleet's
+ * exchange throw what it returns, and whoever logs an {@link AnnouncedOutage}
+ * logs it at debug level, so that an outage reads as the one warning of the
+ * silence or the failover and the one line when decisions are back.
  */
 final class AnnouncedRedisFailure extends RedisConnectionFailureException implements AnnouncedOutage {
 
@@ -22,6 +31,25 @@ final class AnnouncedRedisFailure extends RedisConnectionFailureException implem
 
 	AnnouncedRedisFailure(String message, Throwable cause) {
 		super(message, cause);
+	}
+
+	/**
+	 * Returns a call's failure as the outage told of already, when one is: a
+	 * failover or lost connection the connection follows, or a silent Redis (or
+	 * Cluster node); otherwise the failure itself, which its caller warns of.
+	 * @param failure the call's failure
+	 * @param failovers the connection's failover follower, or {@code null} for none
+	 * @param silence the connection's gate, or {@code null} for none
+	 * @return the failure to throw
+	 */
+	static RuntimeException told(RuntimeException failure, @Nullable RedisFailovers failovers,
+			@Nullable RedisSilence silence) {
+		RuntimeException told = (failovers != null) ? failovers.duringFailover(failure) : failure;
+		if (!(told instanceof AnnouncedRedisFailure) && silence != null && silence.isAnySilent()) {
+			// The call that found Redis silent: the silence was warned of as it was found.
+			told = new AnnouncedRedisFailure(silence.describe() + ": " + Causes.describe(failure), failure);
+		}
+		return told;
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.ratelimit.redis;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Set;
@@ -38,14 +39,37 @@ final class LimiterChannels {
 	};
 
 	/**
-	 * Returns the handler that registers a channel, for the channel's pipeline.
-	 * @return the handler, one per channel
+	 * Installs what registers a channel on its pipeline: at its tail, what hears
+	 * it become active, once Lettuce's handlers have; at its head, what hears it
+	 * end or fail reading, before Lettuce's handlers fail the calls it carried,
+	 * so that a call failed by a lost connection finds the loss told of already.
+	 * @param channel the channel, just initialized by Lettuce
 	 */
-	ChannelDuplexHandler handler() {
-		return new ChannelDuplexHandler() {
+	void install(Channel channel) {
+		Registration registration = new Registration();
+		channel.pipeline().addFirst("rateLimitChannelLost", registration.new Ending());
+		channel.pipeline().addLast("rateLimitChannels", registration.new Activation());
+	}
 
-			/** Whether this process closed the channel: a close passed through the pipeline. */
-			private boolean closedHere;
+	/** One channel's registration. */
+	private final class Registration {
+
+		/** Whether this process closed the channel: a close passed through the pipeline. */
+		private boolean closedHere;
+
+		/** Whether its loss was told of: a read that failed before the channel ended. */
+		private boolean lostTold;
+
+		private void ended(ChannelHandlerContext ctx) {
+			// Only a channel that was active ends: one that never connected is a failed attempt.
+			if (LimiterChannels.this.open.remove(ctx.channel()) && !this.closedHere && !this.lostTold) {
+				this.lostTold = true;
+				LimiterChannels.this.lost.accept(ctx.channel());
+			}
+		}
+
+		/** At the tail of the pipeline: hears the channel become active after Lettuce's handlers. */
+		private final class Activation extends ChannelDuplexHandler {
 
 			@Override
 			public void channelActive(ChannelHandlerContext ctx) throws Exception {
@@ -54,22 +78,36 @@ final class LimiterChannels {
 				ctx.fireChannelActive();
 			}
 
+		}
+
+		/** At the head of the pipeline: hears the channel end, or its read fail, before Lettuce's handlers. */
+		private final class Ending extends ChannelDuplexHandler {
+
 			@Override
 			public void close(ChannelHandlerContext ctx, ChannelPromise promise) throws Exception {
-				this.closedHere = true;
+				Registration.this.closedHere = true;
 				ctx.close(promise);
 			}
 
 			@Override
-			public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-				// Only a channel that was active ends: one that never connected is a failed attempt.
-				if (LimiterChannels.this.open.remove(ctx.channel()) && !this.closedHere) {
+			public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
+				// A read that failed (connection reset): Netty closes the channel after Lettuce failed its calls.
+				if (cause instanceof IOException && LimiterChannels.this.open.contains(ctx.channel())
+						&& !Registration.this.closedHere && !Registration.this.lostTold) {
+					Registration.this.lostTold = true;
 					LimiterChannels.this.lost.accept(ctx.channel());
 				}
+				ctx.fireExceptionCaught(cause);
+			}
+
+			@Override
+			public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+				ended(ctx);
 				ctx.fireChannelInactive();
 			}
 
-		};
+		}
+
 	}
 
 	/**

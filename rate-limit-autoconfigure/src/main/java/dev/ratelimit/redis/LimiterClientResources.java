@@ -63,7 +63,7 @@ final class LimiterClientResources {
 			@Override
 			public void afterChannelInitialized(Channel channel) {
 				own.afterChannelInitialized(channel);
-				channel.pipeline().addLast("rateLimitChannels", channels.handler());
+				channels.install(channel);
 				SilenceWatch.install(channel, silence, connectTimeout);
 			}
 

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.ratelimit.insight.FleetExchange;
@@ -18,10 +17,16 @@ import dev.ratelimit.insight.FleetExchange;
  * A publish refreshes the hash's TTL; a reader leaves out (and removes) the
  * texts older than the exchange keeps, those of instances that stopped. No
  * storage key of a limit takes this form ({@code %} starts no limit's hash tag).
+ * <p>
+ * It runs on the limiter's connection: a failure met while Redis is silent or
+ * while the connection follows a failover is thrown as that outage, told of
+ * once by the connection (see {@link AnnouncedRedisFailure}).
  */
 public final class RedisFleetExchange implements FleetExchange {
 
 	private final StringRedisTemplate redis;
+
+	private final RedisLimiterConnection connection;
 
 	private final String prefix;
 
@@ -33,15 +38,16 @@ public final class RedisFleetExchange implements FleetExchange {
 
 	/**
 	 * Creates the exchange.
-	 * @param connectionFactory the limiter's connection factory
+	 * @param connection the limiter's connection
 	 * @param keyPrefix the prefix of the limiter's keys
 	 * @param instance this instance's id, unique in the fleet
 	 * @param keep how long a text counts after it was published
 	 * @param millisClock the time, epoch milliseconds
 	 */
-	public RedisFleetExchange(RedisConnectionFactory connectionFactory, String keyPrefix, String instance,
+	public RedisFleetExchange(RedisLimiterConnection connection, String keyPrefix, String instance,
 			Duration keep, LongSupplier millisClock) {
-		this.redis = new StringRedisTemplate(connectionFactory);
+		this.redis = new StringRedisTemplate(connection.connectionFactory());
+		this.connection = connection;
 		this.prefix = keyPrefix + ":{%fleet}:";
 		this.instance = instance;
 		this.keep = keep;
@@ -51,14 +57,25 @@ public final class RedisFleetExchange implements FleetExchange {
 	@Override
 	public void publish(String topic, String limit, String text) {
 		String hash = hash(topic, limit);
-		this.redis.opsForHash().put(hash, this.instance, this.millisClock.getAsLong() + "\n" + text);
-		this.redis.expire(hash, this.keep);
+		try {
+			this.redis.opsForHash().put(hash, this.instance, this.millisClock.getAsLong() + "\n" + text);
+			this.redis.expire(hash, this.keep);
+		}
+		catch (RuntimeException ex) {
+			throw this.connection.told(ex);
+		}
 	}
 
 	@Override
 	public List<String> others(String topic, String limit) {
 		String hash = hash(topic, limit);
-		Map<Object, Object> entries = this.redis.opsForHash().entries(hash);
+		Map<Object, Object> entries;
+		try {
+			entries = this.redis.opsForHash().entries(hash);
+		}
+		catch (RuntimeException ex) {
+			throw this.connection.told(ex);
+		}
 		long now = this.millisClock.getAsLong();
 		List<String> texts = new ArrayList<>();
 		List<Object> stale = new ArrayList<>();

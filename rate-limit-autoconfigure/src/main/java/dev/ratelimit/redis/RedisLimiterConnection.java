@@ -171,11 +171,11 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration busyTimeout,
 			Duration connectTimeout, boolean functions, Durability durability, Duration topologyRefreshPeriod) {
 		this.application = application;
-		this.silence = new RedisSilence(timeout);
+		String address = RedisAddresses.describe(application);
+		this.silence = new RedisSilence(timeout, address);
 		LimiterChannels channels = new LimiterChannels();
 		this.limiter = LimiterConnectionFactories.forLimiter(application, busyTimeout, connectTimeout, this.silence,
 				channels, topologyRefreshPeriod);
-		String address = RedisAddresses.describe(application);
 		if (this.limiter instanceof LimiterLettuceConnectionFactory own) {
 			FailoverFollowers follow = new FailoverFollowers(own, channels, this.silence, durability,
 					((LettuceConnectionFactory) application).getClientConfiguration().getClientResources().orElse(null),
@@ -377,6 +377,18 @@ public final class RedisLimiterConnection implements AutoCloseable {
 
 	@Nullable ReplicaAcks acks() {
 		return (this.followers != null) ? this.followers.acks() : null;
+	}
+
+	/**
+	 * Returns a failure of a call on this connection as it is to be told: one
+	 * met while Redis is silent or while a failover or lost connection is
+	 * followed is that outage, which was warned of once (see
+	 * {@link AnnouncedRedisFailure#told}).
+	 * @param failure the call's failure
+	 * @return the failure to throw
+	 */
+	RuntimeException told(RuntimeException failure) {
+		return AnnouncedRedisFailure.told(failure, failoversFollower(), this.silence);
 	}
 
 	@Nullable RedisFailovers failoversFollower() {

@@ -3,6 +3,7 @@ package dev.ratelimit.redis;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -25,7 +26,9 @@ import dev.ratelimit.live.QuotaText;
  * one slot. They have no TTL: an override lasts until it is removed.
  * <p>
  * A field or value that does not read (written by hand) is logged and left
- * out of {@link #load()}.
+ * out of {@link #load()}. On the limiter's connection, a failure met while
+ * Redis is silent or while the connection follows a failover is thrown as that
+ * outage, told of once by the connection (see {@link AnnouncedRedisFailure}).
  */
 public final class RedisOverrideStore implements OverrideStore {
 
@@ -39,6 +42,9 @@ public final class RedisOverrideStore implements OverrideStore {
 
 	private final ScriptRunner scripts;
 
+	/** A read's failure as it is to be thrown: the outage told of already, when it is one. */
+	private final UnaryOperator<RuntimeException> told;
+
 	private final String hash;
 
 	private final String version;
@@ -49,22 +55,49 @@ public final class RedisOverrideStore implements OverrideStore {
 	 * @param keyPrefix the prefix of the limiter's keys
 	 */
 	public RedisOverrideStore(RedisConnectionFactory connectionFactory, String keyPrefix) {
+		this(connectionFactory, new ScriptRunner(connectionFactory), keyPrefix, UnaryOperator.identity());
+	}
+
+	/**
+	 * Creates the store on the limiter's connection.
+	 * @param connection the limiter's connection
+	 * @param keyPrefix the prefix of the limiter's keys
+	 */
+	public RedisOverrideStore(RedisLimiterConnection connection, String keyPrefix) {
+		this(connection.connectionFactory(), new ScriptRunner(connection), keyPrefix, connection::told);
+	}
+
+	private RedisOverrideStore(RedisConnectionFactory connectionFactory, ScriptRunner scripts, String keyPrefix,
+			UnaryOperator<RuntimeException> told) {
 		this.redis = new StringRedisTemplate(connectionFactory);
-		this.scripts = new ScriptRunner(connectionFactory);
+		this.scripts = scripts;
+		this.told = told;
 		this.hash = keyPrefix + ":{%overrides}";
 		this.version = this.hash + ":version";
 	}
 
 	@Override
 	public long version() {
-		String value = this.redis.opsForValue().get(this.version);
+		String value;
+		try {
+			value = this.redis.opsForValue().get(this.version);
+		}
+		catch (RuntimeException ex) {
+			throw this.told.apply(ex);
+		}
 		return (value != null) ? Long.parseLong(value) : 0;
 	}
 
 	@Override
 	public Map<String, Map<String, Quota>> load() {
 		Map<String, Map<String, Quota>> overrides = new LinkedHashMap<>();
-		Map<Object, Object> entries = this.redis.opsForHash().entries(this.hash);
+		Map<Object, Object> entries;
+		try {
+			entries = this.redis.opsForHash().entries(this.hash);
+		}
+		catch (RuntimeException ex) {
+			throw this.told.apply(ex);
+		}
 		entries.forEach((field, value) -> {
 			String name = String.valueOf(field);
 			int colon = name.indexOf(':');

@@ -9,6 +9,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.ratelimit.client.LocalPauseStore;
 import dev.ratelimit.client.PauseStore;
+import dev.ratelimit.core.AnnouncedOutage;
 
 /**
  * Provider pauses shared by every instance of a Redis: one key per provider,
@@ -40,6 +41,9 @@ public final class RedisPauseStore implements PauseStore {
 	private final LocalPauseStore local;
 
 	private volatile boolean failing;
+
+	/** Whether the failure was an outage the connection told of: its end is told by the connection too. */
+	private volatile boolean failingAnnounced;
 
 	/**
 	 * Creates the store.
@@ -121,15 +125,30 @@ public final class RedisPauseStore implements PauseStore {
 	private void answered() {
 		if (this.failing) {
 			this.failing = false;
-			logger.info("Provider pauses are shared through Redis again");
+			String message = "Provider pauses are shared through Redis again";
+			if (!this.failingAnnounced) {
+				logger.info(message);
+			}
+			else if (logger.isDebugEnabled()) {
+				// The connection's own line says that decisions are back.
+				logger.debug(message);
+			}
 		}
 	}
 
 	private void failed(String client, RuntimeException ex) {
 		if (!this.failing) {
 			this.failing = true;
-			logger.warn("Cannot share the pauses of provider '" + client + "' through Redis ("
-					+ LimiterConnector.message(ex) + "); pauses apply to this instance only until Redis answers");
+			this.failingAnnounced = AnnouncedOutage.in(ex);
+			String message = "Cannot share the pauses of provider '" + client + "' through Redis ("
+					+ LimiterConnector.message(ex) + "); pauses apply to this instance only until Redis answers";
+			if (!this.failingAnnounced) {
+				logger.warn(message);
+			}
+			else if (logger.isDebugEnabled()) {
+				// The connection told of the outage already, with one warning for every part of the limiter.
+				logger.debug(message);
+			}
 		}
 		else if (logger.isDebugEnabled()) {
 			logger.debug("Redis still cannot share the pauses of provider '" + client + "'", ex);

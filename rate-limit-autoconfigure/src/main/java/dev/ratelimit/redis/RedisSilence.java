@@ -49,6 +49,9 @@ public final class RedisSilence {
 
 	private final Duration timeout;
 
+	/** Redis as the warning names it: {@code Redis at host:port}, or {@code Redis}. */
+	private final String redis;
+
 	private final AtomicBoolean silent = new AtomicBoolean();
 
 	/** Set once, before the first call: runs the probe while Redis is silent. */
@@ -80,7 +83,17 @@ public final class RedisSilence {
 	 * @param timeout how long Redis may send nothing while calls wait before it is silent
 	 */
 	public RedisSilence(Duration timeout) {
+		this(timeout, "");
+	}
+
+	/**
+	 * Creates an open gate whose log lines name the server.
+	 * @param timeout how long Redis may send nothing while calls wait before it is silent
+	 * @param address the server as logs name it, such as {@code redis.internal:6379}; empty for none
+	 */
+	public RedisSilence(Duration timeout, String address) {
 		this.timeout = timeout;
+		this.redis = address.isEmpty() ? "Redis" : "Redis at " + address;
 	}
 
 	/**
@@ -241,7 +254,7 @@ public final class RedisSilence {
 	public void heard() {
 		if (this.silent.get() && this.silent.compareAndSet(true, false)) {
 			long silentFor = System.nanoTime() - this.silentSinceNanos;
-			logger.info("Redis answers the rate limiter again after " + TimeUnit.NANOSECONDS.toMillis(silentFor)
+			logger.info(this.redis + " answers the rate limiter again after " + TimeUnit.NANOSECONDS.toMillis(silentFor)
 					+ " ms; decisions are back on it");
 		}
 	}
@@ -254,7 +267,7 @@ public final class RedisSilence {
 		if (this.silent.compareAndSet(false, true)) {
 			this.silentSinceNanos = System.nanoTime();
 			this.reason = why;
-			logger.warn("Redis does not answer the rate limiter: " + why
+			logger.warn(this.redis + " does not answer the rate limiter: " + why
 					+ "; each limit's failure mode applies until it answers again (probing with PING)");
 			this.startProbing.run();
 		}

@@ -17,7 +17,6 @@ import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.core.AsyncCalls;
-import dev.ratelimit.core.Causes;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.StoreParts;
 
@@ -291,21 +290,14 @@ final class ScriptRunner {
 		if (cluster != null) {
 			cluster.refreshSoon();
 		}
-		RuntimeException told = failure;
 		RedisFailovers follow = this.failovers;
 		if (follow != null) {
 			String readOnly = (cluster == null) ? readOnly(failure) : null;
 			if (readOnly != null) {
 				follow.readOnly(readOnly);
 			}
-			told = follow.duringFailover(failure);
 		}
-		RedisSilence silence = this.silence;
-		if (!(told instanceof AnnouncedRedisFailure) && silence != null && silence.isAnySilent()) {
-			// The call that found Redis silent: the silence was warned of as it was found.
-			told = new AnnouncedRedisFailure(silence.describe() + ": " + Causes.describe(failure), failure);
-		}
-		return told;
+		return AnnouncedRedisFailure.told(failure, follow, this.silence);
 	}
 
 	/** The {@code READONLY} answer in a failure's causes, or {@code null}. */

@@ -172,11 +172,12 @@ final class SilenceWatch {
 				+ " ms)";
 		RedisCommandTimeoutException failure = new RedisCommandTimeoutException(
 				"Redis sent nothing for " + silentMillis + " ms");
+		// The gate closes first: a caller woken by its failed command finds the silence told of already.
+		this.silence.fellSilent(channel().remoteAddress(), why);
 		for (RedisCommand<?, ?, ?> command : this.waiting) {
 			command.completeExceptionally(failure);
 		}
 		this.waiting.clear();
-		this.silence.fellSilent(channel().remoteAddress(), why);
 	}
 
 	private void dropDone() {

@@ -59,9 +59,8 @@ class PendingSettlementsTests {
 		try (CapturedLog log = CapturedLog.of(CostBudgets.class)) {
 			reservation.settle(300_000);
 			assertThat(this.budgets.pendingSettlements()).isEqualTo(1);
-			assertThat(log.warnings()).singleElement()
-				.asString()
-				.contains("settle of reservation " + reservation.id(), "kept in this instance");
+			// The lost connection is the limiter connection's one warning; keeping the settle adds none.
+			assertThat(log.warnings()).isEmpty();
 		}
 		// An empty server, as after a restart without persistence: the reservation is gone, the spend is not.
 		this.redis.restart();

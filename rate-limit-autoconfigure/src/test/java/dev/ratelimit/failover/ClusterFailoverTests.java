@@ -101,9 +101,9 @@ class ClusterFailoverTests {
 				.stream()
 				.filter((line) -> line.contains("failed on 127.0.0.1:" + dead))
 				.toList();
-			// One per instance and kind of limit that had calls there, however many calls failed; not a
-			// warning when it came while the connection followed the failover it had warned of itself.
-			assertThat(failed).as("lines about the dead shard").hasSizeBetween(1, 6);
+			// Never one per call: a failure met while the connection followed the failover it had warned of
+			// itself is at debug level; at most one per instance and kind of limit for any other.
+			assertThat(failed).as("lines about the dead shard").hasSizeLessThanOrEqualTo(6);
 		}
 		finally {
 			load.close();
