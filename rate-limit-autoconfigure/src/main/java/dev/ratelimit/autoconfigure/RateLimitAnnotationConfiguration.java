@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.aopalliance.intercept.MethodInterceptor;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -115,13 +116,14 @@ class RateLimitAnnotationConfiguration {
 	@Bean
 	RateLimitedMethodsValidator rateLimitedMethodsValidator(AnnotatedBeans beans, LimitAnnotations annotations,
 			LimitRegistry limits, RateLimitProperties properties, RateLimitBackend backend,
-			ObjectProvider<PolicyPlaces> places, KeyExpressions expressions, ObjectProvider<RequestBinding> requests) {
+			ObjectProvider<PolicyPlaces> places, KeyExpressions expressions, ObjectProvider<RequestBinding> requests,
+			ObjectProvider<ManagementPaths> management) {
 		Map<String, List<String>> routeUsages = routeUsages(properties);
 		places.orderedStream()
 			.forEach((more) -> more.rateLimitPlaces()
 				.forEach((policy, where) -> routeUsages.computeIfAbsent(policy, (p) -> new ArrayList<>()).addAll(where)));
 		// The same test as the limiter's: only a backend outside this process can fail to answer.
-		Map<String, List<String>> clientUsages = clientUsages(properties);
+		Map<String, List<String>> clientUsages = clientUsages(properties, management.getIfAvailable());
 		places.orderedStream()
 			.forEach((more) -> more.capPlaces()
 				.forEach((cap, where) -> clientUsages.computeIfAbsent(cap, (c) -> new ArrayList<>()).addAll(where)));
@@ -136,12 +138,15 @@ class RateLimitAnnotationConfiguration {
 
 	/**
 	 * The provider clients naming each rate-limit policy or concurrency cap, and
-	 * the route rules naming each cap, for the start-up report.
+	 * the route rules naming each cap, for the start-up report: a rule whose
+	 * caps would cover the management endpoints says whether they do.
 	 */
-	private static Map<String, List<String>> clientUsages(RateLimitProperties properties) {
+	private static Map<String, List<String>> clientUsages(RateLimitProperties properties,
+			@Nullable ManagementPaths management) {
 		Map<String, List<String>> usages = new LinkedHashMap<>();
 		for (RateLimitProperties.Route route : properties.getRoutes()) {
-			String text = "route " + route.getPattern() + (route.getMethods().isEmpty() ? "" : " " + route.getMethods());
+			String text = "route " + route.getPattern() + (route.getMethods().isEmpty() ? "" : " " + route.getMethods())
+					+ managementNote(route, management);
 			for (String cap : route.getConcurrency()) {
 				usages.computeIfAbsent(cap.strip(), (c) -> new ArrayList<>()).add(text);
 			}
@@ -156,6 +161,15 @@ class RateLimitAnnotationConfiguration {
 			}
 		});
 		return usages;
+	}
+
+	/** What a route rule's caps do to the management endpoints, when it matches them. */
+	private static String managementNote(RateLimitProperties.Route route, @Nullable ManagementPaths management) {
+		String pattern = route.getPattern();
+		if (management == null || pattern == null || route.getConcurrency().isEmpty()) {
+			return "";
+		}
+		return management.note(pattern, route.getConcurrency());
 	}
 
 	/** Where the limits are kept, for the start-up report. */

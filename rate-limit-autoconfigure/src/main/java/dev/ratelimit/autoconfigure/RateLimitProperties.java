@@ -1095,12 +1095,29 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private int order = -99;
 
+		/**
+		 * Whether the concurrency caps of route rules also count requests to the
+		 * actuator's endpoints (management.endpoints.web.base-path, on the
+		 * application's port). Off by default, so that a full cap on /** or an
+		 * adaptive cap shedding never refuses a health probe; the route rules'
+		 * rate limits apply to those requests either way.
+		 */
+		private boolean capManagementEndpoints;
+
 		public int getOrder() {
 			return this.order;
 		}
 
 		public void setOrder(int order) {
 			this.order = order;
+		}
+
+		public boolean isCapManagementEndpoints() {
+			return this.capManagementEndpoints;
+		}
+
+		public void setCapManagementEndpoints(boolean capManagementEndpoints) {
+			this.capManagementEndpoints = capManagementEndpoints;
 		}
 
 	}

@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
@@ -26,6 +27,7 @@ import dev.ratelimit.web.reactive.ReactiveRequestBinding;
 import dev.ratelimit.web.reactive.ReactiveRouteLimits;
 import dev.ratelimit.web.reactive.RequestBoundHandlerAdapter;
 import dev.ratelimit.web.RouteLimits;
+import dev.ratelimit.web.RouteRules;
 import dev.ratelimit.web.reactive.ReactorDecisionThreads;
 import dev.ratelimit.web.Refusals;
 import dev.ratelimit.web.reactive.RequestObservations;
@@ -81,12 +83,19 @@ class RateLimitReactiveWebConfiguration {
 	@ConditionalOnConfigured("rate-limit.routes")
 	static class Routes {
 
+		/** Where the actuator's endpoints are, for the caps to leave them out. */
+		@Bean
+		ManagementPaths rateLimitManagementPaths(Environment environment, RateLimitProperties properties) {
+			return ManagementPaths.of(environment, properties, false);
+		}
+
 		@Bean
 		@ConditionalOnMissingBean
 		RateLimitWebFilter rateLimitWebFilter(RateLimitProperties properties, LimitRegistry limits,
-				KeyExpressions expressions, ReactiveRouteLimits routeLimits) {
-			return new RateLimitWebFilter(RouteRulesBinder.bind(properties, limits, expressions),
-					routeLimits, properties.getFilter().getOrder());
+				KeyExpressions expressions, ReactiveRouteLimits routeLimits, ManagementPaths management) {
+			RouteRules rules = new RouteRules(RouteRulesBinder.bind(properties, limits, expressions),
+					management.uncapped());
+			return new RateLimitWebFilter(rules, routeLimits, properties.getFilter().getOrder());
 		}
 
 	}

@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
@@ -27,6 +28,7 @@ import dev.ratelimit.web.RateLimitHeaders;
 import dev.ratelimit.web.servlet.RejectionHandler;
 import dev.ratelimit.web.servlet.Rejections;
 import dev.ratelimit.web.RouteLimits;
+import dev.ratelimit.web.RouteRules;
 import dev.ratelimit.web.servlet.RouteRuleVerifier;
 import dev.ratelimit.web.servlet.ServletRequestBinding;
 import dev.ratelimit.web.WebContract;
@@ -84,13 +86,20 @@ class RateLimitWebConfiguration {
 			return new RouteRuleVerifier(filter.getRoutes(), mappings.orderedStream().toList());
 		}
 
+		/** Where the actuator's endpoints are, for the caps to leave them out. */
+		@Bean
+		ManagementPaths rateLimitManagementPaths(Environment environment, RateLimitProperties properties) {
+			return ManagementPaths.of(environment, properties, true);
+		}
+
 		@Bean
 		@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
 		FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
 				LimitRegistry limits, KeyExpressions expressions, RouteLimits routeLimits, ClientIpResolver ipResolver,
-				Rejections rejections) {
-			RateLimitFilter filter = new RateLimitFilter(RouteRulesBinder.bind(properties, limits, expressions),
-					routeLimits, ipResolver, rejections);
+				Rejections rejections, ManagementPaths management) {
+			RouteRules rules = new RouteRules(RouteRulesBinder.bind(properties, limits, expressions),
+					management.uncapped());
+			RateLimitFilter filter = new RateLimitFilter(rules, routeLimits, ipResolver, rejections);
 			FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 			registration.setName("rateLimitFilter");
 			registration.setDispatcherTypes(RateLimitFilter.dispatcherTypes());

@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 import org.jspecify.annotations.Nullable;
+import org.springframework.web.util.pattern.PathPattern;
 
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.key.AppliedLimit;
@@ -66,6 +67,11 @@ final class RouteMatcher {
 			this.below = false;
 			this.literal = null;
 		}
+	}
+
+	/** @return the rule's path pattern */
+	PathPattern pattern() {
+		return this.route.pattern();
 	}
 
 	/** @return the rule's policies and caps, each name once */

@@ -15,12 +15,15 @@ import dev.ratelimit.web.contract.WebContractScenarios.Scenario;
  */
 final class GatewayRoutes {
 
-	/** Each route: its path under {@code /r/}, its policies, its count-on and its caps. */
+	/**
+	 * Each route: its path under {@code /r/} ({@code **}: every path, the last route), its policies, its
+	 * count-on and its caps.
+	 */
 	private static final String[][] ROUTES = { { "contract", "c-route", "", "" }, { "hidden", "c-hidden", "", "" },
 			{ "missing", "c-missing", "", "" }, { "plans", "c-plans", "", "" }, { "exempt", "c-exempt", "", "" },
 			{ "outcome", "c-outcome", "500", "" }, { "cap", "", "", "c-cap" }, { "open", "c-open", "", "" },
 			{ "closed", "c-closed", "", "" }, { "local", "c-local", "", "" },
-			{ "capped", "c-capped", "503", "c-shared-cap" } };
+			{ "capped", "c-capped", "503", "c-shared-cap" }, { "**", "", "", "c-everywhere" } };
 
 	private GatewayRoutes() {
 	}
@@ -34,9 +37,11 @@ final class GatewayRoutes {
 		for (int i = 0; i < ROUTES.length; i++) {
 			String[] route = ROUTES[i];
 			String prefix = "spring.cloud.gateway.server.webflux.routes[" + i + "].";
-			registry.add(prefix + "id", () -> "contract-" + route[0]);
+			// The last route, "**", takes every path the others leave: the cap on every path.
+			String path = route[0].equals("**") ? "/**" : "/r/" + route[0] + "/**";
+			registry.add(prefix + "id", () -> "contract-" + (route[0].equals("**") ? "everywhere" : route[0]));
 			registry.add(prefix + "uri", () -> backend);
-			registry.add(prefix + "predicates[0]", () -> "Path=/r/" + route[0] + "/**");
+			registry.add(prefix + "predicates[0]", () -> "Path=" + path);
 			registry.add(prefix + "filters[0].name", () -> "RateLimit");
 			if (!route[1].isEmpty()) {
 				registry.add(prefix + "filters[0].args.policies", () -> route[1]);
@@ -55,7 +60,7 @@ final class GatewayRoutes {
 			case ANNOTATED_HANDLER, HELD_ANNOTATED_CALL -> "a gateway route proxies to a service of its own: "
 					+ "annotations limit that service's methods, which the Spring MVC and WebFlux stacks run";
 			case FROZEN_REDIS -> redis ? null : "the memory backend has no store to freeze";
-			case CANCELLATION -> null;
+			case CANCELLATION, MANAGEMENT_ENDPOINTS -> null;
 		};
 	}
 

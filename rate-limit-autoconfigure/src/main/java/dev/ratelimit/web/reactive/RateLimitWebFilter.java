@@ -49,8 +49,19 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	 * @throws IllegalArgumentException when a rule has a concurrency cap the limits have no limiter for
 	 */
 	public RateLimitWebFilter(List<RouteRule> routes, ReactiveRouteLimits limits, int order) {
-		limits.check(routes);
-		this.rules = new RouteRules(routes);
+		this(new RouteRules(routes), limits, order);
+	}
+
+	/**
+	 * Creates the filter.
+	 * @param rules the route rules, with the paths their caps leave out
+	 * @param limits applies a rule's policies to a request
+	 * @param order the filter's order ({@code rate-limit.filter.order})
+	 * @throws IllegalArgumentException when a rule has a concurrency cap the limits have no limiter for
+	 */
+	public RateLimitWebFilter(RouteRules rules, ReactiveRouteLimits limits, int order) {
+		limits.check(rules.routes());
+		this.rules = rules;
 		this.limits = limits;
 		this.order = order;
 	}

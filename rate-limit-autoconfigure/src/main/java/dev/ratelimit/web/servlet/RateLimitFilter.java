@@ -108,8 +108,20 @@ public class RateLimitFilter extends GenericFilterBean {
 	 */
 	public RateLimitFilter(List<RouteRule> routes, RouteLimits limits, ClientIpResolver ipResolver,
 			Rejections rejections) {
-		limits.check(routes);
-		this.rules = new RouteRules(routes);
+		this(new RouteRules(routes), limits, ipResolver, rejections);
+	}
+
+	/**
+	 * Creates the filter.
+	 * @param rules the route rules, with the paths their caps leave out
+	 * @param limits decides and answers what a rule applies to a request
+	 * @param ipResolver resolves client addresses
+	 * @param rejections answers refusals
+	 * @throws IllegalArgumentException when a rule has a concurrency cap the limits have no limiter for
+	 */
+	public RateLimitFilter(RouteRules rules, RouteLimits limits, ClientIpResolver ipResolver, Rejections rejections) {
+		limits.check(rules.routes());
+		this.rules = rules;
 		this.limits = limits;
 		this.ipResolver = ipResolver;
 		this.rejections = rejections;

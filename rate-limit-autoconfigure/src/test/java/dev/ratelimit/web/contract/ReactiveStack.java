@@ -19,7 +19,7 @@ final class ReactiveStack {
 							+ "the loop, so its permit is held only while it runs"
 					: null;
 			case FROZEN_REDIS -> redis ? null : "the memory backend has no store to freeze";
-			case ANNOTATED_HANDLER -> null;
+			case ANNOTATED_HANDLER, MANAGEMENT_ENDPOINTS -> null;
 		};
 	}
 

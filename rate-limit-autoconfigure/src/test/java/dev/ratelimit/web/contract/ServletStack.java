@@ -17,7 +17,7 @@ final class ServletStack {
 			case CANCELLATION -> "a servlet container tells the application that its client went away only when the "
 					+ "response is written: the call runs to its end, holding its permit, and is settled by its status";
 			case FROZEN_REDIS -> redis ? null : "the memory backend has no store to freeze";
-			case HELD_ANNOTATED_CALL, ANNOTATED_HANDLER -> null;
+			case HELD_ANNOTATED_CALL, ANNOTATED_HANDLER, MANAGEMENT_ENDPOINTS -> null;
 		};
 	}
 

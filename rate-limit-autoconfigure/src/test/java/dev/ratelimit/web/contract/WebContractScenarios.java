@@ -58,7 +58,10 @@ public abstract class WebContractScenarios {
 		HELD_ANNOTATED_CALL,
 
 		/** A limit decided on a frozen Redis. */
-		FROZEN_REDIS
+		FROZEN_REDIS,
+
+		/** The actuator's endpoints, served beside a route cap on every path. */
+		MANAGEMENT_ENDPOINTS
 
 	}
 
@@ -197,6 +200,32 @@ public abstract class WebContractScenarios {
 	@Test
 	void aRouteCapRefusesASecondCallInFlightAndFreesItsPermitOnceServed() {
 		heldCallIsCapped("/r/cap/hold", "/r/cap/ok", "c-cap");
+	}
+
+	/**
+	 * A cap on every path, saturated: an application path is shed, but the
+	 * health probe and the other management endpoints still answer, so that a
+	 * load balancer does not pull the instance for being busy. The cap counts
+	 * only callers sending {@code X-Everywhere}, so other scenarios never meet it.
+	 */
+	@Test
+	void aRouteCapOnEveryPathLeavesTheManagementEndpointsAnswered() {
+		offered(Scenario.MANAGEMENT_ENDPOINTS, null);
+		String key = caller();
+		String id = UUID.randomUUID().toString();
+		CompletableFuture<Answer> held = http().sendAsync("GET", "/r/everywhere/hold?id=" + id, "X-Everywhere", key);
+		HeldCalls.entered(id).orTimeout(10, TimeUnit.SECONDS).join();
+		try {
+			Answer shed = http().get("/r/everywhere/ok", "X-Everywhere", key);
+			assertThat(shed.status()).isEqualTo(503);
+			Answer health = http().get("/actuator/health", "X-Everywhere", key);
+			assertThat(health.status()).isEqualTo(200);
+			assertThat(health.body()).contains("UP");
+		}
+		finally {
+			HeldCalls.release(id);
+		}
+		assertThat(held.orTimeout(10, TimeUnit.SECONDS).join().status()).isEqualTo(200);
 	}
 
 	@Test
