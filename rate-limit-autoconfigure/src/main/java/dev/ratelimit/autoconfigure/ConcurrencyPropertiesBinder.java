@@ -1,10 +1,14 @@
 package dev.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 
 import dev.ratelimit.concurrency.AdaptiveLimit;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
+import dev.ratelimit.concurrency.Priority;
 import dev.ratelimit.concurrency.Shedding;
 import dev.ratelimit.core.AbstractLimit;
 import dev.ratelimit.core.LimitDefinition;
@@ -74,13 +78,43 @@ final class ConcurrencyPropertiesBinder {
 				adaptive.getMinLimit(), adaptive.getMaxLimit(), micros("adaptive.timeout", adaptive.getTimeout()),
 				adaptive.getSmoothing(), adaptive.getRttTolerance(), adaptive.getQueueSize(),
 				adaptive.getBackoffRatio(), adaptive.getLongWindow()))
-			.shedding(new Shedding(source.getShares().isEmpty() ? Shedding.DEFAULT_SHARES : source.getShares(),
+			.shedding(new Shedding(shares(source.getShares()),
 					source.getDefaultPriority(), micros("retry-after", source.getRetryAfter()),
 					micros("retry-after-spread", source.getRetryAfterSpread())))
 			.shadow(source.isShadow())
 			.key((source.getPriority() != null) ? source.getPriority() : AbstractLimit.DEFAULT_KEY)
 			.maxWait(source.getMaxWait())
 			.scope(source.getScope());
+	}
+
+	/**
+	 * The shares configured, each class not listed keeping its default share:
+	 * giving critical and normal theirs must not leave background with none.
+	 * Shares that pass the whole limit only with those defaults say so, naming
+	 * them, rather than a total nobody wrote.
+	 */
+	private static Map<Priority, Integer> shares(Map<Priority, Integer> configured) {
+		Map<Priority, Integer> shares = new EnumMap<>(Shedding.DEFAULT_SHARES);
+		shares.putAll(configured);
+		int total = 0;
+		for (Integer percent : shares.values()) {
+			total += (percent != null) ? percent : 0;
+		}
+		if (total > 100) {
+			List<String> defaulted = new ArrayList<>();
+			for (Priority priority : Priority.values()) {
+				int percent = Shedding.DEFAULT_SHARES.getOrDefault(priority, 0);
+				if (!configured.containsKey(priority) && percent > 0) {
+					defaulted.add(priority.label() + " " + percent + "%");
+				}
+			}
+			if (!defaulted.isEmpty()) {
+				throw new PolicyValidationException("shares", configured, "add up to " + total
+						+ "% with the default share of each class not listed (" + String.join(", ", defaulted)
+						+ "), more than the whole limit; give those classes their shares too, 0 for none");
+			}
+		}
+		return shares;
 	}
 
 	private static long micros(String property, Duration duration) {

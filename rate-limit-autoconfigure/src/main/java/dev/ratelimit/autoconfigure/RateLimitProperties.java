@@ -1757,8 +1757,9 @@ public class RateLimitProperties implements InitializingBean {
 		 * Adaptive caps: each priority class's guaranteed share of the limit, in
 		 * percent (at most 100 in all). A class within its share is never shed;
 		 * beyond it a class may use what is free except the unused shares of the
-		 * classes above it, so the lowest class is shed first. Unset: critical 40,
-		 * normal 30, background 20, sheddable 0.
+		 * classes above it, so the lowest class is shed first. A class not listed
+		 * keeps its default share: critical 20, normal 10, background 5, sheddable 0
+		 * (list it with 0 for none).
 		 */
 		private Map<Priority, Integer> shares = new LinkedHashMap<>();
 

@@ -11,6 +11,7 @@ import dev.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.support.StartupFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 /**
  * An adaptive cap from properties, and a clear start-up error naming the
@@ -38,8 +39,9 @@ class AdaptiveCapConfigurationTests {
 				ConcurrencyPolicy cap = context.getBean(LimitRegistry.class).concurrency().find("api").orElseThrow();
 				assertThat(cap.adaptive()).isEqualTo(new AdaptiveLimit(AdaptiveLimit.Algorithm.GRADIENT2, 10, 2, 50,
 						2_000_000L, null, 2.0, null, null, 5000));
-				assertThat(cap.shedding().shares()).containsOnly(org.assertj.core.api.Assertions.entry(Priority.CRITICAL, 60),
-						org.assertj.core.api.Assertions.entry(Priority.NORMAL, 10));
+				// The classes not listed keep their default shares.
+				assertThat(cap.shedding().shares()).containsOnly(entry(Priority.CRITICAL, 60), entry(Priority.NORMAL, 10),
+						entry(Priority.BACKGROUND, 5), entry(Priority.SHEDDABLE, 0));
 				assertThat(cap.shedding().defaultPriority()).isEqualTo(Priority.NORMAL);
 				assertThat(cap.shedding().retryAfterMicros(0.999)).isEqualTo(10_000_000L);
 				assertThat(cap.shadow()).isTrue();
@@ -48,6 +50,29 @@ class AdaptiveCapConfigurationTests {
 				assertThat(cap.rejection()).isEqualTo(ConcurrencyPolicy.Rejection.SERVICE_UNAVAILABLE);
 				assertThat(context.getBean(ConcurrencyLimiters.class).mayBlock(cap)).isFalse();
 			});
+	}
+
+	@Test
+	void aClassTheSharesDoNotListKeepsItsDefaultShare() {
+		this.contextRunner
+			.withPropertyValues("rate-limit.concurrency.api.shares.critical=50",
+					"rate-limit.concurrency.api.shares.normal=20")
+			.run((context) -> {
+				ConcurrencyPolicy cap = context.getBean(LimitRegistry.class).concurrency().find("api").orElseThrow();
+				assertThat(cap.shedding().shares()).containsOnly(entry(Priority.CRITICAL, 50), entry(Priority.NORMAL, 20),
+						entry(Priority.BACKGROUND, 5), entry(Priority.SHEDDABLE, 0));
+			});
+	}
+
+	@Test
+	void sharesThatPassTheWholeLimitWithTheDefaultsNameTheDefaults() {
+		assertFails("rate-limit.concurrency.api.shares.critical=80", "rate-limit.concurrency.api.shares",
+				"add up to 115% with the default share of each class not listed (background 5%)",
+				"rate-limit.concurrency.api.shares.normal=30");
+		this.contextRunner
+			.withPropertyValues("rate-limit.concurrency.api.shares.critical=80",
+					"rate-limit.concurrency.api.shares.normal=20", "rate-limit.concurrency.api.shares.background=0")
+			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
 	@Test
@@ -70,7 +95,7 @@ class AdaptiveCapConfigurationTests {
 		assertFails("rate-limit.concurrency.api.visibility=public", "rate-limit.concurrency.api.visibility",
 				"name no limit");
 		assertFails("rate-limit.concurrency.api.shares.critical=80", "rate-limit.concurrency.api.shares", "120%",
-				"rate-limit.concurrency.api.shares.normal=40");
+				"rate-limit.concurrency.api.shares.normal=40", "rate-limit.concurrency.api.shares.background=0");
 		assertFails("rate-limit.concurrency.api.adaptive.backoff-ratio=0.8",
 				"rate-limit.concurrency.api.adaptive.backoff-ratio", "aimd only");
 		assertFails("rate-limit.concurrency.api.adaptive.long-window=5", "rate-limit.concurrency.api.adaptive.long-window",
