@@ -49,7 +49,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 @SpringBootTest(classes = AdaptiveCapWebTests.App.class, properties = {
 		"rate-limit.concurrency.api.adaptive.algorithm=aimd", "rate-limit.concurrency.api.adaptive.initial-limit=2",
 		"rate-limit.concurrency.api.adaptive.max-limit=2", "rate-limit.concurrency.api.priority=header('X-Priority')",
-		"rate-limit.concurrency.api.shares.critical=50", "rate-limit.routes[0].pattern=/api/**",
+		"rate-limit.concurrency.api.shares.critical=50",
+		"rate-limit.concurrency.api.exempt.when=header('X-Internal') == 'yes'", "rate-limit.routes[0].pattern=/api/**",
 		"rate-limit.routes[0].concurrency=api", "rate-limit.concurrency.jobs.adaptive.algorithm=aimd",
 		"rate-limit.concurrency.jobs.adaptive.initial-limit=1", "rate-limit.concurrency.jobs.adaptive.max-limit=1",
 		"rate-limit.concurrency.jobs.retry-after=2s", "rate-limit.concurrency.jobs.retry-after-spread=0s",
@@ -105,6 +106,29 @@ class AdaptiveCapWebTests {
 		HeldCalls.release(this.heldId);
 		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 		this.mvc.perform(get("/api/quick").header("X-Priority", "sheddable")).andExpect(status().isOk());
+	}
+
+	/**
+	 * {@code exempt.*} applies to an adaptive cap as to any limit: an exempt
+	 * call takes no permit, so a full cap does not shed it, it is not counted
+	 * in flight, and its latency is no sample for the limit.
+	 */
+	@Test
+	void anExemptCallIsNeitherShedNorCountedByAnAdaptiveCap() throws Exception {
+		CompletableFuture<Integer> held = holdInside(get("/api/hold"));
+		// The cap is full for sheddable calls (a sheddable call is shed here: the first test); an exempt one runs.
+		this.mvc.perform(get("/api/quick").header("X-Priority", "sheddable").header("X-Internal", "yes"))
+			.andExpect(status().isOk());
+		assertThat(this.adaptive.inFlight("api", Priority.SHEDDABLE)).isOne();
+		String id = UUID.randomUUID().toString();
+		MvcResult exempt = this.mvc.perform(get("/api/deferred").param("id", id).header("X-Internal", "yes"))
+			.andExpect(request().asyncStarted())
+			.andReturn();
+		assertThat(this.adaptive.inFlight("api", Priority.SHEDDABLE)).isOne();
+		HeldCalls.release(id);
+		this.mvc.perform(asyncDispatch(exempt)).andExpect(status().isOk());
+		HeldCalls.release(this.heldId);
+		assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(200);
 	}
 
 	@Test
