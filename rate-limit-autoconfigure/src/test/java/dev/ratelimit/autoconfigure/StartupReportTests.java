@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
@@ -129,6 +130,20 @@ class StartupReportTests {
 			assertThat(output).contains("Method " + Limited.class.getName()
 					+ "#sealed is annotated for rate limiting but is final");
 		});
+	}
+
+	@Test
+	void aRouteCapOnEveryPathSaysItLeavesTheManagementEndpointsOut(CapturedOutput output) {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RateLimitAutoConfiguration.class))
+			.withPropertyValues("rate-limit.concurrency.overload.adaptive.algorithm=gradient2",
+					"rate-limit.routes[0].pattern=/**", "rate-limit.routes[0].concurrency=overload")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(output).contains("Adaptive concurrency cap 'overload' (gradient2, limit from 20 between 1 "
+						+ "and 200, local, no priority: every call alike) applies to route /** (not the management "
+						+ "endpoints under /actuator/**: rate-limit.filter.cap-management-endpoints)");
+			});
 	}
 
 	private ApplicationContextRunner onRedis() {

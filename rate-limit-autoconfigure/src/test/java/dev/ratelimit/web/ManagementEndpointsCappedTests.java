@@ -24,8 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the health probe. (By default it does not: the web contract's scenarios.)
  */
 @SpringBootTest(classes = ServletContractApp.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "spring.main.web-application-type=servlet", "rate-limit.filter.cap-management-endpoints=true",
- })
+		properties = { "spring.main.web-application-type=servlet", "rate-limit.filter.cap-management-endpoints=true" })
 @TestPropertySource(locations = { "classpath:web-contract/limits.properties", "classpath:web-contract/routes.properties" })
 class ManagementEndpointsCappedTests {
 
