@@ -368,8 +368,9 @@ public final class CostBudgets implements AutoCloseable {
 		catch (RuntimeException ex) {
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
 			this.health.failed(reservation.key(), ex);
-			logger.log(AnnouncedOutage.in(ex) ? Level.DEBUG : Level.WARNING, "Could not extend reservation " + reservation.id() + " of budget '"
-					+ reservation.policy().name() + "'; the stream stops at what it holds: " + ex);
+			logger.log(AnnouncedOutage.in(ex) ? Level.DEBUG : Level.WARNING, "Could not extend reservation "
+					+ reservation.id() + " of budget '" + reservation.policy().name()
+					+ "'; the stream stops at what it holds: " + ex);
 			return false;
 		}
 		return decision.allowed();

@@ -225,8 +225,8 @@ final class PendingSettlements implements AutoCloseable {
 			this.toldOf = false;
 		}
 		if (applied > 0) {
-			logger.log(warned ? Level.INFO : Level.DEBUG, "Applied " + applied + " budget settlement(s) kept while the budget store "
-					+ "could not be reached; their spend is charged");
+			logger.log(warned ? Level.INFO : Level.DEBUG, "Applied " + applied
+					+ " budget settlement(s) kept while the budget store could not be reached; their spend is charged");
 		}
 		return true;
 	}

@@ -152,8 +152,8 @@ public final class StoreHealth {
 				return;
 			}
 			// The end of an announced outage is told once, where it was announced.
-			logger.log(announced ? Level.DEBUG : Level.INFO, this.store + ((why != null) ? why : " answers again" + on(part))
-					+ "; decisions are back on it");
+			logger.log(announced ? Level.DEBUG : Level.INFO,
+					this.store + ((why != null) ? why : " answers again" + on(part)) + "; decisions are back on it");
 			this.listener.storePartAvailabilityChanged(this.kind, part, true, null);
 			if (this.failing.isEmpty()) {
 				this.anyFailing = false;

@@ -54,8 +54,9 @@ public final class FleetPublisher implements Runnable {
 			if (!this.failing) {
 				this.failing = true;
 				this.failingAnnounced = AnnouncedOutage.in(ex);
-				logger.log(this.failingAnnounced ? Level.DEBUG : Level.WARNING, "Could not publish this instance's counts for the fleet (heavy hitters, "
-						+ "recent callers; the fleet's answers lack them until it works again): " + ex);
+				logger.log(this.failingAnnounced ? Level.DEBUG : Level.WARNING,
+						"Could not publish this instance's counts for the fleet (heavy hitters, recent callers; "
+								+ "the fleet's answers lack them until it works again): " + ex);
 			}
 		}
 	}
