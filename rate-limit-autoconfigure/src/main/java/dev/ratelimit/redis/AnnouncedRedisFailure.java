@@ -35,16 +35,20 @@ final class AnnouncedRedisFailure extends RedisConnectionFailureException implem
 
 	/**
 	 * Returns a call's failure as the outage told of already, when one is: a
-	 * failover or lost connection the connection follows, or a silent Redis (or
+	 * failover or lost connection the connection follows (a call refused
+	 * because the connection's channel had just closed tells of that loss
+	 * first, see {@link RedisFailovers#duringFailover}), or a silent Redis (or
 	 * Cluster node); otherwise the failure itself, which its caller warns of.
 	 * @param failure the call's failure
 	 * @param failovers the connection's failover follower, or {@code null} for none
 	 * @param silence the connection's gate, or {@code null} for none
+	 * @param sentIn the failover follower's {@link RedisFailovers#generation()}
+	 * read before the call was sent, or {@link RedisFailovers#UNKNOWN_GENERATION}
 	 * @return the failure to throw
 	 */
 	static RuntimeException told(RuntimeException failure, @Nullable RedisFailovers failovers,
-			@Nullable RedisSilence silence) {
-		RuntimeException told = (failovers != null) ? failovers.duringFailover(failure) : failure;
+			@Nullable RedisSilence silence, long sentIn) {
+		RuntimeException told = (failovers != null) ? failovers.duringFailover(failure, sentIn) : failure;
 		if (!(told instanceof AnnouncedRedisFailure) && silence != null && silence.isAnySilent()) {
 			// The call that found Redis silent: the silence was warned of as it was found.
 			told = new AnnouncedRedisFailure(silence.describe() + ": " + Causes.describe(failure), failure);

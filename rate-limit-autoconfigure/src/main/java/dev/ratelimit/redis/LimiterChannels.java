@@ -3,9 +3,10 @@ package dev.ratelimit.redis;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
@@ -24,11 +25,15 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * It also tells a channel that the server ended (a killed primary, a lost
  * network) from one this process closed (Lettuce after a topology refresh, the
- * limiter moving to a new master): only the first is a loss.
+ * limiter moving to a new master): only the first is a loss. A loss is told
+ * by whichever hears it first: the channel's end, a read that failed, or a
+ * call that Lettuce refused because the channel had closed already (see
+ * {@link #closedUnheard}).
  */
 final class LimiterChannels {
 
-	private final Set<Channel> open = ConcurrentHashMap.newKeySet();
+	/** The active channels, each with its registration. */
+	private final Map<Channel, Registration> open = new ConcurrentHashMap<>();
 
 	/** Told of each channel that becomes active, with its remote address: set once, before the first connect. */
 	private volatile Consumer<Channel> activated = (channel) -> {
@@ -55,17 +60,27 @@ final class LimiterChannels {
 	private final class Registration {
 
 		/** Whether this process closed the channel: a close passed through the pipeline. */
-		private boolean closedHere;
+		private volatile boolean closedHere;
 
-		/** Whether its loss was told of: a read that failed before the channel ended. */
+		/** Whether its loss was told of: by its end, or a read that failed before. */
 		private boolean lostTold;
 
 		private void ended(ChannelHandlerContext ctx) {
 			// Only a channel that was active ends: one that never connected is a failed attempt.
-			if (LimiterChannels.this.open.remove(ctx.channel()) && !this.closedHere && !this.lostTold) {
-				this.lostTold = true;
+			if (LimiterChannels.this.open.containsKey(ctx.channel()) && tellLost()) {
 				LimiterChannels.this.lost.accept(ctx.channel());
 			}
+			// Open until its loss was told: a call refused meanwhile finds it closed (see closedUnheard()).
+			LimiterChannels.this.open.remove(ctx.channel());
+		}
+
+		/** Returns whether the loss is this one's to tell: the server ended the channel, and no one told yet. */
+		private synchronized boolean tellLost() {
+			if (this.closedHere || this.lostTold) {
+				return false;
+			}
+			this.lostTold = true;
+			return true;
 		}
 
 		/** At the tail of the pipeline: hears the channel become active after Lettuce's handlers. */
@@ -73,7 +88,7 @@ final class LimiterChannels {
 
 			@Override
 			public void channelActive(ChannelHandlerContext ctx) throws Exception {
-				LimiterChannels.this.open.add(ctx.channel());
+				LimiterChannels.this.open.put(ctx.channel(), Registration.this);
 				LimiterChannels.this.activated.accept(ctx.channel());
 				ctx.fireChannelActive();
 			}
@@ -92,9 +107,8 @@ final class LimiterChannels {
 			@Override
 			public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
 				// A read that failed (connection reset): Netty closes the channel after Lettuce failed its calls.
-				if (cause instanceof IOException && LimiterChannels.this.open.contains(ctx.channel())
-						&& !Registration.this.closedHere && !Registration.this.lostTold) {
-					Registration.this.lostTold = true;
+				if (cause instanceof IOException && LimiterChannels.this.open.containsKey(ctx.channel())
+						&& tellLost()) {
 					LimiterChannels.this.lost.accept(ctx.channel());
 				}
 				ctx.fireExceptionCaught(cause);
@@ -131,7 +145,30 @@ final class LimiterChannels {
 	 * @param action the action
 	 */
 	void forEachOpen(Consumer<Channel> action) {
-		this.open.forEach(action);
+		this.open.keySet().forEach(action);
+	}
+
+	/**
+	 * Returns a channel that closed without this process closing it, whose
+	 * loss has not been told through {@link #onLost} yet. Netty marks a channel
+	 * inactive as it closes it and runs the handlers' {@code channelInactive}
+	 * later, as a task of its event loop behind those queued before; a call sent
+	 * meanwhile is refused at once ("not connected") by Lettuce, which reads the
+	 * channel's state. Such a refusal is the loss, found first by the call. The
+	 * channel stays here until its loss listener has returned, so that a call
+	 * refused while the listener runs finds it too.
+	 * @param counts which channels count (not the sentinels')
+	 * @return such a channel; {@code null} when every open one that counts is
+	 * active or was closed by this process
+	 */
+	@Nullable Channel closedUnheard(Predicate<Channel> counts) {
+		for (Map.Entry<Channel, Registration> entry : this.open.entrySet()) {
+			Channel channel = entry.getKey();
+			if (!channel.isActive() && !entry.getValue().closedHere && counts.test(channel)) {
+				return channel;
+			}
+		}
+		return null;
 	}
 
 	/**

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.lettuce.core.RedisException;
 import io.netty.channel.Channel;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -34,8 +35,14 @@ import dev.ratelimit.redis.LimiterChannels.HostAndPort;
  * <li>a channel that closes without the limiter closing it: the primary (or a
  * Cluster node) was killed or cut off; Lettuce reconnects on its own, at least
  * every {@link LimiterClientResources#LONGEST_RECONNECT_DELAY}, and a Cluster
- * reads its topology again (see {@link ClusterParts}).</li>
+ * reads its topology again (see {@link ClusterParts}). A call that Lettuce
+ * refused as not connected in the instant before the channel's end reached
+ * its handlers tells of the same loss, first (see {@link #duringFailover}).</li>
  * </ul>
+ * One warning per outage: the first of these begins it, and what follows
+ * before decisions are back is part of it. A call refused while the
+ * connection was down, whose failure is read after decisions came back, was
+ * part of the outage that ended, not a new one.
  * Counts each by {@link Cause}, for the {@code rate.limit.redis.failovers}
  * meter and the health indicator.
  */
@@ -47,6 +54,12 @@ final class RedisFailovers {
 	static final long EXPECTATION_MILLIS = 30_000;
 
 	private static final long READONLY_PAUSE_NANOS = 1_000_000_000L;
+
+	/** How Lettuce's refusal of a call begins when its channel is not active. */
+	private static final String NOT_CONNECTED = "Currently not connected";
+
+	/** What {@link #duringFailover} is passed by a caller that did not read the generation before its call. */
+	static final long UNKNOWN_GENERATION = -1;
 
 	/** Why the limiter's connection moved. */
 	enum Cause {
@@ -88,6 +101,9 @@ final class RedisFailovers {
 
 	/** When the outage now told of began, or 0 when decisions are on Redis. */
 	private volatile long outageSinceNanos;
+
+	/** How many outages ended: a call sent before the last end belongs to an outage told of. */
+	private volatile long ended;
 
 	/** The Cluster node whose loss the outage is, whose slots must move or come back. */
 	private volatile @Nullable HostAndPort lostNode;
@@ -213,7 +229,7 @@ final class RedisFailovers {
 		});
 	}
 
-	private void begin(Cause cause, String why, @Nullable String to) {
+	private synchronized void begin(Cause cause, String why, @Nullable String to) {
 		counter(cause).incrementAndGet();
 		this.last = new Last(cause, why, Instant.now());
 		if (this.outageSinceNanos == 0) {
@@ -240,9 +256,10 @@ final class RedisFailovers {
 		}
 	}
 
-	private void end(String what) {
+	private synchronized void end(String what) {
 		long since = this.outageSinceNanos;
 		if (since != 0) {
+			this.ended++;
 			this.outageSinceNanos = 0;
 			this.lostNode = null;
 			logger.info(what + " " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
@@ -254,13 +271,32 @@ final class RedisFailovers {
 		if (this.closed || isSentinel(channel)) {
 			return;
 		}
-		// One loss per outage: the limiter's connections to one server all end together.
+		beginLoss(channel);
+		this.onLost.run();
+	}
+
+	/**
+	 * Begins the loss of a channel that closed before its end reached the
+	 * limiter, if one did; under the lock that {@link #beginLoss} takes, so that
+	 * the channel's own telling, on its event loop, is either done or finds
+	 * this one done.
+	 */
+	private synchronized void lostFoundByCall() {
+		if (this.outageSinceNanos == 0 && !this.closed) {
+			Channel channel = this.channels.closedUnheard((open) -> !isSentinel(open));
+			if (channel != null) {
+				beginLoss(channel);
+			}
+		}
+	}
+
+	/** One loss per outage: the limiter's connections to one server all end together. */
+	private synchronized void beginLoss(Channel channel) {
 		if (this.outageSinceNanos == 0) {
 			HostAndPort remote = HostAndPort.of(channel.remoteAddress());
 			this.lostNode = remote;
 			begin(Cause.CONNECTION_LOST, "The rate limiter lost its connection to Redis at " + remote, null);
 		}
-		this.onLost.run();
 	}
 
 	/**
@@ -294,18 +330,59 @@ final class RedisFailovers {
 	}
 
 	/**
+	 * Returns how many outages have ended, for a call to read before it is sent
+	 * and pass to {@link #duringFailover} if it fails.
+	 * @return the count since start-up
+	 */
+	long generation() {
+		return this.ended;
+	}
+
+	/**
 	 * Returns a call's failure as one of the failover under way, which was told
-	 * of already, or the failure itself when none is.
+	 * of already, or the failure itself when none is. A call that Lettuce
+	 * refused as not connected while no outage is under way either found a
+	 * channel closed before its end reached the limiter, and tells of that
+	 * loss now (the call is the first to know), or was refused before the last
+	 * outage ended, and is part of that one.
 	 * @param failure the call's failure
+	 * @param sentIn the {@link #generation()} read before the call was sent, or
+	 * {@link #UNKNOWN_GENERATION}: a refusal while every channel is open is then
+	 * taken for one sent before the reconnection
 	 * @return the failure to throw
 	 */
-	RuntimeException duringFailover(RuntimeException failure) {
-		Last failover = this.last;
-		if (this.outageSinceNanos == 0 || failover == null || failure instanceof AnnouncedRedisFailure) {
+	RuntimeException duringFailover(RuntimeException failure, long sentIn) {
+		if (failure instanceof AnnouncedRedisFailure) {
 			return failure;
 		}
-		return new AnnouncedRedisFailure("Redis is failing over (" + failover.description() + "): "
-				+ Causes.describe(failure), failure);
+		boolean notConnected = refusedNotConnected(failure);
+		if (notConnected && this.outageSinceNanos == 0) {
+			lostFoundByCall();
+		}
+		Last failover = this.last;
+		if (failover == null) {
+			return failure;
+		}
+		if (this.outageSinceNanos != 0) {
+			return new AnnouncedRedisFailure("Redis is failing over (" + failover.description() + "): "
+					+ Causes.describe(failure), failure);
+		}
+		if (notConnected && sentIn != this.ended) {
+			return new AnnouncedRedisFailure("Refused while the rate limiter reconnected (" + failover.description()
+					+ "): " + Causes.describe(failure), failure);
+		}
+		return failure;
+	}
+
+	/** Whether Lettuce refused the call unsent because its connection's channel was not active. */
+	private static boolean refusedNotConnected(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
+			String message = cause.getMessage();
+			if (cause instanceof RedisException && message != null && message.startsWith(NOT_CONNECTED)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** Stops telling: the application is stopping and closes every channel. */

@@ -388,7 +388,8 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 * @return the failure to throw
 	 */
 	RuntimeException told(RuntimeException failure) {
-		return AnnouncedRedisFailure.told(failure, failoversFollower(), this.silence);
+		return AnnouncedRedisFailure.told(failure, failoversFollower(), this.silence,
+				RedisFailovers.UNKNOWN_GENERATION);
 	}
 
 	@Nullable RedisFailovers failoversFollower() {

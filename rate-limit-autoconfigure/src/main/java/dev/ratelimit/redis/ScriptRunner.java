@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.BiFunction;
 
 import org.jspecify.annotations.Nullable;
 
@@ -85,14 +84,6 @@ final class ScriptRunner {
 	private final @Nullable RedisFailovers failovers;
 
 	private final @Nullable ClusterParts clusterParts;
-
-	/** Tells the connection of an asynchronous call's failure, and fails with what to throw; one instance. */
-	private final BiFunction<@Nullable Object, @Nullable Throwable, @Nullable Object> tellFailure = (value, failure) -> {
-		if (failure != null) {
-			throw failed(AsyncCalls.cause(failure));
-		}
-		return value;
-	};
 
 	/**
 	 * Creates a runner that no gate holds back, for tests of the scripts.
@@ -248,6 +239,7 @@ final class ScriptRunner {
 		if (refused != null) {
 			return CompletableFuture.failedFuture(refused);
 		}
+		long sentIn = generation();
 		// Its SilenceWatch tells silence from a busy application, for these calls as for the synchronous ones.
 		CompletionStage<@Nullable T> reply = AsyncCalls.started(() -> {
 			if (!own.functionsLoaded()) {
@@ -258,8 +250,12 @@ final class ScriptRunner {
 						? CompletableFuture.completedStage(value) : LettuceFunctions.evalAsync(own, script, keys, args)));
 		});
 		ReplicaAcks waitFor = this.acks;
-		@SuppressWarnings("unchecked")
-		CompletionStage<@Nullable T> told = (CompletionStage<@Nullable T>) reply.handle(this.tellFailure);
+		CompletionStage<@Nullable T> told = reply.handle((value, failure) -> {
+			if (failure != null) {
+				throw failed(AsyncCalls.cause(failure), sentIn);
+			}
+			return value;
+		});
 		return (waitFor == null) ? told
 				: told.thenCompose((value) -> waitFor.confirm(keys.get(0)).thenApply((confirmed) -> value));
 	}
@@ -283,9 +279,11 @@ final class ScriptRunner {
 	 * demoted primary moves it (on one server; a Cluster routes by its topology),
 	 * and any failure on a Cluster asks for a fresh topology. Returns the
 	 * failure to throw: one met during a failover the connection told of says
-	 * so (see {@link AnnouncedRedisFailure}).
+	 * so (see {@link AnnouncedRedisFailure}), and so does one refused before
+	 * the connection came back from the outage, sent in an earlier
+	 * {@code sentIn}.
 	 */
-	private RuntimeException failed(RuntimeException failure) {
+	private RuntimeException failed(RuntimeException failure, long sentIn) {
 		ClusterParts cluster = this.clusterParts;
 		if (cluster != null) {
 			cluster.refreshSoon();
@@ -297,7 +295,13 @@ final class ScriptRunner {
 				follow.readOnly(readOnly);
 			}
 		}
-		return AnnouncedRedisFailure.told(failure, follow, this.silence);
+		return AnnouncedRedisFailure.told(failure, follow, this.silence, sentIn);
+	}
+
+	/** Which outage of the connection a call is sent after (see {@link RedisFailovers#generation()}). */
+	private long generation() {
+		RedisFailovers follow = this.failovers;
+		return (follow != null) ? follow.generation() : RedisFailovers.UNKNOWN_GENERATION;
 	}
 
 	/** The {@code READONLY} answer in a failure's causes, or {@code null}. */
@@ -335,6 +339,7 @@ final class ScriptRunner {
 		if (refused != null) {
 			throw refused;
 		}
+		long sentIn = generation();
 		T reply;
 		try {
 			reply = send(script, keys, args);
@@ -344,10 +349,10 @@ final class ScriptRunner {
 				// Another client's timeout measures Redis; the limiter's own SilenceWatch already told.
 				silence.fellSilent(String.valueOf(ex.getMessage()));
 			}
-			throw failed(ex);
+			throw failed(ex, sentIn);
 		}
 		catch (RuntimeException ex) {
-			throw failed(ex);
+			throw failed(ex, sentIn);
 		}
 		if (waitFor != null) {
 			waitFor.await(keys.get(0));
