@@ -32,7 +32,6 @@ import org.springframework.core.env.EnumerablePropertySource;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
-import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.test.context.ContextConfiguration;
 
 import dev.ratelimit.core.RateLimitConfigurationException;
@@ -172,25 +171,13 @@ class GatewayJavaDslDocsExampleTests {
 	/** A gateway without routes of its own. */
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
-	@Import(DocumentedKeyResolver.class)
+	@Import({ DocumentedKeyResolver.class, OwnEventLoops.class })
 	static class Gateway {
 
 		/** The clock stands still: the numbers the test reads are exact however slowly it runs. */
 		@Bean
 		ManualTimeSource rateLimitTimeSource() {
 			return new ManualTimeSource();
-		}
-
-		/**
-		 * Event loops of its own: closing this gateway (one that fails to
-		 * start) leaves Reactor Netty's global ones, which the {@link Backend}
-		 * and other tests' gateways run on, running.
-		 */
-		@Bean
-		ReactorResourceFactory reactorResourceFactory() {
-			ReactorResourceFactory resources = new ReactorResourceFactory();
-			resources.setUseGlobalResources(false);
-			return resources;
 		}
 
 	}

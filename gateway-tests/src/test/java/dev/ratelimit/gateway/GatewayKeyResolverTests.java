@@ -23,7 +23,7 @@ import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.http.client.ReactorResourceFactory;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.server.WebFilter;
 
 import dev.ratelimit.support.ManualTimeSource;
@@ -169,23 +169,12 @@ class GatewayKeyResolverTests {
 	/** The gateway: a user is authenticated by the header {@code X-Login}, as a security filter would. */
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
+	@Import(OwnEventLoops.class)
 	static class App {
 
 		@Bean
 		ManualTimeSource rateLimitTimeSource() {
 			return new ManualTimeSource();
-		}
-
-		/**
-		 * Event loops of its own: closing this gateway leaves Reactor Netty's
-		 * global ones, which the {@link Backend} and other tests' gateways run
-		 * on, running.
-		 */
-		@Bean
-		ReactorResourceFactory reactorResourceFactory() {
-			ReactorResourceFactory resources = new ReactorResourceFactory();
-			resources.setUseGlobalResources(false);
-			return resources;
 		}
 
 		@Bean

@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.NestedExceptionUtils;
 
 import dev.ratelimit.core.RateLimitConfigurationException;
@@ -75,8 +76,10 @@ class GatewayRouteCheckTests {
 		return cause;
 	}
 
+	/** A gateway this class and others start and close: on event loops of its own. */
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
+	@Import(OwnEventLoops.class)
 	static class App {
 
 		@Bean
