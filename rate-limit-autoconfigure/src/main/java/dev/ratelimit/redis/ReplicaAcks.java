@@ -2,9 +2,9 @@ package dev.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +34,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.data.redis.connection.RedisConnection;
 
+import dev.ratelimit.core.InFlightBatches;
 import dev.ratelimit.core.StoreParts;
 
 /**
@@ -346,13 +347,15 @@ final class ReplicaAcks implements AutoCloseable {
 
 		private final String name;
 
-		/** The confirmations waiting for the next WAIT; guarded by this node. */
-		private final ArrayDeque<CompletableFuture<Void>> waiting = new ArrayDeque<>();
+		/**
+		 * One marker and WAIT in flight at a time, confirming every write whose
+		 * reply arrived while the one before was in flight.
+		 */
+		private final InFlightBatches<String, Void> batches = new InFlightBatches<>(this::acknowledgeAll,
+				Integer.MAX_VALUE);
 
-		/** A key of the next batch, next to which its marker is written (the same slot on a cluster). */
-		private String markerKey = "";
-
-		private boolean inFlight;
+		/** A key of the latest batch, next to which its marker is written (the same slot on a cluster). */
+		private volatile String markerKey = "";
 
 		private volatile boolean lagging;
 
@@ -369,44 +372,18 @@ final class ReplicaAcks implements AutoCloseable {
 		}
 
 		CompletionStage<Void> confirm(String key) {
-			CompletableFuture<Void> confirmed = new CompletableFuture<>();
-			boolean send;
-			synchronized (this) {
-				this.waiting.add(confirmed);
-				this.markerKey = key;
-				send = !this.inFlight;
-				this.inFlight = true;
-			}
-			if (send) {
-				sendBatch();
-			}
-			return confirmed;
+			return this.batches.submit(key);
 		}
 
-		/** Sends one marker and WAIT for every confirmation waiting; the next batch follows its answer. */
-		private void sendBatch() {
-			List<CompletableFuture<Void>> batch;
-			String key;
-			synchronized (this) {
-				if (this.waiting.isEmpty()) {
-					this.inFlight = false;
-					return;
+		/** Sends one marker, beside the latest key, and WAIT for every write of the batch. */
+		private CompletionStage<List<Void>> acknowledgeAll(List<String> keys) {
+			String key = keys.get(keys.size() - 1);
+			this.markerKey = key;
+			return acknowledged(key).handle((acked, failure) -> {
+				if (failure != null) {
+					throw unconfirmed(failure);
 				}
-				batch = new ArrayList<>(this.waiting);
-				this.waiting.clear();
-				key = this.markerKey;
-			}
-			acknowledged(key).whenComplete((acked, failure) -> {
-				RuntimeException unconfirmed = (failure == null) ? null : unconfirmed(failure);
-				for (CompletableFuture<Void> confirmed : batch) {
-					if (unconfirmed == null) {
-						confirmed.complete(null);
-					}
-					else {
-						confirmed.completeExceptionally(unconfirmed);
-					}
-				}
-				sendBatch();
+				return Collections.nCopies(keys.size(), (Void) null);
 			});
 		}
 
