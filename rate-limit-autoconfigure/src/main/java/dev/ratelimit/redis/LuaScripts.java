@@ -56,6 +56,10 @@ final class LuaScripts {
 			new Driver("override_put", Prelude.NONE, Long.class),
 			new Driver("override_remove", Prelude.NONE, Long.class));
 
+	/** The drivers a batch may call ({@code batch.lua}): the decisions of every kind of limit. */
+	private static final List<String> BATCHED = List.of("decide", "decide_token_bucket", "refund", "budget",
+			"semaphore");
+
 	/** The library's body with {@link #NAME_MARK} where its hash goes. */
 	private static final String NAME_MARK = "@@";
 
@@ -74,6 +78,8 @@ final class LuaScripts {
 	private static final LimiterScript<List<Object>> DECIDE_TOKEN_BUCKET = script("decide_token_bucket");
 
 	private static final Map<Algorithm, LimiterScript<List<Object>>> DECIDE_ONE = decideOne();
+
+	private static final LimiterScript<List<Object>> BATCH = composeBatch();
 
 	private LuaScripts() {
 	}
@@ -141,6 +147,16 @@ final class LuaScripts {
 	}
 
 	/**
+	 * Returns the script that applies several decision calls in one run, in
+	 * order, each as its own call would, see {@code batch.lua}: its
+	 * {@code EVALSHA} text defines every decision driver, as the library does.
+	 * @return the script
+	 */
+	static LimiterScript<List<Object>> batch() {
+		return BATCH;
+	}
+
+	/**
 	 * Returns the script that writes a provider pause, see {@code pause.lua}.
 	 * @return the script
 	 */
@@ -187,6 +203,7 @@ final class LuaScripts {
 		for (Algorithm algorithm : Algorithm.values()) {
 			scripts.add(decide(algorithm).eval());
 		}
+		scripts.add(BATCH.eval());
 		return scripts;
 	}
 
@@ -255,6 +272,35 @@ final class LuaScripts {
 	}
 
 	/**
+	 * The batch's {@code EVALSHA} text: {@code lib.lua} and the algorithms, each
+	 * batched driver as a local function, then the batch, as in the library.
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	private static LimiterScript<List<Object>> composeBatch() {
+		StringBuilder text = new StringBuilder(ALL_ALGORITHMS);
+		for (String name : BATCHED) {
+			text.append("\nlocal function ").append(name).append("(KEYS, ARGV)\n").append(read(name + ".lua"))
+				.append("\nend\n");
+		}
+		text.append(batchDriver()).append("return batch(KEYS, ARGV)\n");
+		RedisScript<List<Object>> eval = (RedisScript) new DefaultRedisScript<>(withLib(text.toString()), List.class);
+		return new LimiterScript<>(eval, LIBRARY_NAME + "_batch");
+	}
+
+	/**
+	 * {@code batch.lua} as a local function of {@code (KEYS, ARGV)}, after the
+	 * table of the drivers it may call, which must be defined before it.
+	 */
+	private static String batchDriver() {
+		StringBuilder text = new StringBuilder("\nlocal BATCHED = {");
+		for (String name : BATCHED) {
+			text.append(' ').append(name).append(" = ").append(name).append(',');
+		}
+		return text.append(" }\nlocal function batch(KEYS, ARGV)\n").append(read("batch.lua")).append("\nend\n")
+			.toString();
+	}
+
+	/**
 	 * The library without its first line: {@code lib.lua} (told to keep parsed
 	 * numbers) and the algorithms once, then each driver as a local function of
 	 * {@code (KEYS, ARGV)}, the names its text reads, registered under the
@@ -274,6 +320,7 @@ final class LuaScripts {
 				.append(driver.name())
 				.append(")\n");
 		}
+		text.append(batchDriver()).append("redis.register_function('").append(NAME_MARK).append("_batch', batch)\n");
 		text.append("redis.register_function{ function_name = '").append(NAME_MARK)
 			.append("_ping', callback = function() return 1 end, flags = { 'no-writes' } }\n");
 		return text.toString();
