@@ -75,7 +75,8 @@ class RedisLimiterConnectionTests {
 
 		assertThat(this.limiter.isConnected()).isTrue();
 		List<RedisScript<?>> scripts = LuaScripts.all();
-		assertThat(scripts).hasSize(9 + dev.ratelimit.core.Algorithm.values().length);
+		// The nine drivers, the decide text of each algorithm, and the batch of decision calls.
+		assertThat(scripts).hasSize(9 + dev.ratelimit.core.Algorithm.values().length + 1);
 		List<Boolean> loaded = new StringRedisTemplate(this.limiter.connectionFactory())
 			.execute((RedisCallback<List<Boolean>>) (connection) -> connection.scriptingCommands()
 				.scriptExists(scripts.stream().map(RedisScript::getSha1).toArray(String[]::new)));
