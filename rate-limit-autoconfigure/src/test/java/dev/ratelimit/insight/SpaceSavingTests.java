@@ -102,17 +102,21 @@ class SpaceSavingTests {
 		}
 		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
 			.getThreadMXBean();
-		for (int round = 0; round < 3; round++) {
+		// The fewest bytes of any round once warm: an allocation per add shows in every round (100,000 adds), while
+		// a round that ran partly in code the JIT had not finished (a busy machine) may allocate a few bytes.
+		long fewest = Long.MAX_VALUE;
+		for (int round = 0; round < 20 && fewest != 0; round++) {
 			long before = threads.getCurrentThreadAllocatedBytes();
 			for (int i = 0; i < 100_000; i++) {
 				// tracked keys (hits) and a flood of others (misses, each replacing the lightest)
 				sketch.add(keys[(i % 3 == 0) ? i % 8 : i % keys.length], 1);
 			}
 			long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-			if (round == 2) {
-				assertThat(allocated).isZero();
+			if (round >= 2) {
+				fewest = Math.min(fewest, allocated);
 			}
 		}
+		assertThat(fewest).isZero();
 	}
 
 }
