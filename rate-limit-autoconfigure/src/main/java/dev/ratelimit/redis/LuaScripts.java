@@ -157,6 +157,15 @@ final class LuaScripts {
 	}
 
 	/**
+	 * Returns whether {@link #batch()} may call a driver.
+	 * @param driver the driver's name, its function's name without the library's
+	 * @return whether it is a decision driver
+	 */
+	static boolean batched(String driver) {
+		return BATCHED.contains(driver);
+	}
+
+	/**
 	 * Returns the script that writes a provider pause, see {@code pause.lua}.
 	 * @return the script
 	 */

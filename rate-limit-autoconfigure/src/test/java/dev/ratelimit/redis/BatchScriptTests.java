@@ -12,13 +12,17 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.data.redis.connection.RedisConnection;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * {@code batch.lua} applies decision calls of every kind as one call each
@@ -113,6 +117,32 @@ class BatchScriptTests extends SharedRedisTests {
 	}
 
 	@Test
+	void aFailedCallInABatchFailsAsItsOwnCallWould() {
+		Call failing = new Call("budget", List.of("budget", "budget:leases", "budget:done"),
+				List.of("spend", Long.toString(NOW), "x", "1", "1000000", "r", "1000000000", "60000000", "0", "0"));
+		Throwable alone = catchThrowable(() -> this.scripts.run(LuaScripts.budget(), failing.keys("one"),
+				failing.args()));
+		DecisionBatch batch = DecisionBatch.of(List.of(new DecisionBatch.Call(LuaScripts.budget(),
+				failing.keys("b"), failing.args().stream().map(PolicyArguments::utf8).toArray(byte[][]::new))));
+		Object batched = batch.outcomes(this.scripts.run(LuaScripts.batch(), batch.keys(), batch.args())).get(0);
+		assertThat(batched).isInstanceOf(alone.getClass());
+		assertThat(why((Throwable) batched)).contains("unknown budget operation: spend");
+		assertThat(why(alone)).contains("unknown budget operation: spend");
+	}
+
+	@Test
+	void onlyDecisionsGoInABatchAndItsReplyHoldsOneEntryPerCall() {
+		assertThatIllegalArgumentException().isThrownBy(() -> DecisionBatch
+			.of(List.of(new DecisionBatch.Call(LuaScripts.pause(), List.of("p"), new byte[0][]))))
+			.withMessageContaining("A batch cannot carry the limiter call");
+		DecisionBatch two = DecisionBatch.of(List.of(
+				new DecisionBatch.Call(LuaScripts.semaphore(), List.of("p"), new byte[0][]),
+				new DecisionBatch.Call(LuaScripts.semaphore(), List.of("q"), new byte[0][])));
+		assertThatIllegalStateException().isThrownBy(() -> two.outcomes(List.of(List.of(1L, List.of()))))
+			.withMessage("A batch of 2 limiter call(s) was answered with 1 reply(ies)");
+	}
+
+	@Test
 	void aMalformedBatchWritesNothing() {
 		Call acquire = semaphore("acquire", "p1", NOW);
 		List<String> args = new ArrayList<>(List.of("semaphore", "1", "5"));
@@ -125,31 +155,31 @@ class BatchScriptTests extends SharedRedisTests {
 
 	/**
 	 * Sends the calls as one batch on keys under {@code prefix}, and returns
-	 * each call's reply as it alone would have replied: the reply, or the
-	 * error's text for a call that failed.
+	 * each call's outcome as it alone would have had it: the reply, or the
+	 * failure's message.
 	 */
 	private List<Object> batch(List<Call> calls, String prefix, boolean asFunction) {
-		List<String> keys = new ArrayList<>();
-		List<String> args = new ArrayList<>();
-		for (Call call : calls) {
-			keys.addAll(call.keys(prefix));
-			args.add(call.driver());
-			args.add(Integer.toString(call.keyCount()));
-			args.add(Integer.toString(call.args().size()));
-			args.addAll(call.args());
-		}
-		List<?> replies = asFunction ? fcall(keys, args) : this.scripts.run(LuaScripts.batch(), keys, args);
+		DecisionBatch batch = DecisionBatch.of(calls.stream()
+			.map((call) -> new DecisionBatch.Call(script(call), call.keys(prefix),
+					call.args().stream().map(PolicyArguments::utf8).toArray(byte[][]::new)))
+			.toList());
+		Object reply = asFunction ? fcall(batch.keys(), batch.args())
+				: this.scripts.run(LuaScripts.batch(), batch.keys(), batch.args());
 		List<Object> each = new ArrayList<>();
-		for (Object reply : replies) {
-			List<?> entry = (List<?>) reply;
-			each.add(entry.get(0).equals(1L) ? entry.get(1) : "failed: " + entry.get(1));
+		for (Object outcome : batch.outcomes(reply)) {
+			each.add((outcome instanceof RuntimeException failure) ? "failed: " + why(failure) : outcome);
 		}
 		return each;
 	}
 
+	/** What Redis answered a failed call, under the exceptions that carry it. */
+	private static String why(Throwable failure) {
+		return String.valueOf(NestedExceptionUtils.getMostSpecificCause(failure).getMessage());
+	}
+
 	/** The batch as the library's function, its reply read as the runner reads one: numbers and texts. */
 	@SuppressWarnings("unchecked")
-	private List<?> fcall(List<String> keys, List<String> args) {
+	private List<?> fcall(List<String> keys, byte[][] args) {
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			RedisClusterAsyncCommands<byte[], byte[]> commands =
 					(RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
@@ -157,7 +187,7 @@ class BatchScriptTests extends SharedRedisTests {
 			Object reply = commands
 				.fcall(LuaScripts.batch().function(), ScriptOutputType.MULTI,
 						keys.stream().map(PolicyArguments::utf8).toArray(byte[][]::new),
-						args.stream().map(PolicyArguments::utf8).toArray(byte[][]::new))
+						args)
 				.get(10, TimeUnit.SECONDS);
 			return (List<?>) texts(reply);
 		}
