@@ -265,15 +265,9 @@ class BatchScriptTests extends SharedRedisTests {
 		}
 	}
 
+	/** The policy's key: its algorithm's code, as the scripts read it. */
 	private static String code(RateLimitPolicy policy) {
-		return switch (policy.algorithm()) {
-			case TOKEN_BUCKET -> "tb";
-			case LEAKY_BUCKET -> "lb";
-			case LEAKY_BUCKET_SHAPING -> "ls";
-			case FIXED_WINDOW -> "fw";
-			case SLIDING_WINDOW_LOG -> "sl";
-			case SLIDING_WINDOW_COUNTER -> "sc";
-		};
+		return new String(PolicyArguments.Encoded.of(policy).code(), StandardCharsets.US_ASCII);
 	}
 
 	private static List<String> text(byte[][] args) {
