@@ -37,6 +37,8 @@ if keyAt - 1 ~= #KEYS then
 end
 
 local replies = {}
+-- Several calls on one key read it once and write it once (see beginStates).
+beginStates()
 for i = 1, #calls do
 	local call = calls[i]
 	local callKeys = {}
@@ -55,4 +57,5 @@ for i = 1, #calls do
 		replies[i] = { 0, (type(reply) == 'table' and reply.err) or tostring(reply) }
 	end
 end
+flushStates()
 return replies

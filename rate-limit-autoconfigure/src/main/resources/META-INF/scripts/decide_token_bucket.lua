@@ -38,7 +38,7 @@ if not allowed then
 end
 if resetAfter == 0 then
 	-- A full bucket is the same as no bucket: keep no state for it.
-	redis.call('DEL', key)
+	deleteState(key)
 else
 	storePair(key, scaledTokens, lastMicros, resetAfter)
 end

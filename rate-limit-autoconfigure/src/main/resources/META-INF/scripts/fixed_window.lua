@@ -91,7 +91,7 @@ end
 function FixedWindow.store(self, policy, resetAfterMicros)
 	if resetAfterMicros == 0 then
 		-- Nothing counted is the same as no window.
-		redis.call('DEL', self.key)
+		deleteState(self.key)
 		return ''
 	end
 	local start = int(self.start)

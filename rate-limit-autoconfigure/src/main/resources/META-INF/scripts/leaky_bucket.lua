@@ -65,7 +65,7 @@ function LeakyBucket.store(self, policy, resetAfterMicros)
 	end
 	if resetAfterMicros == 0 then
 		-- An empty bucket is the same as no bucket.
-		redis.call('DEL', self.key)
+		deleteState(self.key)
 	else
 		storePair(self.key, self.scaledLevel, self.lastMicros, resetAfterMicros)
 	end

@@ -58,7 +58,7 @@ end
 function ShapingLeakyBucket.store(self, policy, resetAfterMicros)
 	if resetAfterMicros == 0 then
 		-- Nothing queued is the same as no queue.
-		redis.call('DEL', self.key)
+		deleteState(self.key)
 		return ''
 	end
 	storePair(self.key, self.drainMicros, self.drainRemainder, resetAfterMicros)

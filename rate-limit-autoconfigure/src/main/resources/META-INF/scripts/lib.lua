@@ -93,6 +93,86 @@ end
 -- forgotten, and replaced by the string on the next store, so that an
 -- upgrade never hands out quota again.
 
+-- A batch of coalesced decisions (batch.lua) keeps the string states its
+-- calls read and write here while it runs, so that several decisions on one
+-- key read it once (one GET) and write it once (one SET ... PX, or DEL) at
+-- the end, however many there are; each decision still sees what the ones
+-- before it left, as if each had been its own call. Outside a batch it is
+-- nil, and every read and write goes straight to Redis. Per key: { the
+-- string, or false for no key; nil when unchanged, the TTL in ms to SET it
+-- with, or true to DEL it }.
+local batchStates = nil
+-- The keys a batch changed, in the order first changed: what flushStates writes.
+local batchChanged = nil
+
+-- Begins a batch: from here reads and writes of string states are kept.
+local function beginStates()
+	batchStates = {}
+	batchChanged = {}
+end
+
+-- Writes what a batch changed, one command per key, and ends the batch.
+local function flushStates()
+	local states, changed = batchStates, batchChanged
+	batchStates, batchChanged = nil, nil
+	for i = 1, #changed do
+		local key = changed[i]
+		local kept = states[key]
+		if kept[2] == true then
+			redis.call('DEL', key)
+		else
+			redis.call('SET', key, kept[1], 'PX', kept[2])
+		end
+	end
+end
+
+-- GET of a string state, as redis.pcall answers it: the string, false for no
+-- key, or the error (WRONGTYPE for a legacy hash, which is not kept).
+local function getState(key)
+	local states = batchStates
+	if states == nil then
+		return redis.pcall('GET', key)
+	end
+	local kept = states[key]
+	if kept ~= nil then
+		return kept[1]
+	end
+	local stored = redis.pcall('GET', key)
+	if stored == false or type(stored) == 'string' then
+		states[key] = { stored, nil }
+	end
+	return stored
+end
+
+-- SET key text PX ttlMillis, or kept for the end of the batch.
+local function setState(key, text, ttlMillis)
+	local states = batchStates
+	if states == nil then
+		redis.call('SET', key, text, 'PX', ttlMillis)
+		return
+	end
+	local kept = states[key]
+	if kept == nil or kept[2] == nil then
+		batchChanged[#batchChanged + 1] = key
+	end
+	states[key] = { text, ttlMillis }
+end
+
+-- DEL key of a string state (a full bucket, an ended window), or kept for the
+-- end of the batch.
+local function deleteState(key)
+	local states = batchStates
+	if states == nil then
+		redis.call('DEL', key)
+		return
+	end
+	local kept = states[key]
+	if kept == nil or kept[2] == nil then
+		batchChanged[#batchChanged + 1] = key
+	end
+	states[key] = { false, true }
+end
+
 -- What GET answered for a key that holds no string: false for a missing key
 -- (Redis' nil), true for a hash (WRONGTYPE, a state written by an earlier
 -- version); any other error is raised.
@@ -117,7 +197,7 @@ end
 -- through loadString: the bucket decision is the commonest, and every Lua
 -- call on its way costs it.
 local function loadPair(key, legacyA, legacyB)
-	local stored = redis.pcall('GET', key)
+	local stored = getState(key)
 	if type(stored) == 'string' then
 		-- One match for both numbers, as storePair writes them (and every build
 		-- since the string did), rather than a find, two subs and two tonumbers:
@@ -139,7 +219,7 @@ end
 -- The stored string of a state of more numbers, matched by its algorithm;
 -- false for a missing key, true for a hash (noString).
 local function loadString(key)
-	local stored = redis.pcall('GET', key)
+	local stored = getState(key)
 	if type(stored) == 'string' then
 		return stored
 	end
@@ -150,14 +230,14 @@ end
 -- replaces a legacy hash whole. Every bucket decision that takes ends here:
 -- int(ceilDiv(resetAfterMicros, 1000)) is written out, two Lua calls fewer.
 local function storePair(key, a, b, resetAfterMicros)
-	redis.call('SET', key, string.format('%d %d', a, b), 'PX',
+	setState(key, string.format('%d %d', a, b),
 		string.format('%d', (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000))
 end
 
 -- Stores a state read by loadString, its numbers formatted as text, as
 -- storePair does.
 local function storeString(key, text, resetAfterMicros)
-	redis.call('SET', key, text, 'PX', string.format('%d', (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000))
+	setState(key, text, string.format('%d', (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000))
 end
 
 -- Algorithm code (as sent by RedisRateLimitBackend) to implementation; each

@@ -152,7 +152,7 @@ end
 function SlidingWindowCounter.store(self, policy, resetAfterMicros)
 	if resetAfterMicros == 0 then
 		-- Counting nothing is the same as no counters.
-		redis.call('DEL', self.key)
+		deleteState(self.key)
 		return ''
 	end
 	local start = int(self.start)

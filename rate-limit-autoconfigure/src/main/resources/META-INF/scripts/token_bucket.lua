@@ -110,7 +110,7 @@ function TokenBucket.store(self, policy, resetAfterMicros)
 	end
 	if resetAfterMicros == 0 then
 		-- A full bucket is the same as no bucket: keep no state for it.
-		redis.call('DEL', self.key)
+		deleteState(self.key)
 	else
 		storePair(self.key, self.scaledTokens, self.lastMicros, resetAfterMicros)
 	end

@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * {@code batch.lua} applies decision calls of every kind as one call each
@@ -100,7 +101,52 @@ class BatchScriptTests extends SharedRedisTests {
 		for (String key : List.of("tb", "lb", "ls", "fw", "sl", "sc", "budget", "budget:leases", "budget:done",
 				"p")) {
 			assertThat(dump("batch", key)).as(key).isEqualTo(dump("one", key));
+			// Written at the end of its batch with the TTL its last write set: the same within the run's time.
+			assertThat(pttl("batch", key)).as("TTL of %s", key).isCloseTo(pttl("one", key), within(5_000L));
 		}
+	}
+
+	@Test
+	void severalDecisionsOnOneKeyReadItOnceAndWriteItOnce() {
+		List<Call> calls = new ArrayList<>();
+		List<Object> alone = new ArrayList<>();
+		for (int i = 0; i < 12; i++) {
+			long now = NOW + i * (SECOND / 10);
+			for (Call call : List.of(tokenBucket(1, now), decide(List.of(POLICIES.get(3)), 1, now),
+					decide(List.of(POLICIES.get(5)), 1, now))) {
+				calls.add(call);
+				alone.add(this.scripts.run(script(call), call.keys("one"), call.args()));
+			}
+		}
+		CommandStats.reset(connectionFactory);
+		assertThat(batch(calls, "batch", true)).isEqualTo(alone);
+		// Three keys, 36 decisions: one GET and one SET each key, where one at a time took 36 of each.
+		assertThat(CommandStats.calls(connectionFactory, "get")).isEqualTo(3);
+		assertThat(CommandStats.calls(connectionFactory, "set")).isEqualTo(3);
+		for (String key : List.of("tb", "fw", "sc")) {
+			assertThat(dump("batch", key)).as(key).isEqualTo(dump("one", key));
+		}
+	}
+
+	@Test
+	void aKeyDeletedAndWrittenAgainInOneBatchEndsAsItsLastWriteLeftIt() {
+		// A bucket filled back up is deleted; one taken from again is written: the last of them counts.
+		List<Call> calls = List.of(tokenBucket(2, NOW), tokenBucket(0, NOW + 10 * SECOND), tokenBucket(1, NOW
+				+ 10 * SECOND), tokenBucket(0, NOW + 20 * SECOND));
+		List<Object> alone = new ArrayList<>();
+		for (Call call : calls) {
+			alone.add(this.scripts.run(script(call), call.keys("one"), call.args()));
+		}
+		assertThat(batch(calls, "batch", true)).isEqualTo(alone);
+		assertThat(dump("batch", "tb")).isEqualTo(dump("one", "tb"));
+		List<Call> taking = List.of(tokenBucket(2, NOW + 30 * SECOND), tokenBucket(0, NOW + 40 * SECOND),
+				tokenBucket(3, NOW + 40 * SECOND));
+		alone.clear();
+		for (Call call : taking) {
+			alone.add(this.scripts.run(script(call), call.keys("one"), call.args()));
+		}
+		assertThat(batch(taking, "batch", false)).isEqualTo(alone);
+		assertThat(dump("batch", "tb")).isNotNull().isEqualTo(dump("one", "tb"));
 	}
 
 	@Test
@@ -262,6 +308,13 @@ class BatchScriptTests extends SharedRedisTests {
 	private byte[] dump(String prefix, String key) {
 		try (RedisConnection connection = connectionFactory.getConnection()) {
 			return connection.keyCommands().dump(("{" + prefix + "}:" + key).getBytes(StandardCharsets.UTF_8));
+		}
+	}
+
+	private long pttl(String prefix, String key) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			Long ttl = connection.keyCommands().pTtl(("{" + prefix + "}:" + key).getBytes(StandardCharsets.UTF_8));
+			return (ttl != null) ? ttl : -3;
 		}
 	}
 
