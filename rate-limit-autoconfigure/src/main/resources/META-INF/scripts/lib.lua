@@ -62,11 +62,32 @@ local function int(x)
 	return string.format('%d', x)
 end
 
+-- A batch of coalesced decisions (batch.lua) keeps the string states its
+-- calls read and write here while it runs, so that several decisions on one
+-- key read it once (one GET) and write it once (one SET ... PX, or DEL) at
+-- the end, however many there are; each decision still sees what the ones
+-- before it left, as if each had been its own call. Outside a batch it is
+-- nil, and every read and write goes straight to Redis. Per key: { the
+-- string, or false for no key; nil when unchanged, the TTL in ms to SET it
+-- with, or true to DEL it }.
+local batchStates = nil
+-- The keys a batch changed, in the order first changed: what flushStates writes.
+local batchChanged = nil
+
+-- The server's time for the whole of a batch of coalesced decisions, once one
+-- of its decisions read it; nil outside a batch (see beginStates).
+local batchNow = nil
+
 -- The clock: the time passed by the caller (tests replaying a timeline), else
 -- the server's TIME, the one clock every application instance agrees on.
 local function currentTimeMicros(explicit)
 	if explicit ~= nil and explicit ~= '' then
 		return tonumber(explicit)
+	end
+	-- A batch reads the clock once (see beginStates): its decisions queued
+	-- together, and an earlier time never refills more than a later one would.
+	if batchNow ~= nil then
+		return batchNow
 	end
 	-- Redis before 5 refuses writes after TIME unless effects are replicated;
 	-- from 7 on (which sets REDIS_VERSION) that is all there is, skip the call.
@@ -76,7 +97,11 @@ local function currentTimeMicros(explicit)
 	local time = redis.call('TIME')
 	-- Arithmetic converts the two strings itself, each with one strtod; tonumber
 	-- makes two of each (Lua 5.1 checks, then converts), and is a call on top.
-	return time[1] * 1000000 + time[2]
+	local now = time[1] * 1000000 + time[2]
+	if batchStates ~= nil then
+		batchNow = now
+	end
+	return now
 end
 
 -- Every store ends here: a key is kept exactly until forgetting it changes
@@ -93,28 +118,17 @@ end
 -- forgotten, and replaced by the string on the next store, so that an
 -- upgrade never hands out quota again.
 
--- A batch of coalesced decisions (batch.lua) keeps the string states its
--- calls read and write here while it runs, so that several decisions on one
--- key read it once (one GET) and write it once (one SET ... PX, or DEL) at
--- the end, however many there are; each decision still sees what the ones
--- before it left, as if each had been its own call. Outside a batch it is
--- nil, and every read and write goes straight to Redis. Per key: { the
--- string, or false for no key; nil when unchanged, the TTL in ms to SET it
--- with, or true to DEL it }.
-local batchStates = nil
--- The keys a batch changed, in the order first changed: what flushStates writes.
-local batchChanged = nil
-
 -- Begins a batch: from here reads and writes of string states are kept.
 local function beginStates()
 	batchStates = {}
 	batchChanged = {}
+	batchNow = nil
 end
 
 -- Writes what a batch changed, one command per key, and ends the batch.
 local function flushStates()
 	local states, changed = batchStates, batchChanged
-	batchStates, batchChanged = nil, nil
+	batchStates, batchChanged, batchNow = nil, nil, nil
 	for i = 1, #changed do
 		local key = changed[i]
 		local kept = states[key]

@@ -119,11 +119,23 @@ final class ProductionCommand {
 	 * @throws IllegalStateException if it did not connect or Redis refused the library
 	 */
 	static RedisLimiterConnection connect(RedisServerProcess server) {
+		return connect(server, RedisLimiterConnection.Coalescing.DEFAULT);
+	}
+
+	/**
+	 * Connects the limiter to the server as {@link #connect(RedisServerProcess)}
+	 * does, its decisions coalesced or each a call of its own.
+	 * @param server the server
+	 * @param coalescing whether decisions waiting at the same moment go as one call
+	 * @return the limiter's connection
+	 */
+	static RedisLimiterConnection connect(RedisServerProcess server, RedisLimiterConnection.Coalescing coalescing) {
 		// Never started: the limiter copies its configuration. Timeouts far above any reply here.
 		LettuceConnectionFactory application = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", server.port()));
 		RedisLimiterConnection limiter = new RedisLimiterConnection(application, Duration.ofSeconds(2),
-				Duration.ofSeconds(10));
+				RedisLimiterConnection.DEFAULT_BUSY_TIMEOUT, Duration.ofSeconds(10), true,
+				RedisLimiterConnection.Durability.NONE, Duration.ofSeconds(10), coalescing);
 		limiter.connect();
 		if (!limiter.usesFunctions()) {
 			limiter.close();

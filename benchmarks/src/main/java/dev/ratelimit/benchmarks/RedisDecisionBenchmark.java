@@ -17,6 +17,7 @@ import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
 import io.lettuce.core.RedisClient;
@@ -101,8 +102,13 @@ public final class RedisDecisionBenchmark {
 
 	}
 
-	record Result(String name, int keys, long decisions, long denied, double seconds, long[] latenciesNanos,
-			Map<String, Long> commands) {
+	record Result(String name, int keys, int threads, long decisions, long denied, double seconds,
+			long[] latenciesNanos, Map<String, Long> commands, double redisCpuSeconds) {
+
+		Result(String name, int keys, long decisions, long denied, double seconds, long[] latenciesNanos,
+				Map<String, Long> commands) {
+			this(name, keys, 0, decisions, denied, seconds, latenciesNanos, commands, Double.NaN);
+		}
 
 		/**
 		 * One case's rounds as one result: decisions, time and commands summed,
@@ -112,17 +118,25 @@ public final class RedisDecisionBenchmark {
 			long decisions = 0;
 			long denied = 0;
 			double seconds = 0;
+			double cpu = 0;
 			Map<String, Long> commands = new LinkedHashMap<>();
 			for (Result round : rounds) {
 				decisions += round.decisions;
 				denied += round.denied;
 				seconds += round.seconds;
+				cpu += round.redisCpuSeconds;
 				round.commands.forEach((command, calls) -> commands.merge(command, calls, Long::sum));
 			}
 			long[] latencies = rounds.stream().flatMapToLong((round) -> Arrays.stream(round.latenciesNanos)).toArray();
 			Arrays.sort(latencies);
 			Result first = rounds.get(0);
-			return new Result(first.name, first.keys, decisions, denied, seconds, latencies, commands);
+			return new Result(first.name, first.keys, first.threads, decisions, denied, seconds, latencies, commands,
+					cpu);
+		}
+
+		/** Redis' own CPU time per decision, user and system (its I/O too), from INFO cpu; NaN when not read. */
+		double redisCpuMicrosPerDecision() {
+			return this.redisCpuSeconds * 1e6 / this.decisions;
 		}
 
 		double perSecond() {
@@ -143,6 +157,11 @@ public final class RedisDecisionBenchmark {
 				.filter((e) -> !e.getKey().endsWith(".usec"))
 				.mapToLong(Map.Entry::getValue)
 				.sum() / (double) this.decisions;
+		}
+
+		/** INCRs sent per decision: the INCR case's one command. */
+		double incrsPerDecision() {
+			return this.commands.getOrDefault("incr", 0L) / (double) this.decisions;
 		}
 
 		/** Scripts (EVAL, EVALSHA, FCALL) sent by the client per decision. */
@@ -166,31 +185,43 @@ public final class RedisDecisionBenchmark {
 		Options options = Options.parse(args);
 		List<Result> results = run(options);
 		System.out.println();
-		System.out.println(table(results, options.integer("threads", 64)));
+		System.out.println(table(results));
+		System.out.println(exactnessTable(exactness));
 		System.out.println("Minimal GCRA script over plain INCR: " + minimalScriptVersusIncr(results));
 	}
 
 	/**
 	 * Runs every case and returns the results.
 	 * @param options {@code seconds} (measured per case, split over {@code rounds}, default 3), {@code warmup}
-	 * (once per case first), {@code threads}, {@code cases}
-	 * @return one result per case and key count
+	 * (once per case first), {@code threads} (a list: each count of callers is run), {@code cases}, {@code pin}
+	 * ({@code auto} puts {@code redis-server} on the last CPU and this program on the others, see
+	 * {@link CpuPinning}; {@code none})
+	 * @return one result per case, count of callers and key count
 	 * @throws Exception if the server cannot be started or a case fails
 	 */
 	static List<Result> run(Options options) throws Exception {
-		int seconds = options.integer("seconds", 10);
+		int seconds = options.integer("seconds", 6);
 		int warmup = options.integer("warmup", 3);
-		int threads = options.integer("threads", 64);
+		List<Integer> threadCounts = options.list("threads", "1,64,256").stream().map(Integer::valueOf).toList();
 		int rounds = options.integer("rounds", 3);
 		int perRound = Math.max(1, Math.round(seconds / (float) rounds));
-		List<String> cases = options.list("cases", "ours,ours-evalsha,prefetch,incr,floor,bucket4j");
+		List<String> cases = options.list("cases", DEFAULT_CASES);
+		CpuPinning pinning = CpuPinning.of(options.string("pin", "auto"));
 		List<Result> results = new ArrayList<>();
-		try (RedisServerProcess server = RedisServerProcess.start()) {
-			System.out.printf(Locale.ROOT, "redis-server %s on port %d; %d threads, %ds warm-up, %d rounds of %ds measured "
-					+ "per case%n", server.version(), server.port(), threads, warmup, rounds, perRound);
-			// Production's connection: the limiter's own factory, scripts called as functions. INCR and the
-			// minimal script go through it too, so every row pays the same client.
+		// Redis alone on its CPU, the callers on the others: Redis is what saturates, as a shared Redis does.
+		List<String> wrapper = pinning.pins() ? List.of("taskset", "-c", pinning.serverCpus()) : List.of();
+		try (RedisServerProcess server = RedisServerProcess.start(wrapper)) {
+			long self = ProcessHandle.current().pid();
+			String before = pinning.pinToClient(self);
+			System.out.printf(Locale.ROOT, "redis-server %s on port %d (%s); %s callers, %ds warm-up, %d rounds of %ds "
+					+ "measured per case%n", server.version(), server.port(),
+					pinning.pins() ? "CPU " + pinning.serverCpus() + ", callers on CPU " + pinning.clientCpus()
+							: "not pinned",
+					threadCounts, warmup, rounds, perRound);
+			// Production's connection: the limiter's own factory, scripts called as functions, decisions coalesced.
+			// INCR and the minimal script go through it too, so every row pays the same client.
 			RedisLimiterConnection limiter = ProductionCommand.connect(server);
+			RedisLimiterConnection oneCall = ProductionCommand.connect(server, RedisLimiterConnection.Coalescing.OFF);
 			RedisConnectionFactory factory = limiter.connectionFactory();
 			LettuceConnectionFactory plain = new LettuceConnectionFactory(
 					new RedisStandaloneConfiguration("127.0.0.1", server.port()));
@@ -204,53 +235,16 @@ public final class RedisDecisionBenchmark {
 				for (int k = 0; k < MANY_KEYS; k++) {
 					keyNames[k] = "rl:bench:{user-" + k + "}";
 				}
-				Map<String, Decider> deciders = new LinkedHashMap<>();
-				if (cases.contains("ours")) {
-					// The policy whose command RedisServerTimeBenchmark replays.
-					RateLimitPolicy policy = ProductionCommand.tokenBucket("bench");
-					RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
-					deciders.put("ours (FCALL token bucket)",
-							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
-				}
-				if (cases.contains("ours-evalsha")) {
-					// Where Redis refuses functions: the same backend on a plain factory sends EVALSHA.
-					RateLimitPolicy policy = ProductionCommand.tokenBucket("bench");
-					RedisRateLimitBackend backend = new RedisRateLimitBackend(plain);
-					deciders.put("ours, EVALSHA (functions refused)",
-							(k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
-				}
-				if (cases.contains("prefetch")) {
-					RateLimitPolicy prefetched = RateLimitPolicy.builder("bench-prefetch")
-						.algorithm(Algorithm.TOKEN_BUCKET)
-						.capacity(CAPACITY)
-						.refill(Refill.of(CAPACITY, Duration.ofSeconds(1)))
-						.prefetch(PREFETCH)
-						.build();
-					PrefetchingBackend backend = new PrefetchingBackend(new RedisRateLimitBackend(factory),
-							TimeSource.system(), MANY_KEYS);
-					deciders.put("ours, prefetch " + PREFETCH + " (not exact)",
-							(k) -> backend.tryConsume(prefetched, keyNames[k], 1).allowed());
-				}
+				// The policy whose command RedisServerTimeBenchmark replays: limits so high that nothing is denied.
+				Map<String, Decider> deciders = deciders(cases, ProductionCommand.tokenBucket("bench"),
+						Bandwidth.builder().capacity(CAPACITY).refillGreedy(CAPACITY, Duration.ofSeconds(1)).build(),
+						keyNames, limiter, oneCall, plain, bucket4jConnection);
 				if (cases.contains("incr")) {
 					StringRedisTemplate template = new StringRedisTemplate(factory);
 					deciders.put(INCR, (k) -> template.opsForValue().increment(keyNames[k]) > 0);
 				}
 				if (cases.contains("floor")) {
 					addMinimalScript(deciders, factory, server, keyNames);
-				}
-				if (cases.contains("bucket4j")) {
-					LettuceBasedProxyManager<String> proxies = Bucket4jLettuce.casBasedBuilder(bucket4jConnection)
-						.expirationAfterWrite(
-								ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
-						.build();
-					BucketConfiguration configuration = BucketConfiguration.builder()
-						.addLimit(Bandwidth.builder().capacity(CAPACITY).refillGreedy(CAPACITY, Duration.ofSeconds(1)).build())
-						.build();
-					BucketProxy[] buckets = new BucketProxy[MANY_KEYS];
-					for (int k = 0; k < MANY_KEYS; k++) {
-						buckets[k] = proxies.builder().build(keyNames[k], () -> configuration);
-					}
-					deciders.put("Bucket4j Lettuce CAS proxy", (k) -> buckets[k].tryConsume(1));
 				}
 
 				if (Boolean.parseBoolean(options.string("caller", "false"))) {
@@ -259,45 +253,206 @@ public final class RedisDecisionBenchmark {
 				}
 				// One warm-up of every case first, so that the first case measured does not pay for the JIT alone.
 				for (Decider decider : deciders.values()) {
-					run(decider, MANY_KEYS, threads, warmup, false);
+					run(decider, MANY_KEYS, 64, warmup, false);
 				}
-				for (int keys : new int[] { 1, MANY_KEYS }) {
-					// Rounds, every case once in each, in an order rotated by one: this machine's speed moves
-					// within seconds, and a case measured in one stretch would carry its moment into the ratios.
-					Map<String, List<Result>> measured = new LinkedHashMap<>();
-					List<String> names = new ArrayList<>(deciders.keySet());
-					for (int round = 0; round < rounds; round++) {
-						for (int i = 0; i < names.size(); i++) {
-							String name = names.get((i + round) % names.size());
-							// The cases share key names, and INCR's counters are no state of a script's.
-							server.call("FLUSHALL");
-							run(deciders.get(name), keys, threads, 1, false);
-							server.call("CONFIG", "RESETSTAT");
-							Result one = run(deciders.get(name), keys, threads, perRound, true);
-							measured.computeIfAbsent(name, (n) -> new ArrayList<>())
-								.add(new Result(name, keys, one.decisions(), one.denied(), one.seconds(),
-										one.latenciesNanos(), commandStats(server.call("INFO", "commandstats"))));
-						}
+				for (int threads : threadCounts) {
+					for (int keys : new int[] { 1, MANY_KEYS }) {
+						results.addAll(measure(server, deciders, keys, threads, rounds, perRound));
 					}
-					for (String name : names) {
-						Result result = Result.merge(measured.get(name));
-						results.add(result);
-						System.out.printf(Locale.ROOT, "%-28s keys=%-6d %10.0f decisions/s  p50 %7.1f us  p99 %7.1f us"
-								+ "  p99.9 %7.1f us  denied %d  commands/decision %.3f %s%n", result.name(), keys,
-								result.perSecond(), result.percentileMicros(0.50), result.percentileMicros(0.99),
-								result.percentileMicros(0.999), result.denied(), result.commandsPerDecision(),
-								result.commands());
-					}
+				}
+				if (Boolean.parseBoolean(options.string("exactness", "true"))) {
+					exactness = exactness(server, cases, keyNames, limiter, oneCall, plain, bucket4jConnection);
 				}
 			}
 			finally {
 				bucket4jConnection.close();
 				client.shutdown();
 				plain.destroy();
+				oneCall.close();
 				limiter.close();
+				CpuPinning.restore(self, before);
 			}
 		}
 		return results;
+	}
+
+	/** The cases a run measures unless told otherwise. */
+	static final String DEFAULT_CASES = "coalesced,one-call,incr,bucket4j,bucket4j-batching,prefetch";
+
+	/** The name prefix of our coalesced case, production's default. */
+	static final String COALESCED = "ours, coalesced";
+
+	/** The name prefix of our case of one call per decision, as before coalescing. */
+	static final String ONE_CALL = "ours, one call per decision";
+
+	/** The name prefix of Bucket4j's case with its batching optimization. */
+	static final String BUCKET4J_BATCHING = "Bucket4j, Optimizations.batching()";
+
+	/** How far each limiter admitted beyond a binding limit in the last run, see {@link #exactness}. */
+	static List<Exactness> exactness = List.of();
+
+	/** Our backends and Bucket4j's proxies, deciding one token-bucket policy (ours) or bandwidth (Bucket4j). */
+	private static Map<String, Decider> deciders(List<String> cases, RateLimitPolicy policy, Bandwidth bandwidth,
+			String[] keyNames, RedisLimiterConnection limiter, RedisLimiterConnection oneCall,
+			LettuceConnectionFactory plain, StatefulRedisConnection<String, byte[]> bucket4jConnection) {
+		Map<String, Decider> deciders = new LinkedHashMap<>();
+		if (cases.contains("coalesced")) {
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(limiter.connectionFactory());
+			deciders.put(COALESCED + " (FCALL token bucket)", (k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
+		}
+		if (cases.contains("one-call")) {
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(oneCall.connectionFactory());
+			deciders.put(ONE_CALL + " (FCALL token bucket)", (k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
+		}
+		if (cases.contains("ours-evalsha")) {
+			// Where Redis refuses functions: the same backend on a plain factory sends EVALSHA.
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(plain);
+			deciders.put("ours, EVALSHA (functions refused)", (k) -> backend.tryConsume(policy, keyNames[k], 1).allowed());
+		}
+		if (cases.contains("prefetch")) {
+			RateLimitPolicy prefetched = policy.toBuilder(policy.name() + "-prefetch").prefetch(PREFETCH).build();
+			PrefetchingBackend backend = new PrefetchingBackend(new RedisRateLimitBackend(limiter.connectionFactory()),
+					TimeSource.system(), MANY_KEYS);
+			deciders.put("ours, prefetch " + PREFETCH + " (not exact)",
+					(k) -> backend.tryConsume(prefetched, keyNames[k], 1).allowed());
+		}
+		BucketConfiguration configuration = BucketConfiguration.builder().addLimit(bandwidth).build();
+		LettuceBasedProxyManager<String> proxies = null;
+		if (cases.contains("bucket4j") || cases.contains("bucket4j-batching")) {
+			proxies = Bucket4jLettuce.casBasedBuilder(bucket4jConnection)
+				.expirationAfterWrite(
+						ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+				.build();
+		}
+		if (cases.contains("bucket4j")) {
+			BucketProxy[] buckets = new BucketProxy[MANY_KEYS];
+			for (int k = 0; k < MANY_KEYS; k++) {
+				buckets[k] = proxies.builder().build(keyNames[k] + ":b4j", () -> configuration);
+			}
+			deciders.put("Bucket4j Lettuce CAS proxy", (k) -> buckets[k].tryConsume(1));
+		}
+		if (cases.contains("bucket4j-batching")) {
+			BucketProxy[] buckets = new BucketProxy[MANY_KEYS];
+			for (int k = 0; k < MANY_KEYS; k++) {
+				buckets[k] = proxies.builder()
+					.withOptimization(Optimizations.batching())
+					.build(keyNames[k] + ":b4jb", () -> configuration);
+			}
+			deciders.put(BUCKET4J_BATCHING, (k) -> buckets[k].tryConsume(1));
+		}
+		return deciders;
+	}
+
+	/**
+	 * One count of callers and keys: rounds, every case once in each, in an
+	 * order rotated by one (this machine's speed moves within seconds, and a
+	 * case measured in one stretch would carry its moment into the ratios), each
+	 * on an empty server after a second of its own warm-up, with Redis' command
+	 * counts and CPU time read around it.
+	 */
+	private static List<Result> measure(RedisServerProcess server, Map<String, Decider> deciders, int keys,
+			int threads, int rounds, int perRound) throws InterruptedException {
+		Map<String, List<Result>> measured = new LinkedHashMap<>();
+		List<String> names = new ArrayList<>(deciders.keySet());
+		for (int round = 0; round < rounds; round++) {
+			for (int i = 0; i < names.size(); i++) {
+				String name = names.get((i + round) % names.size());
+				// The cases share key names, and INCR's counters are no state of a script's.
+				server.call("FLUSHALL");
+				run(deciders.get(name), keys, threads, 1, false);
+				server.call("CONFIG", "RESETSTAT");
+				double cpuBefore = redisCpuSeconds(server.call("INFO", "cpu"));
+				Result one = run(deciders.get(name), keys, threads, perRound, true);
+				double cpu = redisCpuSeconds(server.call("INFO", "cpu")) - cpuBefore;
+				measured.computeIfAbsent(name, (n) -> new ArrayList<>())
+					.add(new Result(name, keys, threads, one.decisions(), one.denied(), one.seconds(),
+							one.latenciesNanos(), commandStats(server.call("INFO", "commandstats")), cpu));
+			}
+		}
+		List<Result> results = new ArrayList<>();
+		for (String name : names) {
+			Result result = Result.merge(measured.get(name));
+			results.add(result);
+			System.out.printf(Locale.ROOT, "%-44s callers=%-3d keys=%-6d %9.0f decisions/s  p50 %7.1f us  p99 %7.1f us"
+					+ "  Redis CPU %5.2f us/decision  calls/decision %.3f  denied %d%n", result.name(), threads, keys,
+					result.perSecond(), result.percentileMicros(0.50), result.percentileMicros(0.99),
+					result.redisCpuMicrosPerDecision(), result.scriptsPerDecision() + result.incrsPerDecision(),
+					result.denied());
+		}
+		return results;
+	}
+
+	/** Redis' CPU seconds so far, user and system, of its main thread and the rest, from {@code INFO cpu}. */
+	static double redisCpuSeconds(String info) {
+		double seconds = 0;
+		for (String line : info.split("\r?\n")) {
+			if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+				seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+			}
+		}
+		return seconds;
+	}
+
+	/**
+	 * How far each limiter admits beyond a limit that binds: one hot key, a
+	 * bucket of {@value #EXACT_CAPACITY} refilled at {@value #EXACT_RATE} a second,
+	 * 64 and 256 callers for {@value #EXACT_SECONDS} s. An exact limiter admits
+	 * at most its capacity and what refilled while the run lasted; every
+	 * admission beyond that is one the limit did not allow.
+	 */
+	private static List<Exactness> exactness(RedisServerProcess server, List<String> cases, String[] keyNames,
+			RedisLimiterConnection limiter, RedisLimiterConnection oneCall, LettuceConnectionFactory plain,
+			StatefulRedisConnection<String, byte[]> bucket4jConnection) throws InterruptedException {
+		RateLimitPolicy binding = RateLimitPolicy.builder("exact")
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.capacity(EXACT_CAPACITY)
+			.refill(Refill.of(EXACT_RATE, Duration.ofSeconds(1)))
+			.build();
+		List<String> exactCases = cases.stream()
+			.filter((c) -> List.of("coalesced", "one-call", "bucket4j", "bucket4j-batching").contains(c))
+			.toList();
+		List<Exactness> rows = new ArrayList<>();
+		for (int threads : new int[] { 64, 256 }) {
+			for (int attempt = 0; attempt < 2; attempt++) {
+				Map<String, Decider> deciders = deciders(exactCases, binding, Bandwidth.builder()
+					.capacity(EXACT_CAPACITY)
+					.refillGreedy(EXACT_RATE, Duration.ofSeconds(1))
+					.build(), keyNames, limiter, oneCall, plain, bucket4jConnection);
+				for (Map.Entry<String, Decider> decider : deciders.entrySet()) {
+					server.call("FLUSHALL");
+					Result run = run(decider.getValue(), 1, threads, EXACT_SECONDS, false);
+					long admitted = run.decisions() - run.denied();
+					long bound = EXACT_CAPACITY + (long) Math.ceil(EXACT_RATE * run.seconds());
+					rows.add(new Exactness(decider.getKey(), threads, run.decisions(), admitted, bound));
+					System.out.printf(Locale.ROOT, "exactness %-44s callers=%-3d %,9d decisions, %,7d admitted, at most "
+							+ "%,7d allowed: %,d beyond%n", decider.getKey(), threads, run.decisions(), admitted, bound,
+							Math.max(0, admitted - bound));
+				}
+			}
+		}
+		return rows;
+	}
+
+	private static final long EXACT_CAPACITY = 1_000;
+
+	private static final long EXACT_RATE = 2_000;
+
+	private static final int EXACT_SECONDS = 3;
+
+	/**
+	 * One limiter's admissions under a binding limit.
+	 * @param name the case
+	 * @param threads its callers
+	 * @param decisions decisions made
+	 * @param admitted decisions admitted
+	 * @param bound the most an exact limiter admits in that time
+	 */
+	record Exactness(String name, int threads, long decisions, long admitted, long bound) {
+
+		long beyond() {
+			return Math.max(0, this.admitted - this.bound);
+		}
+
 	}
 
 	/**
@@ -374,7 +529,7 @@ public final class RedisDecisionBenchmark {
 	 */
 	static double versusIncr(List<Result> results, Result result) {
 		return results.stream()
-			.filter((r) -> r.name().equals(INCR) && r.keys() == result.keys())
+			.filter((r) -> r.name().equals(INCR) && r.keys() == result.keys() && r.threads() == result.threads())
 			.findFirst()
 			.map((incr) -> result.perSecond() / incr.perSecond())
 			.orElse(Double.NaN);
@@ -489,12 +644,11 @@ public final class RedisDecisionBenchmark {
 		return calls;
 	}
 
-	static String table(List<Result> results, int threads) {
+	static String table(List<Result> results) {
 		StringBuilder table = new StringBuilder();
-		table.append(String.format(Locale.ROOT, "| Case (%d callers) | Keys | Decisions/s | p50 µs | p99 µs | p99.9 µs "
-				+ "| × INCR | Server µs/decision | Scripts/decision "
-				+ "| Redis commands per decision, incl. those run inside scripts |%n", threads));
-		table.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+		table.append("| Case | Callers | Keys | Decisions/s | p50 µs | p99 µs | p99.9 µs | × INCR | Redis CPU µs/decision "
+				+ "| Server µs/decision | Calls/decision | Redis commands per decision, incl. those run inside scripts |\n");
+		table.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 		for (Result r : results) {
 			StringBuilder commands = new StringBuilder();
 			r.commands().forEach((command, n) -> {
@@ -508,11 +662,28 @@ public final class RedisDecisionBenchmark {
 						n / (double) r.decisions()));
 			});
 			double versusIncr = versusIncr(results, r);
-			table.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %,.0f | %,.0f | %s | %.1f | %.2f | %.2f (%s) |%n",
-					r.name(), r.keys(), r.perSecond(), r.percentileMicros(0.50), r.percentileMicros(0.99),
+			table.append(String.format(Locale.ROOT,
+					"| %s | %d | %,d | %,.0f | %,.0f | %,.0f | %,.0f | %s | %.2f | %.2f | %.3f | %.2f (%s) |%n", r.name(),
+					r.threads(), r.keys(), r.perSecond(), r.percentileMicros(0.50), r.percentileMicros(0.99),
 					r.percentileMicros(0.999),
 					Double.isNaN(versusIncr) ? "–" : String.format(Locale.ROOT, "%.2f×", versusIncr),
-					r.serverMicrosPerDecision(), r.scriptsPerDecision(), r.commandsPerDecision(), commands));
+					r.redisCpuMicrosPerDecision(), r.serverMicrosPerDecision(),
+					r.scriptsPerDecision() + r.incrsPerDecision(), r.commandsPerDecision(), commands));
+		}
+		return table.toString();
+	}
+
+	/** How far each limiter admitted beyond a binding limit, see {@link #exactness}. */
+	static String exactnessTable(List<Exactness> rows) {
+		StringBuilder table = new StringBuilder();
+		table.append(String.format(Locale.ROOT, "One hot key, a bucket of %,d refilled at %,d/s, %d s a run, two runs "
+				+ "each: an exact limiter admits at most its capacity and what refilled while the run lasted.%n%n",
+				EXACT_CAPACITY, EXACT_RATE, EXACT_SECONDS));
+		table.append("| Case | Callers | Decisions | Admitted | At most allowed | Admitted beyond the limit |\n");
+		table.append("|---|---:|---:|---:|---:|---:|\n");
+		for (Exactness row : rows) {
+			table.append(String.format(Locale.ROOT, "| %s | %d | %,d | %,d | %,d | %,d |%n", row.name(), row.threads(),
+					row.decisions(), row.admitted(), row.bound(), row.beyond()));
 		}
 		return table.toString();
 	}

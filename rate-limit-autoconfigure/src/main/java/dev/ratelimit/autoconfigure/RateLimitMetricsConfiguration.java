@@ -3,6 +3,7 @@ package dev.ratelimit.autoconfigure;
 import java.util.List;
 import java.util.function.IntSupplier;
 
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -110,6 +111,14 @@ class RateLimitMetricsConfiguration {
 					.description("Primaries whose replicas do not acknowledge the limiter's durable writes now: "
 							+ "those writes follow their failure modes")
 					.register(meters);
+				if (connection.coalesces()) {
+					DistributionSummary batches = DistributionSummary.builder("rate.limit.redis.batch.size")
+						.description("Decisions per call the limiter sent to Redis while decisions coalesce: 1 for "
+								+ "a decision that went alone, more for those that waited behind a call in flight")
+						.baseUnit("decisions")
+						.register(meters);
+					connection.onBatch(batches::record);
+				}
 			}
 			ConcurrencyLimiters concurrency = limiters.getIfAvailable();
 			if (concurrency != null) {

@@ -1328,6 +1328,8 @@ public class RateLimitProperties implements InitializingBean {
 
 		private final Prefetch prefetch = new Prefetch();
 
+		private final Coalescing coalescing = new Coalescing();
+
 		private final Durability durability = new Durability();
 
 		public Durability getDurability() {
@@ -1348,6 +1350,10 @@ public class RateLimitProperties implements InitializingBean {
 
 		public Prefetch getPrefetch() {
 			return this.prefetch;
+		}
+
+		public Coalescing getCoalescing() {
+			return this.coalescing;
 		}
 
 		public Duration getTimeout() {
@@ -1530,6 +1536,46 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMaxKeys(long maxKeys) {
 			this.maxKeys = maxKeys;
+		}
+
+	}
+
+	/**
+	 * Coalescing of Redis decisions (Lettuce only): decisions of every kind that
+	 * wait for the same Redis at the same moment go as one call, which applies
+	 * them in order on the server, each exactly as its own call would. A
+	 * decision goes at once when no call is in flight, so a lone caller waits
+	 * no longer; under load, one call carries what queued while the one before
+	 * it was in flight. On a Cluster, per slot.
+	 */
+	public static class Coalescing {
+
+		/**
+		 * Whether decisions waiting at the same moment go as one call; false sends
+		 * each decision as a call of its own.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Most decisions one call carries; the rest go in the next. Bounds how long
+		 * one call holds Redis (a few microseconds a decision).
+		 */
+		private int maxBatch = 128;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getMaxBatch() {
+			return this.maxBatch;
+		}
+
+		public void setMaxBatch(int maxBatch) {
+			this.maxBatch = maxBatch;
 		}
 
 	}

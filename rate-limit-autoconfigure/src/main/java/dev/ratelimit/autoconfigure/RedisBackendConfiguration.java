@@ -67,7 +67,8 @@ class RedisBackendConfiguration {
 		RateLimitProperties.Redis redis = properties.getRedis();
 		RedisLimiterConnection connection = new RedisLimiterConnection(factory, redis.getTimeout(),
 				redis.getBusyTimeout(), redis.getConnectTimeout(), redis.isFunctions(),
-				durability(redis.getDurability(), redis.getConnectTimeout()), redis.getTopologyRefreshPeriod());
+				durability(redis.getDurability(), redis.getConnectTimeout()), redis.getTopologyRefreshPeriod(),
+				coalescing(redis.getCoalescing()));
 		try {
 			// Here, while the application starts: the first decisions then run on Redis, not on a lazy connect.
 			connection.connect();
@@ -78,6 +79,18 @@ class RedisBackendConfiguration {
 			throw ex;
 		}
 		return connection;
+	}
+
+	private static RedisLimiterConnection.Coalescing coalescing(RateLimitProperties.Coalescing properties) {
+		if (properties.getMaxBatch() < 1) {
+			throw new RateLimitConfigurationException(
+					"rate-limit.redis.coalescing.max-batch is " + properties.getMaxBatch()
+							+ ": a call carries at least one decision",
+					"Set rate-limit.redis.coalescing.max-batch to 1 or more (128 by default), or turn coalescing "
+							+ "off with rate-limit.redis.coalescing.enabled=false.",
+					null);
+		}
+		return new RedisLimiterConnection.Coalescing(properties.isEnabled(), properties.getMaxBatch());
 	}
 
 	/** The kinds whose writes wait for replicas, with how many and how long. */

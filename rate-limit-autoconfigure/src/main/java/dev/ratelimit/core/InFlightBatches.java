@@ -104,7 +104,9 @@ public final class InFlightBatches<Q, A> {
 	 * Sends batches while there are requests waiting. A call answered at once
 	 * (inside {@code send}) is followed in this loop, not by a nested call, so
 	 * that a server answering synchronously cannot grow the stack; a call
-	 * answered later sends the next batch from its completion.
+	 * answered later sends the next batch from its completion, before it hands
+	 * out its own answers: the server has applied the batch answered, and the
+	 * next one need not wait while each of its callers is woken.
 	 */
 	private void sendNext() {
 		while (true) {
@@ -114,10 +116,12 @@ public final class InFlightBatches<Q, A> {
 			}
 			AtomicInteger handOver = new AtomicInteger(SENDING);
 			send(batch).whenComplete((values, failure) -> {
-				answer(batch, values, failure);
-				if (!handOver.compareAndSet(SENDING, ANSWERED_INLINE)) {
-					sendNext();
+				if (handOver.compareAndSet(SENDING, ANSWERED_INLINE)) {
+					answer(batch, values, failure);
+					return;
 				}
+				sendNext();
+				answer(batch, values, failure);
 			});
 			if (handOver.compareAndSet(SENDING, LEFT)) {
 				return;

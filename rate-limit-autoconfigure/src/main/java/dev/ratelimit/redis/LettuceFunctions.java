@@ -166,6 +166,25 @@ final class LettuceFunctions {
 	}
 
 	/**
+	 * Runs a script without waiting for the reply: as its function while the
+	 * factory's library is loaded, else, and when the server lost it, as
+	 * {@code EVALSHA} (see {@link #evalAsync}).
+	 * @param factory the limiter's factory
+	 * @param script the script
+	 * @param keys its keys
+	 * @param args its arguments, UTF-8
+	 * @return the reply; Redis failures fail the stage as {@link DataAccessException}s
+	 */
+	static CompletionStage<@Nullable Object> runAsync(LimiterLettuceConnectionFactory factory,
+			LimiterScript<?> script, List<String> keys, byte[][] args) {
+		if (!factory.functionsLoaded()) {
+			return evalAsync(factory, script, keys, args);
+		}
+		return callAsync(factory, script, keys, args).thenCompose((value) -> (value != MISSING)
+				? CompletableFuture.completedStage(value) : evalAsync(factory, script, keys, args));
+	}
+
+	/**
 	 * Sends a script as {@code EVALSHA}, and as {@code EVAL} with its text when
 	 * the server's script cache lost it, without waiting for the reply: what
 	 * Spring Data Redis does synchronously for {@code StringRedisTemplate}.

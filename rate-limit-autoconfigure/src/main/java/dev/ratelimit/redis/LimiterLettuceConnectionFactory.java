@@ -66,6 +66,9 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	/** The shared connection's asynchronous commands, once looked up; forgotten when the connection is reset. */
 	private volatile @Nullable RedisClusterAsyncCommands<byte[], byte[]> sharedCommands;
 
+	/** Coalesces the decisions waiting for the same server; {@code null} when each goes as a call of its own. */
+	private volatile @Nullable DecisionCoalescer coalescer;
+
 	/** The connector's thread while it connects: its calls may wait the connect timeout. */
 	private volatile @Nullable Thread connecting;
 
@@ -293,6 +296,22 @@ final class LimiterLettuceConnectionFactory extends LettuceConnectionFactory {
 	 */
 	void onDestroy(Runnable close) {
 		this.onDestroy = close;
+	}
+
+	/**
+	 * Returns what coalesces the decisions sent on this factory's connection.
+	 * @return the coalescer, or {@code null} when each decision is a call of its own
+	 */
+	@Nullable DecisionCoalescer coalescer() {
+		return this.coalescer;
+	}
+
+	/**
+	 * Coalesces decisions from now on, or stops.
+	 * @param coalescer the coalescer, or {@code null} for a call per decision
+	 */
+	void coalescer(@Nullable DecisionCoalescer coalescer) {
+		this.coalescer = coalescer;
 	}
 
 	/**

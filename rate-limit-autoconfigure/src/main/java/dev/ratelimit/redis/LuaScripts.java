@@ -166,6 +166,19 @@ final class LuaScripts {
 	}
 
 	/**
+	 * Returns whether {@link #batch()} may carry a call of a script: a decision
+	 * of any kind of limit.
+	 * @param script the script
+	 * @return whether it is a decision driver's
+	 */
+	static boolean batched(LimiterScript<?> script) {
+		String function = script.function();
+		int prefix = LIBRARY_NAME.length() + 1;
+		return function.length() > prefix && function.startsWith(LIBRARY_NAME)
+				&& function.charAt(prefix - 1) == '_' && BATCHED.contains(function.substring(prefix));
+	}
+
+	/**
 	 * Returns the script that writes a provider pause, see {@code pause.lua}.
 	 * @return the script
 	 */

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -56,6 +57,10 @@ import dev.ratelimit.core.StoreParts;
  * slots ({@link ClusterParts}); a Cluster's nodes are parts that fail alone
  * ({@link #parts()}). Writes of the kinds of limit given a durability wait for
  * the replicas of their primary ({@link ReplicaAcks}).
+ * <p>
+ * <strong>Coalescing.</strong> With Lettuce, decisions that wait for the same
+ * Redis at the same moment go as one call, applied in order on the server
+ * (see {@link DecisionCoalescer}), unless turned off.
  */
 public final class RedisLimiterConnection implements AutoCloseable {
 
@@ -98,6 +103,34 @@ public final class RedisLimiterConnection implements AutoCloseable {
 		 */
 		public Durability {
 			kinds = kinds.isEmpty() ? EnumSet.noneOf(LimitKind.class) : EnumSet.copyOf(kinds);
+		}
+
+	}
+
+	/**
+	 * Whether the decisions waiting for the same Redis at the same moment go as
+	 * one call (see {@link DecisionCoalescer}; Lettuce only), and the most
+	 * decisions one call carries.
+	 * @param enabled whether decisions coalesce
+	 * @param maxBatch the most decisions one call carries, at least 1
+	 */
+	public record Coalescing(boolean enabled, int maxBatch) {
+
+		/** Decisions coalesce, at most {@value DecisionCoalescer#DEFAULT_MAX_BATCH} to a call. */
+		public static final Coalescing DEFAULT = new Coalescing(true, DecisionCoalescer.DEFAULT_MAX_BATCH);
+
+		/** Every decision is a call of its own. */
+		public static final Coalescing OFF = new Coalescing(false, DecisionCoalescer.DEFAULT_MAX_BATCH);
+
+		/**
+		 * Creates the setting.
+		 * @param enabled whether decisions coalesce
+		 * @param maxBatch the most decisions one call carries, at least 1
+		 */
+		public Coalescing {
+			if (maxBatch < 1) {
+				throw new IllegalArgumentException("A coalesced call carries at least one decision: " + maxBatch);
+			}
 		}
 
 	}
@@ -170,6 +203,31 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 */
 	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration busyTimeout,
 			Duration connectTimeout, boolean functions, Durability durability, Duration topologyRefreshPeriod) {
+		this(application, timeout, busyTimeout, connectTimeout, functions, durability, topologyRefreshPeriod,
+				Coalescing.DEFAULT);
+	}
+
+	/**
+	 * Creates the limiter's connection to the same Redis as {@code application};
+	 * nothing is connected until {@link #connect()}.
+	 * @param application the application's connection factory
+	 * @param timeout how long Redis may send nothing while limiter calls wait
+	 * before it counts as silent (see {@link RedisSilence})
+	 * @param busyTimeout the longest a limiter call waits in all, while Redis
+	 * answers but not this call
+	 * @param connectTimeout the timeout of opening a connection, and how long
+	 * {@link #connect()} waits
+	 * @param functions whether to load the limiter's scripts as a function
+	 * library and call them with {@code FCALL} where Redis allows it (Lettuce
+	 * only); {@code false} always sends {@code EVALSHA}
+	 * @param durability which kinds of limit wait for replicas, how many and how long (Lettuce only)
+	 * @param topologyRefreshPeriod how often a Cluster's topology is read when
+	 * nothing triggered a refresh
+	 * @param coalescing whether decisions waiting at the same moment go as one call (Lettuce only)
+	 */
+	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration busyTimeout,
+			Duration connectTimeout, boolean functions, Durability durability, Duration topologyRefreshPeriod,
+			Coalescing coalescing) {
 		this.application = application;
 		String address = RedisAddresses.describe(application);
 		this.silence = new RedisSilence(timeout, address);
@@ -189,6 +247,9 @@ public final class RedisLimiterConnection implements AutoCloseable {
 			};
 			this.connector = new LimiterConnector(own::connect, prepare, own::opened, address, connectTimeout);
 			own.onFunctionsLost(this.connector::prepareAgain);
+			if (coalescing.enabled()) {
+				own.coalescer(new DecisionCoalescer(own, this.silence, coalescing.maxBatch()));
+			}
 			own.onDestroy(this::closeFollowers);
 		}
 		else {
@@ -373,6 +434,30 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	 */
 	public Map<String, String> laggingReplicas() {
 		return (this.followers != null) ? this.followers.laggingReplicas() : Map.of();
+	}
+
+	/**
+	 * Returns whether decisions waiting for the same Redis at the same moment
+	 * go as one call: coalescing was asked for, on the limiter's own Lettuce
+	 * connection.
+	 * @return whether decisions coalesce
+	 */
+	public boolean coalesces() {
+		return this.limiter instanceof LimiterLettuceConnectionFactory own && own.coalescer() != null;
+	}
+
+	/**
+	 * Tells a listener how many decisions each call carries, while decisions
+	 * coalesce: one for a decision that went alone.
+	 * @param sizes the listener, called on the thread that sends the call; it must not block
+	 */
+	public void onBatch(IntConsumer sizes) {
+		if (this.limiter instanceof LimiterLettuceConnectionFactory own) {
+			DecisionCoalescer coalescer = own.coalescer();
+			if (coalescer != null) {
+				coalescer.onBatch(sizes);
+			}
+		}
 	}
 
 	@Nullable ReplicaAcks acks() {

@@ -47,6 +47,12 @@ import dev.ratelimit.core.StoreParts;
  * script cache lost it) through Lettuce's asynchronous API, behind the same
  * gate and within the same busy timeout.
  * <p>
+ * On the limiter's own Lettuce connection, decisions of every kind go through
+ * its {@link DecisionCoalescer} when it has one: a decision waits behind the
+ * call in flight with the others that came meanwhile, and they go as one call.
+ * The gates and what a failure tells the connection stay per decision, as
+ * here.
+ * <p>
  * On the limiter's connection, a runner serves one kind of limit. When that
  * kind's writes are durable (see {@link ReplicaAcks}), a write ({@link #run},
  * {@link #runAsync}) returns once the replicas of its primary hold it, and is
@@ -242,12 +248,11 @@ final class ScriptRunner {
 		long sentIn = generation();
 		// Its SilenceWatch tells silence from a busy application, for these calls as for the synchronous ones.
 		CompletionStage<@Nullable T> reply = AsyncCalls.started(() -> {
-			if (!own.functionsLoaded()) {
-				return (CompletionStage<T>) LettuceFunctions.evalAsync(own, script, keys, args);
+			DecisionCoalescer coalescer = own.coalescer();
+			if (coalescer != null && LuaScripts.batched(script)) {
+				return (CompletionStage<T>) coalescer.submit(script, keys, args);
 			}
-			return LettuceFunctions.callAsync(own, script, keys, args)
-				.thenCompose((value) -> (CompletionStage<T>) ((value != LettuceFunctions.MISSING)
-						? CompletableFuture.completedStage(value) : LettuceFunctions.evalAsync(own, script, keys, args)));
+			return (CompletionStage<T>) LettuceFunctions.runAsync(own, script, keys, args);
 		});
 		ReplicaAcks waitFor = this.acks;
 		CompletionStage<@Nullable T> told = reply.handle((value, failure) -> {
@@ -363,6 +368,11 @@ final class ScriptRunner {
 	@SuppressWarnings("unchecked")
 	private <T> @Nullable T send(LimiterScript<T> script, List<String> keys, byte[][] args) {
 		LimiterLettuceConnectionFactory own = this.own;
+		DecisionCoalescer coalescer = (own != null) ? own.coalescer() : null;
+		if (coalescer != null && LuaScripts.batched(script)) {
+			// Waits with the decisions queued beside it, behind the call in flight: see DecisionCoalescer.
+			return (T) coalescer.await(script, keys, args);
+		}
 		if (own != null && own.functionsLoaded()) {
 			Object reply = LettuceFunctions.call(own, script, keys, args);
 			if (reply != LettuceFunctions.MISSING) {

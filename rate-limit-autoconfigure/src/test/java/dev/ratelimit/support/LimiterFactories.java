@@ -27,7 +27,20 @@ final class LimiterFactories {
 	 * @return the limiter's factory
 	 */
 	static LettuceConnectionFactory withFunctions(LettuceConnectionFactory template) {
-		RedisLimiterConnection limiter = new RedisLimiterConnection(template, TIMEOUT, TIMEOUT, true);
+		return withFunctions(template, RedisLimiterConnection.Coalescing.DEFAULT);
+	}
+
+	/**
+	 * Returns the limiter's factory to the server {@code template} describes,
+	 * connected, its decisions coalesced or not.
+	 * @param template a factory describing the server, never started
+	 * @param coalescing whether decisions waiting at the same moment go as one call
+	 * @return the limiter's factory
+	 */
+	static LettuceConnectionFactory withFunctions(LettuceConnectionFactory template,
+			RedisLimiterConnection.Coalescing coalescing) {
+		RedisLimiterConnection limiter = new RedisLimiterConnection(template, TIMEOUT, TIMEOUT, TIMEOUT, true,
+				RedisLimiterConnection.Durability.NONE, Duration.ofSeconds(10), coalescing);
 		limiter.connect();
 		if (!limiter.isConnected()) {
 			limiter.close();

@@ -30,6 +30,8 @@ import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import dev.ratelimit.redis.RedisLimiterConnection;
+
 /**
  * A real Redis Cluster of three masters (no replicas), each a
  * {@code redis-server} process on a free local port, for tests that must prove
@@ -192,6 +194,17 @@ public final class RedisClusterFixture implements AutoCloseable {
 	 */
 	public LettuceConnectionFactory newConnectionFactory() {
 		return LimiterFactories.withFunctions(factory());
+	}
+
+	/**
+	 * Creates the limiter's own connection factory for this cluster, as
+	 * {@link #newConnectionFactory()} does, its decisions coalesced or each a
+	 * call of its own. The caller destroys it.
+	 * @param coalescing whether decisions waiting at the same moment go as one call
+	 * @return the connection factory
+	 */
+	public LettuceConnectionFactory newConnectionFactory(RedisLimiterConnection.Coalescing coalescing) {
+		return LimiterFactories.withFunctions(factory(), coalescing);
 	}
 
 	/**

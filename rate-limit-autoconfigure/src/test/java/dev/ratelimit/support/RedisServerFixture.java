@@ -20,6 +20,8 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.test.context.DynamicPropertyRegistry;
 
+import dev.ratelimit.redis.RedisLimiterConnection;
+
 /**
  * A real {@code redis-server} process on a free local port, for tests that need
  * the real thing rather than a mock.
@@ -178,8 +180,19 @@ public final class RedisServerFixture implements AutoCloseable {
 	 * @return the connection factory
 	 */
 	public LettuceConnectionFactory newConnectionFactory() {
+		return newConnectionFactory(RedisLimiterConnection.Coalescing.DEFAULT);
+	}
+
+	/**
+	 * Creates the limiter's own connection factory for this server, as
+	 * {@link #newConnectionFactory()} does, its decisions coalesced or each a
+	 * call of its own. The caller destroys it.
+	 * @param coalescing whether decisions waiting at the same moment go as one call
+	 * @return the connection factory
+	 */
+	public LettuceConnectionFactory newConnectionFactory(RedisLimiterConnection.Coalescing coalescing) {
 		return LimiterFactories.withFunctions(
-				new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", this.port)));
+				new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", this.port)), coalescing);
 	}
 
 	/**
