@@ -39,16 +39,28 @@ end
 local replies = {}
 -- Several calls on one key read it once and write it once (see beginStates).
 beginStates()
+-- Each call's keys and arguments, in two tables the calls share (no driver
+-- keeps them past its call): filled afresh, the rest of the last call's cleared.
+local callKeys, keysBefore = {}, 0
+local callArgs, argsBefore = {}, 0
 for i = 1, #calls do
 	local call = calls[i]
-	local callKeys = {}
-	for k = 1, call[3] do
-		callKeys[k] = KEYS[call[2] + k - 1]
+	local first, count = call[2] - 1, call[3]
+	for k = 1, count do
+		callKeys[k] = KEYS[first + k]
 	end
-	local callArgs = {}
-	for a = 1, call[5] do
-		callArgs[a] = ARGV[call[4] + a - 1]
+	for k = count + 1, keysBefore do
+		callKeys[k] = nil
 	end
+	keysBefore = count
+	first, count = call[4] - 1, call[5]
+	for a = 1, count do
+		callArgs[a] = ARGV[first + a]
+	end
+	for a = count + 1, argsBefore do
+		callArgs[a] = nil
+	end
+	argsBefore = count
 	local ok, reply = pcall(call[1], callKeys, callArgs)
 	if ok then
 		replies[i] = { 1, reply }

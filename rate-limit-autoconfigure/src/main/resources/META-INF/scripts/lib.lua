@@ -68,8 +68,11 @@ end
 -- the end, however many there are; each decision still sees what the ones
 -- before it left, as if each had been its own call. Outside a batch it is
 -- nil, and every read and write goes straight to Redis. Per key: { the
--- string, or false for no key; nil when unchanged, the TTL in ms to SET it
--- with, or true to DEL it }.
+-- string, false for no key, or nil while a pair of numbers (3 and 4) stands
+-- for it; nil when unchanged, the TTL in ms to SET it with, or true to DEL
+-- it; and, for a bucket's state, its two numbers }: a bucket decided again
+-- in the batch neither matches the string again nor formats one for each
+-- decision.
 local batchStates = nil
 -- The keys a batch changed, in the order first changed: what flushStates writes.
 local batchChanged = nil
@@ -132,10 +135,15 @@ local function flushStates()
 	for i = 1, #changed do
 		local key = changed[i]
 		local kept = states[key]
-		if kept[2] == true then
+		local ttl = kept[2]
+		if ttl == true then
 			redis.call('DEL', key)
 		else
-			redis.call('SET', key, kept[1], 'PX', kept[2])
+			local text = kept[1]
+			if text == nil then
+				text = string.format('%d %d', kept[3], kept[4])
+			end
+			redis.call('SET', key, text, 'PX', (type(ttl) == 'number') and string.format('%d', ttl) or ttl)
 		end
 	end
 end
@@ -149,13 +157,33 @@ local function getState(key)
 	end
 	local kept = states[key]
 	if kept ~= nil then
-		return kept[1]
+		local text = kept[1]
+		if text == nil then
+			return string.format('%d %d', kept[3], kept[4])
+		end
+		return text
 	end
 	local stored = redis.pcall('GET', key)
 	if stored == false or type(stored) == 'string' then
 		states[key] = { stored, nil }
 	end
 	return stored
+end
+
+-- Keeps a bucket's two numbers for the end of the batch, with its TTL in ms.
+local function keepPair(states, key, a, b, ttlMillis)
+	local kept = states[key]
+	if kept == nil then
+		kept = {}
+		states[key] = kept
+		batchChanged[#batchChanged + 1] = key
+	elseif kept[2] == nil then
+		batchChanged[#batchChanged + 1] = key
+	end
+	kept[1] = nil
+	kept[2] = ttlMillis
+	kept[3] = a
+	kept[4] = b
 end
 
 -- SET key text PX ttlMillis, or kept for the end of the batch.
@@ -211,6 +239,13 @@ end
 -- through loadString: the bucket decision is the commonest, and every Lua
 -- call on its way costs it.
 local function loadPair(key, legacyA, legacyB)
+	local states = batchStates
+	if states ~= nil then
+		local kept = states[key]
+		if kept ~= nil and kept[3] ~= nil then
+			return kept[3], kept[4]
+		end
+	end
 	local stored = getState(key)
 	if type(stored) == 'string' then
 		-- One match for both numbers, as storePair writes them (and every build
@@ -219,7 +254,12 @@ local function loadPair(key, legacyA, legacyB)
 		-- whole decimal numbers, so + 0 converts each exactly, with one strtod.
 		local a, b = string.match(stored, '^(-?%d+) (-?%d+)$')
 		if a then
-			return a + 0, b + 0
+			a, b = a + 0, b + 0
+			if states ~= nil then
+				local kept = states[key]
+				kept[3], kept[4] = a, b
+			end
+			return a, b
 		end
 		return stateError(key, stored)
 	end
@@ -244,8 +284,13 @@ end
 -- replaces a legacy hash whole. Every bucket decision that takes ends here:
 -- int(ceilDiv(resetAfterMicros, 1000)) is written out, two Lua calls fewer.
 local function storePair(key, a, b, resetAfterMicros)
-	setState(key, string.format('%d %d', a, b),
-		string.format('%d', (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000))
+	local ttlMillis = (resetAfterMicros + (-resetAfterMicros) % 1000) / 1000
+	local states = batchStates
+	if states ~= nil then
+		keepPair(states, key, a, b, ttlMillis)
+		return
+	end
+	redis.call('SET', key, string.format('%d %d', a, b), 'PX', string.format('%d', ttlMillis))
 end
 
 -- Stores a state read by loadString, its numbers formatted as text, as

@@ -9,20 +9,25 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.AsyncBucketProxy;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
@@ -38,6 +43,7 @@ import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.ratelimit.benchmarks.LuaDecision.Send;
+import dev.ratelimit.core.Acquisition;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.RateLimitPolicy;
 import dev.ratelimit.core.Refill;
@@ -47,29 +53,34 @@ import dev.ratelimit.redis.RedisLimiterConnection;
 import dev.ratelimit.redis.RedisRateLimitBackend;
 
 /**
- * Redis decisions per second and latency percentiles with many concurrent
- * callers, against a {@code redis-server} this program starts on a free port.
- * Not JMH: a fixed-duration closed loop of N threads, each recording every
- * call's latency.
+ * Redis decisions per second, latency percentiles and Redis' own CPU per
+ * decision with many concurrent callers, against a {@code redis-server} this
+ * program starts on a free port, pinned to its own CPU ({@code taskset}) with
+ * the callers on the other, so that Redis, not the callers, is what the cases
+ * saturate as far as one client CPU allows. Not JMH: a fixed-duration closed
+ * loop of N callers, each recording every call's latency.
  * <p>
  * Cases: our {@link RedisRateLimitBackend} (token bucket, limits so high that
- * nothing is denied) on the limiter's own connection as production connects
- * it ({@link RedisLimiterConnection}: a Lettuce connection factory with one
- * shared, multiplexed connection, its function library loaded, so each
- * decision is one {@code FCALL}); the same backend on a plain Spring
- * {@link LettuceConnectionFactory}, as it runs where Redis refuses functions
- * ({@code EVALSHA}); a plain {@code INCR} through the limiter's connection
- * factory, the floor one round trip allows; the minimal GCRA script
- * ({@link LuaDecision#minimalGcra()}, the floor of an exact decision in Lua)
- * through the same connection factory, as {@code EVALSHA} and as
- * {@code FCALL}; Bucket4j's
- * Lettuce compare-and-swap proxy on one shared Lettuce connection to the same
- * server. Each on one hot key and on 10,000 keys drawn uniformly. Redis
- * commands per decision come from {@code INFO commandstats}, reset after the
- * warm-up; each case's throughput is also shown over INCR's.
+ * nothing is denied) on the limiter's own connection as production connects it
+ * ({@link RedisLimiterConnection}: one shared Lettuce connection, its function
+ * library loaded), with decisions coalesced (the default) and with one call
+ * per decision; prefetch mode; a plain {@code INCR} per request through the
+ * limiter's connection factory (pipelined on its one connection, the floor of
+ * a round trip); Bucket4j's Lettuce compare-and-swap proxy, alone and with
+ * {@code Optimizations.batching()}; on request, the same backend sending
+ * {@code EVALSHA} and the minimal GCRA script. Each at 1, 64 and 256 callers
+ * that wait for their answer (threads), and at 64 and 256 callers that do not
+ * (requests outstanding, each asking again when answered, as reactive requests
+ * do), on one hot key and on 10,000 keys drawn uniformly. Redis commands per
+ * decision come from {@code INFO commandstats}, its CPU time (user and system,
+ * so its I/O too) from {@code INFO cpu}, both read around each measured round.
+ * Then each exact case and Bucket4j's decide a limit that binds, and their
+ * admissions are counted against what the limit allows.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.RedisDecisionBenchmark
- * [--seconds 10] [--warmup 3] [--threads 64] [--cases ours,ours-evalsha,prefetch,incr,floor,bucket4j]}
+ * [--seconds 6] [--warmup 3] [--rounds 3] [--threads 1,64,256] [--async-callers 64,256]
+ * [--cases coalesced,one-call,incr,bucket4j,bucket4j-batching,prefetch,ours-evalsha,floor]
+ * [--exactness true] [--pin auto|none|S/C]}
  * <p>
  * With {@code --caller true} it measures instead what each case costs the
  * thread that decides, one caller at a time: CPU time and bytes allocated per
@@ -99,6 +110,13 @@ public final class RedisDecisionBenchmark {
 	interface Decider {
 
 		boolean decide(int keyIndex);
+
+	}
+
+	/** A decision that does not hold its caller: what a reactive request asks, on the same backends. */
+	interface AsyncDecider {
+
+		CompletionStage<Boolean> decide(int keyIndex);
 
 	}
 
@@ -235,10 +253,10 @@ public final class RedisDecisionBenchmark {
 				for (int k = 0; k < MANY_KEYS; k++) {
 					keyNames[k] = "rl:bench:{user-" + k + "}";
 				}
-				// The policy whose command RedisServerTimeBenchmark replays: limits so high that nothing is denied.
-				Map<String, Decider> deciders = deciders(cases, ProductionCommand.tokenBucket("bench"),
-						Bandwidth.builder().capacity(CAPACITY).refillGreedy(CAPACITY, Duration.ofSeconds(1)).build(),
-						keyNames, limiter, oneCall, plain, bucket4jConnection);
+				Map<String, Decider> deciders = deciders(cases, LASTING, Bandwidth.builder()
+					.capacity(CAPACITY)
+					.refillGreedy(1, Duration.ofSeconds(1))
+					.build(), keyNames, limiter, oneCall, plain, bucket4jConnection);
 				if (cases.contains("incr")) {
 					StringRedisTemplate template = new StringRedisTemplate(factory);
 					deciders.put(INCR, (k) -> template.opsForValue().increment(keyNames[k]) > 0);
@@ -260,6 +278,23 @@ public final class RedisDecisionBenchmark {
 						results.addAll(measure(server, deciders, keys, threads, rounds, perRound));
 					}
 				}
+				List<Integer> asyncCallers = options.list("async-callers", "64,256")
+					.stream()
+					.filter((c) -> !c.isBlank())
+					.map(Integer::valueOf)
+					.toList();
+				if (!asyncCallers.isEmpty()) {
+					Map<String, Decider> asyncDeciders = asyncDeciders(cases, LASTING, keyNames, limiter, oneCall,
+							client, bucket4jConnection);
+					for (Decider decider : asyncDeciders.values()) {
+						run(decider, MANY_KEYS, 64, warmup, false);
+					}
+					for (int callers : asyncCallers) {
+						for (int keys : new int[] { 1, MANY_KEYS }) {
+							results.addAll(measure(server, asyncDeciders, keys, callers, rounds, perRound));
+						}
+					}
+				}
 				if (Boolean.parseBoolean(options.string("exactness", "true"))) {
 					exactness = exactness(server, cases, keyNames, limiter, oneCall, plain, bucket4jConnection);
 				}
@@ -275,6 +310,73 @@ public final class RedisDecisionBenchmark {
 		}
 		return results;
 	}
+
+	/** The name prefix of the cases whose callers do not wait: a caller is a request outstanding. */
+	static final String ASYNC = "async: ";
+
+	/**
+	 * The cases again with callers that do not wait, each a request
+	 * outstanding that asks again as soon as it is answered, as reactive
+	 * requests do: no thread is woken per decision, so the callers' CPU can make
+	 * Redis the one that saturates. Their deciders hand {@link #run} a blocking
+	 * face: each "thread" of theirs runs one caller's loop of asynchronous
+	 * requests to its end.
+	 */
+	private static Map<String, Decider> asyncDeciders(List<String> cases, RateLimitPolicy policy, String[] keyNames,
+			RedisLimiterConnection limiter, RedisLimiterConnection oneCall, RedisClient client,
+			StatefulRedisConnection<String, byte[]> bucket4jConnection) {
+		Map<String, AsyncDecider> deciders = new LinkedHashMap<>();
+		if (cases.contains("coalesced")) {
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(limiter.connectionFactory());
+			deciders.put(ASYNC + COALESCED + " (FCALL token bucket)", (k) -> backend
+				.tryConsumeAllAsync(List.of(new Acquisition(policy, keyNames[k], 1)), Runnable::run)
+				.thenApply((decisions) -> decisions.get(0).allowed()));
+		}
+		if (cases.contains("one-call")) {
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(oneCall.connectionFactory());
+			deciders.put(ASYNC + ONE_CALL + " (FCALL token bucket)", (k) -> backend
+				.tryConsumeAllAsync(List.of(new Acquisition(policy, keyNames[k], 1)), Runnable::run)
+				.thenApply((decisions) -> decisions.get(0).allowed()));
+		}
+		if (cases.contains("incr")) {
+			RedisAsyncCommands<String, String> commands = client.connect().async();
+			deciders.put(ASYNC + INCR, (k) -> commands.incr(keyNames[k]).thenApply((value) -> value > 0));
+		}
+		if (cases.contains("bucket4j-batching")) {
+			AsyncProxyManager<String> proxies = Bucket4jLettuce.casBasedBuilder(bucket4jConnection)
+				.expirationAfterWrite(
+						ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+				.build()
+				.asAsync();
+			BucketConfiguration configuration = BucketConfiguration.builder()
+				.addLimit(Bandwidth.builder().capacity(CAPACITY).refillGreedy(1, Duration.ofSeconds(1)).build())
+				.build();
+			AsyncBucketProxy[] buckets = new AsyncBucketProxy[MANY_KEYS];
+			for (int k = 0; k < MANY_KEYS; k++) {
+				buckets[k] = proxies.builder()
+					.withOptimization(Optimizations.batching())
+					.build(keyNames[k] + ":b4ja", () -> CompletableFuture.completedFuture(configuration));
+			}
+			deciders.put(ASYNC + BUCKET4J_BATCHING, (k) -> buckets[k].tryConsume(1));
+		}
+		Map<String, Decider> blocking = new LinkedHashMap<>();
+		deciders.forEach((name, decider) -> blocking.put(name, new AsyncCaller(decider)));
+		return blocking;
+	}
+
+	/**
+	 * The policy the throughput cases decide: a bucket of 10^9, so that nothing
+	 * is denied, refilled at one token a second, so that a key stays in Redis as
+	 * a key in steady use does (and as INCR's counters do). Refilled at 10^9 a
+	 * second, as {@link ProductionCommand#tokenBucket} is for the server time,
+	 * every decision would leave a key that expires a millisecond later, and
+	 * Redis would spend much of its time creating and expiring keys.
+	 */
+	static final RateLimitPolicy LASTING = RateLimitPolicy.builder("bench")
+		.algorithm(Algorithm.TOKEN_BUCKET)
+		.capacity(CAPACITY)
+		.refill(Refill.of(1, Duration.ofSeconds(1)))
+		.build();
 
 	/** The cases a run measures unless told otherwise. */
 	static final String DEFAULT_CASES = "coalesced,one-call,incr,bucket4j,bucket4j-batching,prefetch";
@@ -360,13 +462,14 @@ public final class RedisDecisionBenchmark {
 				// The cases share key names, and INCR's counters are no state of a script's.
 				server.call("FLUSHALL");
 				run(deciders.get(name), keys, threads, 1, false);
-				server.call("CONFIG", "RESETSTAT");
 				double cpuBefore = redisCpuSeconds(server.call("INFO", "cpu"));
+				server.call("CONFIG", "RESETSTAT");
 				Result one = run(deciders.get(name), keys, threads, perRound, true);
+				Map<String, Long> commands = commandStats(server.call("INFO", "commandstats"));
 				double cpu = redisCpuSeconds(server.call("INFO", "cpu")) - cpuBefore;
 				measured.computeIfAbsent(name, (n) -> new ArrayList<>())
 					.add(new Result(name, keys, threads, one.decisions(), one.denied(), one.seconds(),
-							one.latenciesNanos(), commandStats(server.call("INFO", "commandstats")), cpu));
+							one.latenciesNanos(), commands, cpu));
 			}
 		}
 		List<Result> results = new ArrayList<>();
@@ -553,8 +656,86 @@ public final class RedisDecisionBenchmark {
 		return ratios.toString();
 	}
 
+	/**
+	 * A caller that does not wait, in {@link #run}'s terms: {@link #run} gives
+	 * each of its "threads" one such caller, whose requests follow each other
+	 * from the thread that completes the one before, until told to stop; the
+	 * thread itself only waits for that end.
+	 */
+	static final class AsyncCaller implements Decider {
+
+		private final AsyncDecider decider;
+
+		AsyncCaller(AsyncDecider decider) {
+			this.decider = decider;
+		}
+
+		@Override
+		public boolean decide(int keyIndex) {
+			return this.decider.decide(keyIndex).toCompletableFuture().join();
+		}
+
+		/**
+		 * Asks again and again until {@code stop}, recording each answer's latency.
+		 * @return when the last request is answered: its count, denials and latencies
+		 */
+		CompletableFuture<long[][]> loop(int[] indices, int position, AtomicBoolean stop, boolean record) {
+			CompletableFuture<long[][]> done = new CompletableFuture<>();
+			new Object() {
+
+				long[] latencies = new long[record ? 1 << 14 : 0];
+
+				long count;
+
+				long denied;
+
+				int at = position;
+
+				void next() {
+					// A loop, not a recursion, for answers already there when asked.
+					while (!stop.get()) {
+						int key = indices[this.at];
+						this.at = (this.at + 1) & KeyDistribution.MASK;
+						long t0 = System.nanoTime();
+						CompletableFuture<Boolean> answer = AsyncCaller.this.decider.decide(key).toCompletableFuture();
+						if (!answer.isDone()) {
+							answer.whenComplete((allowed, failure) -> {
+								answered(t0, allowed, failure);
+								next();
+							});
+							return;
+						}
+						answered(t0, answer.getNow(Boolean.FALSE), null);
+					}
+					done.complete(new long[][] { { this.count, this.denied }, Arrays.copyOf(this.latencies,
+							record ? (int) Math.min(this.count, this.latencies.length) : 0) });
+				}
+
+				void answered(long t0, Boolean allowed, Throwable failure) {
+					long elapsed = System.nanoTime() - t0;
+					if (failure != null || !Boolean.TRUE.equals(allowed)) {
+						this.denied++;
+					}
+					if (record) {
+						if (this.count == this.latencies.length) {
+							this.latencies = Arrays.copyOf(this.latencies, this.latencies.length * 2);
+						}
+						this.latencies[(int) this.count] = elapsed;
+					}
+					this.count++;
+				}
+
+			}.next();
+			return done;
+		}
+
+	}
+
 	static Result run(Decider decider, int keys, int threads, int seconds, boolean record)
 			throws InterruptedException {
+		if (decider instanceof AsyncCaller async) {
+			return runAsync(async, keys, threads, seconds, record);
+		}
 		int[] indices = (keys == 1) ? new int[KeyDistribution.LENGTH] : KeyDistribution.uniform(keys, 7L);
 		AtomicBoolean stop = new AtomicBoolean();
 		CountDownLatch start = new CountDownLatch(1);
@@ -614,6 +795,33 @@ public final class RedisDecisionBenchmark {
 			Arrays.sort(all);
 		}
 		return new Result("", keys, total, totalDenied, elapsed, all, Map.of());
+	}
+
+	/** {@link #run} for callers that do not wait: {@code callers} requests outstanding at all times. */
+	private static Result runAsync(AsyncCaller caller, int keys, int callers, int seconds, boolean record)
+			throws InterruptedException {
+		int[] indices = (keys == 1) ? new int[KeyDistribution.LENGTH] : KeyDistribution.uniform(keys, 7L);
+		AtomicBoolean stop = new AtomicBoolean();
+		List<CompletableFuture<long[][]>> loops = new ArrayList<>(callers);
+		long began = System.nanoTime();
+		for (int c = 0; c < callers; c++) {
+			loops.add(caller.loop(indices, (c * 7919) & KeyDistribution.MASK, stop, record));
+		}
+		Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
+		stop.set(true);
+		long total = 0;
+		long denied = 0;
+		List<long[]> latencies = new ArrayList<>();
+		for (CompletableFuture<long[][]> loop : loops) {
+			long[][] ended = loop.join();
+			total += ended[0][0];
+			denied += ended[0][1];
+			latencies.add(ended[1]);
+		}
+		double elapsed = (System.nanoTime() - began) / 1e9;
+		long[] all = latencies.stream().flatMapToLong(Arrays::stream).toArray();
+		Arrays.sort(all);
+		return new Result("", keys, total, denied, elapsed, all, Map.of());
 	}
 
 	/** Calls per command from INFO commandstats, leaving out the INFO call reading them. */

@@ -1562,6 +1562,22 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private int maxBatch = 128;
 
+		/**
+		 * Most calls of decisions in flight at once (per slot on a Cluster): two let
+		 * Redis start the next call as soon as it finishes one, rather than wait a
+		 * round trip for it. Calls go, and are applied, in the order the decisions
+		 * came.
+		 */
+		private int maxInFlight = 2;
+
+		public int getMaxInFlight() {
+			return this.maxInFlight;
+		}
+
+		public void setMaxInFlight(int maxInFlight) {
+			this.maxInFlight = maxInFlight;
+		}
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}

@@ -11,11 +11,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Calls to one server that go one at a time, each carrying every request that
- * queued while the one before it was in flight. A request goes at once when
- * nothing is in flight (a batch of one: a lone caller waits for nothing), and
- * requests arriving meanwhile wait for that call's answer, then go together in
- * the next: the batch is whatever queued, never a wait for a batch to fill.
+ * Calls to one server, a bounded number in flight (one by default), each
+ * carrying every request that queued while the ones before it were in flight.
+ * A request goes at once when a call may go (a batch of one: a lone caller
+ * waits for nothing), and requests arriving while no call may go wait for an
+ * answer, then go together in the next: the batch is whatever queued, never a
+ * wait for a batch to fill. Batches are sent in the order their requests
+ * queued, one thread at a time.
  * <p>
  * Each request is answered on its own: a batch's answer holds one answer per
  * request, in the order they queued. A call that fails fails every request of
@@ -43,55 +45,68 @@ public final class InFlightBatches<Q, A> {
 
 	}
 
-	/** A batch's call is being sent: an answer arriving now is followed by the sending loop. */
-	private static final int SENDING = 0;
-
-	/** The call was answered while it was being sent: the sending loop sends the next batch. */
-	private static final int ANSWERED_INLINE = 1;
-
-	/** The sending loop left: the call's answer sends the next batch. */
-	private static final int LEFT = 2;
-
 	private final BatchCall<Q, A> call;
 
 	private final int maxBatch;
 
+	private final int maxInFlight;
+
 	/** The requests waiting for the next call, each with its answer; guarded by this. */
 	private final ArrayDeque<Waiting<Q, A>> waiting = new ArrayDeque<>();
 
-	/** Whether a call is in flight or being sent; guarded by this. */
-	private boolean inFlight;
+	/** How many calls are in flight; guarded by this. */
+	private int inFlight;
+
+	/**
+	 * Whether a thread is sending batches, and how many times it was asked to
+	 * look again meanwhile: one thread sends at a time, in queue order.
+	 */
+	private final AtomicInteger sending = new AtomicInteger();
+
+	/**
+	 * Creates the batches of one server, one call in flight at a time.
+	 * @param call sends a batch
+	 * @param maxBatch the most requests one call carries (the rest go in the
+	 * next): bounds what one call costs the server
+	 */
+	public InFlightBatches(BatchCall<Q, A> call, int maxBatch) {
+		this(call, maxBatch, 1);
+	}
 
 	/**
 	 * Creates the batches of one server.
 	 * @param call sends a batch
 	 * @param maxBatch the most requests one call carries (the rest go in the
 	 * next): bounds what one call costs the server
+	 * @param maxInFlight the most calls in flight at once: with more than one,
+	 * the server has the next call at hand when it finishes one, rather than
+	 * wait a round trip for it; calls are still sent, and on one ordered
+	 * connection applied, in queue order
 	 */
-	public InFlightBatches(BatchCall<Q, A> call, int maxBatch) {
+	public InFlightBatches(BatchCall<Q, A> call, int maxBatch, int maxInFlight) {
 		if (maxBatch < 1) {
 			throw new IllegalArgumentException("maxBatch must be at least 1: " + maxBatch);
 		}
+		if (maxInFlight < 1) {
+			throw new IllegalArgumentException("maxInFlight must be at least 1: " + maxInFlight);
+		}
 		this.call = call;
 		this.maxBatch = maxBatch;
+		this.maxInFlight = maxInFlight;
 	}
 
 	/**
-	 * Queues a request, and sends it at once when no call is in flight.
+	 * Queues a request, and sends it at once when fewer calls than the most
+	 * allowed are in flight.
 	 * @param request the request
 	 * @return its answer, or the failure of the call that carried it
 	 */
 	public CompletionStage<A> submit(Q request) {
 		CompletableFuture<A> answer = new CompletableFuture<>();
-		boolean send;
 		synchronized (this) {
 			this.waiting.add(new Waiting<>(request, answer));
-			send = !this.inFlight;
-			this.inFlight = true;
 		}
-		if (send) {
-			sendNext();
-		}
+		sendNext();
 		return answer;
 	}
 
@@ -100,46 +115,55 @@ public final class InFlightBatches<Q, A> {
 		return this.waiting.size();
 	}
 
-	/**
-	 * Sends batches while there are requests waiting. A call answered at once
-	 * (inside {@code send}) is followed in this loop, not by a nested call, so
-	 * that a server answering synchronously cannot grow the stack; a call
-	 * answered later sends the next batch from its completion, before it hands
-	 * out its own answers: the server has applied the batch answered, and the
-	 * next one need not wait while each of its callers is woken.
-	 */
-	private void sendNext() {
-		while (true) {
-			List<Waiting<Q, A>> batch = next();
-			if (batch == null) {
-				return;
-			}
-			AtomicInteger handOver = new AtomicInteger(SENDING);
-			send(batch).whenComplete((values, failure) -> {
-				if (handOver.compareAndSet(SENDING, ANSWERED_INLINE)) {
-					answer(batch, values, failure);
-					return;
-				}
-				sendNext();
-				answer(batch, values, failure);
-			});
-			if (handOver.compareAndSet(SENDING, LEFT)) {
-				return;
-			}
-		}
+	/** @return how many calls are in flight */
+	public synchronized int inFlight() {
+		return this.inFlight;
 	}
 
-	/** Takes the next batch, or ends the flight when nothing waits. */
+	/**
+	 * Sends batches while requests wait and calls may go. One thread sends at a
+	 * time; one that finds another sending asks it to look again and leaves, so
+	 * that a server answering synchronously (inside {@code send}) cannot grow
+	 * the stack. A call answered frees its place and sends the next batch before
+	 * it hands out its own answers: the server has applied the batch answered,
+	 * and the next one need not wait while each of its callers is woken.
+	 */
+	private void sendNext() {
+		if (this.sending.getAndIncrement() != 0) {
+			return;
+		}
+		int asked = 1;
+		do {
+			List<Waiting<Q, A>> batch;
+			while ((batch = next()) != null) {
+				List<Waiting<Q, A>> sent = batch;
+				send(sent).whenComplete((values, failure) -> {
+					landed();
+					sendNext();
+					answer(sent, values, failure);
+				});
+			}
+			asked = this.sending.addAndGet(-asked);
+		}
+		while (asked != 0);
+	}
+
+	/** Takes the next batch when one may go, counting it in flight; {@code null} when none may. */
 	private synchronized @Nullable List<Waiting<Q, A>> next() {
-		if (this.waiting.isEmpty()) {
-			this.inFlight = false;
+		if (this.waiting.isEmpty() || this.inFlight >= this.maxInFlight) {
 			return null;
 		}
+		this.inFlight++;
 		List<Waiting<Q, A>> batch = new ArrayList<>(Math.min(this.waiting.size(), this.maxBatch));
 		while (!this.waiting.isEmpty() && batch.size() < this.maxBatch) {
 			batch.add(this.waiting.poll());
 		}
 		return batch;
+	}
+
+	/** A call was answered: its place is free. */
+	private synchronized void landed() {
+		this.inFlight--;
 	}
 
 	private CompletionStage<List<A>> send(List<Waiting<Q, A>> batch) {

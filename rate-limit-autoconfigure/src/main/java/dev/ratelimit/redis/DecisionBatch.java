@@ -1,6 +1,5 @@
 package dev.ratelimit.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -49,7 +48,7 @@ record DecisionBatch(List<String> keys, byte[][] args, int count) {
 		int at = 0;
 		for (Call call : calls) {
 			keys.addAll(call.keys());
-			args[at++] = driver(call.script()).getBytes(StandardCharsets.US_ASCII);
+			args[at++] = LuaScripts.batchedDriver(call.script());
 			args[at++] = PolicyArguments.digits(call.keys().size());
 			args[at++] = PolicyArguments.digits(call.args().length);
 			System.arraycopy(call.args(), 0, args, at, call.args().length);
@@ -80,17 +79,6 @@ record DecisionBatch(List<String> keys, byte[][] args, int count) {
 					: LettuceFunctions.translate(new RedisCommandExecutionException(String.valueOf(pair.get(1)))));
 		}
 		return outcomes;
-	}
-
-	/** The driver a script's function runs, when a batch may call it. */
-	private static String driver(LimiterScript<?> script) {
-		String prefix = LuaScripts.libraryName() + "_";
-		String function = script.function();
-		String driver = function.startsWith(prefix) ? function.substring(prefix.length()) : function;
-		if (!LuaScripts.batched(driver)) {
-			throw new IllegalArgumentException("A batch cannot carry the limiter call " + function);
-		}
-		return driver;
 	}
 
 }

@@ -71,8 +71,16 @@ final class DecisionCoalescer {
 	/** Told the number of decisions of every call sent. */
 	private volatile IntConsumer batchSizes = NO_LISTENER;
 
-	/** While set, calls wait for it before they are sent: lets a test queue decisions behind a call in flight. */
-	private volatile @Nullable CompletableFuture<Void> held;
+	/**
+	 * While set, calls are kept here, in the order they were to go, instead of
+	 * sent: lets a test queue decisions behind calls in flight. Guarded by
+	 * itself.
+	 */
+	private volatile @Nullable List<Held> held;
+
+	/** A call held back, and the answer its batches wait for. */
+	private record Held(List<DecisionBatch.Call> calls, CompletableFuture<List<Object>> answer) {
+	}
 
 	/**
 	 * Creates the coalescer of the limiter's factory.
@@ -159,15 +167,44 @@ final class DecisionCoalescer {
 
 	/**
 	 * Holds every call that is to be sent until the returned action runs, as if
-	 * a call were in flight and slow: for tests that queue decisions behind one.
+	 * the calls in flight were slow: for tests that queue decisions behind them.
 	 * @return the action that sends what was held, in order
 	 */
 	Runnable hold() {
-		CompletableFuture<Void> gate = new CompletableFuture<>();
-		this.held = gate;
+		List<Held> kept = new ArrayList<>();
+		this.held = kept;
 		return () -> {
-			this.held = null;
-			gate.complete(null);
+			List<Held> calls;
+			synchronized (kept) {
+				this.held = null;
+				calls = new ArrayList<>(kept);
+			}
+			// Every call held is sent, and applied, before any is answered: an answer lets the next batch go,
+			// and a batch sent from Lettuce's own thread is written at once, ahead of one another thread's
+			// write still waits to be handed to it.
+			List<CompletionStage<List<Object>>> sent = new ArrayList<>();
+			for (Held call : calls) {
+				sent.add(sendNow(call.calls()));
+			}
+			for (CompletionStage<List<Object>> stage : sent) {
+				try {
+					stage.toCompletableFuture().handle((outcomes, failure) -> null).get(30, TimeUnit.SECONDS);
+				}
+				catch (Exception ex) {
+					throw new IllegalStateException("A held call was not answered in 30 s", ex);
+				}
+			}
+			for (int i = 0; i < calls.size(); i++) {
+				CompletableFuture<List<Object>> answer = calls.get(i).answer();
+				sent.get(i).whenComplete((outcomes, failure) -> {
+					if (failure != null) {
+						answer.completeExceptionally(failure);
+					}
+					else {
+						answer.complete(outcomes);
+					}
+				});
+			}
 		};
 	}
 
@@ -176,8 +213,13 @@ final class DecisionCoalescer {
 	 * @return the number held, 0 when nothing is held
 	 */
 	int held() {
-		CompletableFuture<Void> gate = this.held;
-		return (gate != null) ? gate.getNumberOfDependents() : 0;
+		List<Held> kept = this.held;
+		if (kept == null) {
+			return 0;
+		}
+		synchronized (kept) {
+			return kept.size();
+		}
 	}
 
 	/**
@@ -198,6 +240,24 @@ final class DecisionCoalescer {
 		return waiting;
 	}
 
+	/**
+	 * Returns how many calls are in flight, on every server.
+	 * @return the number in flight
+	 */
+	int inFlight() {
+		InFlightBatches<DecisionBatch.Call, Object> one = this.server;
+		if (one != null) {
+			return one.inFlight();
+		}
+		int inFlight = 0;
+		AtomicReferenceArray<InFlightBatches<DecisionBatch.Call, Object>> all = Objects.requireNonNull(this.slots);
+		for (int slot = 0; slot < all.length(); slot++) {
+			InFlightBatches<DecisionBatch.Call, Object> batches = all.get(slot);
+			inFlight += (batches != null) ? batches.inFlight() : 0;
+		}
+		return inFlight;
+	}
+
 	private InFlightBatches<DecisionBatch.Call, Object> batches(List<String> keys) {
 		InFlightBatches<DecisionBatch.Call, Object> one = this.server;
 		if (one != null) {
@@ -214,8 +274,17 @@ final class DecisionCoalescer {
 	}
 
 	private CompletionStage<List<Object>> send(List<DecisionBatch.Call> calls) {
-		CompletableFuture<Void> gate = this.held;
-		return (gate != null) ? gate.thenCompose((released) -> sendNow(calls)) : sendNow(calls);
+		List<Held> kept = this.held;
+		if (kept != null) {
+			synchronized (kept) {
+				if (this.held == kept) {
+					Held call = new Held(calls, new CompletableFuture<>());
+					kept.add(call);
+					return call.answer();
+				}
+			}
+		}
+		return sendNow(calls);
 	}
 
 	/** Sends what is not refused: alone as its own call, several as one batch. */

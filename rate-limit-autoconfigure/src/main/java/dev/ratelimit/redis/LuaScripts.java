@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -80,6 +81,9 @@ final class LuaScripts {
 	private static final Map<Algorithm, LimiterScript<List<Object>>> DECIDE_ONE = decideOne();
 
 	private static final LimiterScript<List<Object>> BATCH = composeBatch();
+
+	/** The functions of the drivers a batch may call, each with its driver's name as {@code batch.lua} takes it. */
+	private static final Map<String, byte[]> BATCHED_DRIVERS = batchedDrivers();
 
 	private LuaScripts() {
 	}
@@ -172,10 +176,22 @@ final class LuaScripts {
 	 * @return whether it is a decision driver's
 	 */
 	static boolean batched(LimiterScript<?> script) {
-		String function = script.function();
-		int prefix = LIBRARY_NAME.length() + 1;
-		return function.length() > prefix && function.startsWith(LIBRARY_NAME)
-				&& function.charAt(prefix - 1) == '_' && BATCHED.contains(function.substring(prefix));
+		return BATCHED_DRIVERS.containsKey(script.function());
+	}
+
+	/**
+	 * Returns the name of the driver a decision script's function runs, as
+	 * {@link #batch()} takes it: the function's name without the library's.
+	 * @param script a decision script ({@link #batched(LimiterScript)})
+	 * @return the driver's name, US-ASCII
+	 * @throws IllegalArgumentException when the script is not a decision driver's
+	 */
+	static byte[] batchedDriver(LimiterScript<?> script) {
+		byte[] driver = BATCHED_DRIVERS.get(script.function());
+		if (driver == null) {
+			throw new IllegalArgumentException("A batch cannot carry the limiter call " + script.function());
+		}
+		return driver;
 	}
 
 	/**
@@ -257,6 +273,14 @@ final class LuaScripts {
 	}
 
 	@SuppressWarnings("unchecked")
+	private static Map<String, byte[]> batchedDrivers() {
+		Map<String, byte[]> drivers = new HashMap<>();
+		for (String name : BATCHED) {
+			drivers.put(LIBRARY_NAME + "_" + name, name.getBytes(StandardCharsets.US_ASCII));
+		}
+		return Map.copyOf(drivers);
+	}
+
 	private static <T> LimiterScript<T> script(String name) {
 		return (LimiterScript<T>) Objects.requireNonNull(SCRIPTS.get(name), "a known script");
 	}

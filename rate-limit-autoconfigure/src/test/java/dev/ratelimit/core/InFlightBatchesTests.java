@@ -175,10 +175,43 @@ class InFlightBatchesTests {
 	}
 
 	@Test
+	void withTwoCallsInFlightTheThirdBatchWaitsForOneOfThemAndAllGoInQueueOrder() {
+		InFlightBatches<String, String> two = new InFlightBatches<>((batch) -> {
+			Call call = new Call(List.copyOf(batch), new CompletableFuture<>());
+			this.calls.add(call);
+			return call.answer();
+		}, 3, 2);
+		List<CompletionStage<String>> answers = new ArrayList<>();
+		for (String request : List.of("a", "b", "c", "d", "e", "f")) {
+			answers.add(two.submit(request));
+		}
+		// Two calls went at once, one request each; the rest wait for a place.
+		assertThat(this.calls).extracting(Call::batch).containsExactly(List.of("a"), List.of("b"));
+		assertThat(two.waiting()).isEqualTo(4);
+		// The second answered first: its place goes to the next three, in their order.
+		this.calls.get(1).answerEach();
+		assertThat(this.calls).extracting(Call::batch)
+			.containsExactly(List.of("a"), List.of("b"), List.of("c", "d", "e"));
+		assertThat(answers.get(1).toCompletableFuture()).isCompletedWithValue("b!");
+		assertThat(answers.get(0).toCompletableFuture()).isNotDone();
+		this.calls.get(0).answerEach();
+		assertThat(this.calls).extracting(Call::batch)
+			.containsExactly(List.of("a"), List.of("b"), List.of("c", "d", "e"), List.of("f"));
+		this.calls.get(2).answerEach();
+		this.calls.get(3).answerEach();
+		assertThat(answers).extracting((answer) -> answer.toCompletableFuture().join())
+			.containsExactly("a!", "b!", "c!", "d!", "e!", "f!");
+		assertThat(two.waiting()).isZero();
+	}
+
+	@Test
 	void aBatchCarriesAtLeastOneRequest() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new InFlightBatches<String, String>(
 				(batch) -> CompletableFuture.completedFuture(batch), 0))
 			.withMessage("maxBatch must be at least 1: 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> new InFlightBatches<String, String>(
+				(batch) -> CompletableFuture.completedFuture(batch), 1, 0))
+			.withMessage("maxInFlight must be at least 1: 0");
 	}
 
 	/** What a completed stage failed with, as the call threw it. */

@@ -129,6 +129,26 @@ class BatchScriptTests extends SharedRedisTests {
 	}
 
 	@Test
+	void aBucketAnEarlierVersionKeptAsAHashIsReadOnceAndReplacedOnce() {
+		// Empty just now, as a version before the string wrote it: two of five tokens back 400 ms later.
+		for (String prefix : List.of("one", "batch")) {
+			server.call("HSET", "{" + prefix + "}:tb", "t", "0", "ts", Long.toString(NOW));
+		}
+		long later = NOW + 2 * SECOND / 5;
+		List<Call> calls = List.of(tokenBucket(1, later), tokenBucket(1, later), tokenBucket(1, later),
+				tokenBucket(0, later + SECOND / 10));
+		List<Object> alone = new ArrayList<>();
+		for (Call call : calls) {
+			alone.add(this.scripts.run(script(call), call.keys("one"), call.args()));
+		}
+		CommandStats.reset(connectionFactory);
+		assertThat(batch(calls, "batch", true)).isEqualTo(alone);
+		assertThat(CommandStats.calls(connectionFactory, "hmget")).isEqualTo(1);
+		assertThat(CommandStats.calls(connectionFactory, "set")).isEqualTo(1);
+		assertThat(dump("batch", "tb")).isEqualTo(dump("one", "tb"));
+	}
+
+	@Test
 	void aKeyDeletedAndWrittenAgainInOneBatchEndsAsItsLastWriteLeftIt() {
 		// A bucket filled back up is deleted; one taken from again is written: the last of them counts.
 		List<Call> calls = List.of(tokenBucket(2, NOW), tokenBucket(0, NOW + 10 * SECOND), tokenBucket(1, NOW

@@ -125,13 +125,19 @@ class CoalescedDecisionsTests extends SharedRedisTests {
 		for (int round = 0; round < 120; round++) {
 			List<Step> steps = timeline.round(random, 1 + random.nextInt(12));
 			List<String> coalescedOutcomes = queuedThenReleased(steps);
+			List<String> aloneOutcomes = new ArrayList<>();
+			List<String> memoryOutcomes = new ArrayList<>();
+			for (Step step : steps) {
+				this.now.set(step.at());
+				aloneOutcomes.add(step.op().apply(this.single));
+				memoryOutcomes.add(step.op().apply(this.memory));
+			}
 			for (int i = 0; i < steps.size(); i++) {
 				Step step = steps.get(i);
-				this.now.set(step.at());
-				String alone = step.op().apply(this.single);
-				String reference = step.op().apply(this.memory);
-				assertThat(coalescedOutcomes.get(i)).as("round %d, %s coalesced", round, step.op())
-					.isEqualTo(alone);
+				String alone = aloneOutcomes.get(i);
+				assertThat(coalescedOutcomes.get(i)).as("round %d, step %d of %s, coalesced: %s, one at a time: %s",
+						round, i, steps, coalescedOutcomes, aloneOutcomes).isEqualTo(alone);
+				String reference = memoryOutcomes.get(i);
 				if (reference != null) {
 					assertThat(reference).as("round %d, %s in memory", round, step.op()).isEqualTo(alone);
 				}
@@ -230,7 +236,11 @@ class CoalescedDecisionsTests extends SharedRedisTests {
 			if (last.isDone()) {
 				return false;
 			}
-			assertThat(System.nanoTime()).as("decision %d queued within 10 s", count).isLessThan(deadline);
+
+
+			assertThat(System.nanoTime()).as("decision %d queued within 10 s (held %d, waiting %d, in flight %d)",
+					count, this.coalescer.held(), this.coalescer.waiting(), this.coalescer.inFlight())
+				.isLessThan(deadline);
 			LockSupport.parkNanos(100_000);
 		}
 		return true;
