@@ -269,8 +269,10 @@ public final class RedisDecisionBenchmark {
 					callerCost(deciders, server);
 					return results;
 				}
-				// One warm-up of every case first, so that the first case measured does not pay for the JIT alone.
+				// One warm-up of every case first, so that the first case measured does not pay for the JIT alone;
+				// each on an empty server, as the cases share key names and INCR's counters are no script's state.
 				for (Decider decider : deciders.values()) {
+					server.call("FLUSHALL");
 					run(decider, MANY_KEYS, 64, warmup, false);
 				}
 				for (int threads : threadCounts) {
@@ -287,6 +289,7 @@ public final class RedisDecisionBenchmark {
 					Map<String, Decider> asyncDeciders = asyncDeciders(cases, LASTING, keyNames, limiter, oneCall,
 							client, bucket4jConnection);
 					for (Decider decider : asyncDeciders.values()) {
+						server.call("FLUSHALL");
 						run(decider, MANY_KEYS, 64, warmup, false);
 					}
 					for (int callers : asyncCallers) {

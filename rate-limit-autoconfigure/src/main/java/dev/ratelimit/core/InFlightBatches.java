@@ -110,6 +110,29 @@ public final class InFlightBatches<Q, A> {
 		return answer;
 	}
 
+	/**
+	 * Claims a place in flight for a request its caller sends itself, when
+	 * nothing waits and a call may go: what a lone request would be sent as,
+	 * without a queue, a future and a hand-over on its way. Requests that come
+	 * meanwhile queue behind it as behind any call; {@link #release()} lets them
+	 * go once its answer is in.
+	 * @return whether the place is the caller's; {@code false} when the request
+	 * must queue
+	 */
+	public synchronized boolean claim() {
+		if (!this.waiting.isEmpty() || this.inFlight >= this.maxInFlight) {
+			return false;
+		}
+		this.inFlight++;
+		return true;
+	}
+
+	/** Gives back a place {@link #claim()} took, once its call is answered: what queued meanwhile goes next. */
+	public void release() {
+		landed();
+		sendNext();
+	}
+
 	/** @return how many requests wait for the next call */
 	public synchronized int waiting() {
 		return this.waiting.size();

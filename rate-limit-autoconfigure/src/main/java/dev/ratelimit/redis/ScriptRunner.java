@@ -370,9 +370,25 @@ final class ScriptRunner {
 		LimiterLettuceConnectionFactory own = this.own;
 		DecisionCoalescer coalescer = (own != null) ? own.coalescer() : null;
 		if (coalescer != null && LuaScripts.batched(script)) {
-			// Waits with the decisions queued beside it, behind the call in flight: see DecisionCoalescer.
-			return (T) coalescer.await(script, keys, args);
+			Runnable alone = coalescer.alone(keys);
+			if (alone == null) {
+				// Waits with the decisions queued beside it, behind the call in flight: see DecisionCoalescer.
+				return (T) coalescer.await(script, keys, args);
+			}
+			try {
+				// Nothing in flight: a call of its own, on this thread; whatever comes meanwhile queues behind it.
+				return sendAlone(script, keys, args);
+			}
+			finally {
+				alone.run();
+			}
 		}
+		return sendAlone(script, keys, args);
+	}
+
+	@SuppressWarnings("unchecked")
+	private <T> @Nullable T sendAlone(LimiterScript<T> script, List<String> keys, byte[][] args) {
+		LimiterLettuceConnectionFactory own = this.own;
 		if (own != null && own.functionsLoaded()) {
 			Object reply = LettuceFunctions.call(own, script, keys, args);
 			if (reply != LettuceFunctions.MISSING) {

@@ -205,6 +205,25 @@ class InFlightBatchesTests {
 	}
 
 	@Test
+	void aClaimedPlaceIsACallInFlightAndWhatQueuesMeanwhileGoesOnceItIsReleased() {
+		assertThat(this.batches.claim()).isTrue();
+		// While the caller's own call is in flight, no other place is free and requests queue.
+		assertThat(this.batches.claim()).isFalse();
+		CompletionStage<String> queued = this.batches.submit("b");
+		assertThat(this.calls).isEmpty();
+		assertThat(this.batches.waiting()).isEqualTo(1);
+		this.batches.release();
+		assertThat(this.calls).extracting(Call::batch).containsExactly(List.of("b"));
+		// The queued request's call is in flight now: no place is free until it is answered.
+		assertThat(this.batches.claim()).isFalse();
+		this.calls.get(0).answerEach();
+		assertThat(queued.toCompletableFuture()).isCompletedWithValue("b!");
+		assertThat(this.batches.claim()).isTrue();
+		this.batches.release();
+		assertThat(this.batches.inFlight()).isZero();
+	}
+
+	@Test
 	void aBatchCarriesAtLeastOneRequest() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new InFlightBatches<String, String>(
 				(batch) -> CompletableFuture.completedFuture(batch), 0))
