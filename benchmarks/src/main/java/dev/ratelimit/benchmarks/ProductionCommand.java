@@ -119,7 +119,7 @@ final class ProductionCommand {
 	 * @throws IllegalStateException if it did not connect or Redis refused the library
 	 */
 	static RedisLimiterConnection connect(RedisServerProcess server) {
-		return connect(server, RedisLimiterConnection.Coalescing.DEFAULT);
+		return connect(server, RedisLimiterConnection.Coalescing.ON);
 	}
 
 	/**

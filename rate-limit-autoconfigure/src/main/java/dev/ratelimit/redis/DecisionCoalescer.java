@@ -25,9 +25,9 @@ import dev.ratelimit.core.InFlightBatches;
 /**
  * Coalesces the decisions that wait for the same state in Redis at the same
  * moment into one call. Decisions queue by the hash slot of their first key
- * (the key itself for a rate limit, the hash tag its keys share for a budget
- * or a layered decision; on one server as on a Cluster): each slot has at
- * most one call of decisions in flight, and the decisions asked for meanwhile
+ * (the key itself for a rate limit, the state key of a budget, the first
+ * policy's key of a layered decision; on one server as on a Cluster): each
+ * slot has at most one call of decisions in flight, and the decisions asked for meanwhile
  * queue and go together, in the order they came, as one call of the
  * library's batch ({@code batch.lua}), which applies them on the server one
  * after another, each as its own call would, and answers each its own reply.

@@ -59,8 +59,8 @@ import dev.ratelimit.core.StoreParts;
  * the replicas of their primary ({@link ReplicaAcks}).
  * <p>
  * <strong>Coalescing.</strong> With Lettuce, decisions that wait for the same
- * Redis at the same moment go as one call, applied in order on the server
- * (see {@link DecisionCoalescer}), unless turned off.
+ * state in Redis at the same moment can go as one call, applied in order on
+ * the server (see {@link DecisionCoalescer}); off unless asked for.
  */
 public final class RedisLimiterConnection implements AutoCloseable {
 
@@ -117,9 +117,9 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	public record Coalescing(boolean enabled, int maxBatch) {
 
 		/** Decisions coalesce, at most {@value DecisionCoalescer#DEFAULT_MAX_BATCH} to a call. */
-		public static final Coalescing DEFAULT = new Coalescing(true, DecisionCoalescer.DEFAULT_MAX_BATCH);
+		public static final Coalescing ON = new Coalescing(true, DecisionCoalescer.DEFAULT_MAX_BATCH);
 
-		/** Every decision is a call of its own. */
+		/** Every decision is a call of its own: the default. */
 		public static final Coalescing OFF = new Coalescing(false, DecisionCoalescer.DEFAULT_MAX_BATCH);
 
 		/**
@@ -204,7 +204,7 @@ public final class RedisLimiterConnection implements AutoCloseable {
 	public RedisLimiterConnection(RedisConnectionFactory application, Duration timeout, Duration busyTimeout,
 			Duration connectTimeout, boolean functions, Durability durability, Duration topologyRefreshPeriod) {
 		this(application, timeout, busyTimeout, connectTimeout, functions, durability, topologyRefreshPeriod,
-				Coalescing.DEFAULT);
+				Coalescing.OFF);
 	}
 
 	/**

@@ -9,8 +9,10 @@ import dev.ratelimit.redis.RedisLimiterConnection;
 /**
  * The connection factory production uses: the limiter's own, connected, with
  * its function library loaded, so that the scripts run as {@code FCALL}.
- * The fixtures hand these out by default; a plain Lettuce factory runs the
- * same scripts as {@code EVALSHA}.
+ * The fixtures hand these out by default, with decisions coalesced, so that
+ * every script test also runs the coalesced path (a lone decision goes as a
+ * call of its own there too); a plain Lettuce factory runs the same scripts as
+ * {@code EVALSHA}.
  */
 final class LimiterFactories {
 
@@ -27,7 +29,7 @@ final class LimiterFactories {
 	 * @return the limiter's factory
 	 */
 	static LettuceConnectionFactory withFunctions(LettuceConnectionFactory template) {
-		return withFunctions(template, RedisLimiterConnection.Coalescing.DEFAULT);
+		return withFunctions(template, RedisLimiterConnection.Coalescing.ON);
 	}
 
 	/**

@@ -180,7 +180,7 @@ public final class RedisServerFixture implements AutoCloseable {
 	 * @return the connection factory
 	 */
 	public LettuceConnectionFactory newConnectionFactory() {
-		return newConnectionFactory(RedisLimiterConnection.Coalescing.DEFAULT);
+		return newConnectionFactory(RedisLimiterConnection.Coalescing.ON);
 	}
 
 	/**
