@@ -1542,11 +1542,11 @@ public class RateLimitProperties implements InitializingBean {
 
 	/**
 	 * Coalescing of Redis decisions (Lettuce only): decisions of every kind that
-	 * wait for the same Redis at the same moment go as one call, which applies
-	 * them in order on the server, each exactly as its own call would. A
-	 * decision goes at once when no call is in flight, so a lone caller waits
-	 * no longer; under load, one call carries what queued while the one before
-	 * it was in flight. On a Cluster, per slot.
+	 * wait for the same key (its hash slot) at the same moment go as one call,
+	 * which applies them in order on the server, each exactly as its own call
+	 * would. A decision goes at once when no call is in flight for its key, so a
+	 * lone caller waits no longer; under load, one call carries what queued while
+	 * the one before it was in flight.
 	 */
 	public static class Coalescing {
 
@@ -1562,22 +1562,6 @@ public class RateLimitProperties implements InitializingBean {
 		 * one call holds Redis (a few microseconds a decision).
 		 */
 		private int maxBatch = 128;
-
-		/**
-		 * Most calls of decisions in flight at once (per slot on a Cluster): two let
-		 * Redis start the next call as soon as it finishes one, rather than wait a
-		 * round trip for it. Calls go, and are applied, in the order the decisions
-		 * came.
-		 */
-		private int maxInFlight = 2;
-
-		public int getMaxInFlight() {
-			return this.maxInFlight;
-		}
-
-		public void setMaxInFlight(int maxInFlight) {
-			this.maxInFlight = maxInFlight;
-		}
 
 		public boolean isEnabled() {
 			return this.enabled;

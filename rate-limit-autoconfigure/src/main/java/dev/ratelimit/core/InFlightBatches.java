@@ -80,8 +80,10 @@ public final class InFlightBatches<Q, A> {
 	 * next): bounds what one call costs the server
 	 * @param maxInFlight the most calls in flight at once: with more than one,
 	 * the server has the next call at hand when it finishes one, rather than
-	 * wait a round trip for it; calls are still sent, and on one ordered
-	 * connection applied, in queue order
+	 * wait a round trip for it; calls are still handed to {@code call} in queue
+	 * order, but whether the server gets them in that order is the transport's
+	 * (Lettuce writes a command sent from its own event loop ahead of one
+	 * another thread handed it a moment before)
 	 */
 	public InFlightBatches(BatchCall<Q, A> call, int maxBatch, int maxInFlight) {
 		if (maxBatch < 1) {
