@@ -40,27 +40,23 @@ local replies = {}
 -- Several calls on one key read it once and write it once (see beginStates).
 beginStates()
 -- Each call's keys and arguments, in two tables the calls share (no driver
--- keeps them past its call): filled afresh, the rest of the last call's cleared.
+-- keeps them past its call): filled afresh from `from`, the rest of the last
+-- call's (`before` entries) cleared. Returns how many it holds now.
+local function refill(into, before, from, first, count)
+	for k = 1, count do
+		into[k] = from[first + k]
+	end
+	for k = count + 1, before do
+		into[k] = nil
+	end
+	return count
+end
 local callKeys, keysBefore = {}, 0
 local callArgs, argsBefore = {}, 0
 for i = 1, #calls do
 	local call = calls[i]
-	local first, count = call[2] - 1, call[3]
-	for k = 1, count do
-		callKeys[k] = KEYS[first + k]
-	end
-	for k = count + 1, keysBefore do
-		callKeys[k] = nil
-	end
-	keysBefore = count
-	first, count = call[4] - 1, call[5]
-	for a = 1, count do
-		callArgs[a] = ARGV[first + a]
-	end
-	for a = count + 1, argsBefore do
-		callArgs[a] = nil
-	end
-	argsBefore = count
+	keysBefore = refill(callKeys, keysBefore, KEYS, call[2] - 1, call[3])
+	argsBefore = refill(callArgs, argsBefore, ARGV, call[4] - 1, call[5])
 	local ok, reply = pcall(call[1], callKeys, callArgs)
 	if ok then
 		replies[i] = { 1, reply }

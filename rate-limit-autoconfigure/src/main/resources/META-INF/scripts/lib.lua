@@ -170,20 +170,24 @@ local function getState(key)
 	return stored
 end
 
--- Keeps a bucket's two numbers for the end of the batch, with its TTL in ms.
-local function keepPair(states, key, a, b, ttlMillis)
+-- What a batch keeps of a key it changes, made when missing; the key is
+-- listed for flushStates the first time it changes.
+local function changing(states, key)
 	local kept = states[key]
 	if kept == nil then
 		kept = {}
 		states[key] = kept
-		batchChanged[#batchChanged + 1] = key
-	elseif kept[2] == nil then
-		batchChanged[#batchChanged + 1] = key
+	elseif kept[2] ~= nil then
+		return kept
 	end
-	kept[1] = nil
-	kept[2] = ttlMillis
-	kept[3] = a
-	kept[4] = b
+	batchChanged[#batchChanged + 1] = key
+	return kept
+end
+
+-- Keeps a bucket's two numbers for the end of the batch, with its TTL in ms.
+local function keepPair(states, key, a, b, ttlMillis)
+	local kept = changing(states, key)
+	kept[1], kept[2], kept[3], kept[4] = nil, ttlMillis, a, b
 end
 
 -- SET key text PX ttlMillis, or kept for the end of the batch.
@@ -193,11 +197,8 @@ local function setState(key, text, ttlMillis)
 		redis.call('SET', key, text, 'PX', ttlMillis)
 		return
 	end
-	local kept = states[key]
-	if kept == nil or kept[2] == nil then
-		batchChanged[#batchChanged + 1] = key
-	end
-	states[key] = { text, ttlMillis }
+	local kept = changing(states, key)
+	kept[1], kept[2], kept[3], kept[4] = text, ttlMillis, nil, nil
 end
 
 -- DEL key of a string state (a full bucket, an ended window), or kept for the
@@ -208,11 +209,8 @@ local function deleteState(key)
 		redis.call('DEL', key)
 		return
 	end
-	local kept = states[key]
-	if kept == nil or kept[2] == nil then
-		batchChanged[#batchChanged + 1] = key
-	end
-	states[key] = { false, true }
+	local kept = changing(states, key)
+	kept[1], kept[2], kept[3], kept[4] = false, true, nil, nil
 end
 
 -- What GET answered for a key that holds no string: false for a missing key

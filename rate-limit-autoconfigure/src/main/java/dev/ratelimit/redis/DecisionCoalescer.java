@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntConsumer;
+import java.util.function.ToIntFunction;
 
 import io.lettuce.core.cluster.SlotHash;
 import org.jspecify.annotations.Nullable;
@@ -250,31 +251,29 @@ final class DecisionCoalescer {
 	}
 
 	/**
-	 * Returns how many decisions wait for a call in flight, in every slot.
+	 * Returns how many decisions wait for a call in flight, in every queue.
 	 * @return the number waiting
 	 */
 	int waiting() {
-		int waiting = 0;
-		AtomicReferenceArray<InFlightBatches<DecisionBatch.Call, Object>> all = this.slots;
-		for (int slot = 0; slot < all.length(); slot++) {
-			InFlightBatches<DecisionBatch.Call, Object> batches = all.get(slot);
-			waiting += (batches != null) ? batches.waiting() : 0;
-		}
-		return waiting;
+		return sum(InFlightBatches::waiting);
 	}
 
 	/**
-	 * Returns how many calls are in flight, on every server.
+	 * Returns how many calls are in flight, in every queue.
 	 * @return the number in flight
 	 */
 	int inFlight() {
-		int inFlight = 0;
+		return sum(InFlightBatches::inFlight);
+	}
+
+	private int sum(ToIntFunction<InFlightBatches<DecisionBatch.Call, Object>> count) {
+		int sum = 0;
 		AtomicReferenceArray<InFlightBatches<DecisionBatch.Call, Object>> all = this.slots;
 		for (int slot = 0; slot < all.length(); slot++) {
 			InFlightBatches<DecisionBatch.Call, Object> batches = all.get(slot);
-			inFlight += (batches != null) ? batches.inFlight() : 0;
+			sum += (batches != null) ? count.applyAsInt(batches) : 0;
 		}
-		return inFlight;
+		return sum;
 	}
 
 	private InFlightBatches<DecisionBatch.Call, Object> batches(List<String> keys) {
