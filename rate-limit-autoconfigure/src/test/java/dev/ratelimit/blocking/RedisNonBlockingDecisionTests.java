@@ -1,5 +1,7 @@
 package dev.ratelimit.blocking;
 
+import org.junit.jupiter.api.BeforeEach;
+
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -25,6 +27,12 @@ class RedisNonBlockingDecisionTests extends NonBlockingDecisionTests {
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
 		redis.register(registry);
+	}
+
+	/** The server is shared with the coalescing variant: each test starts with every caller's quota whole. */
+	@BeforeEach
+	void emptyRedis() {
+		redis.flushAll();
 	}
 
 }
