@@ -331,14 +331,17 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		closeScopes(scope, metering);
 		boolean workRan = scope == null || scope.workRan();
+		// Wherever the call ends, its end sees its request: a settled budget answers in its response.
+		Executor inRequest = this.requests.endingInRequest();
 		if (!mayBlock) {
 			// Settled on whatever thread ends the call, as ever: no hand-over to allocate.
-			return Completions.whenDone(result, (value, failure, later) -> finish(limits, decided, reservations, meter,
-					permit, context, value, failure, later || workRan), this.requests.isHandler(limits.method()));
+			return Completions.whenDone(result, (value, failure, later) -> inRequest.execute(() -> finish(limits,
+					decided, reservations, meter, permit, context, value, failure, later || workRan)),
+					this.requests.isHandler(limits.method()));
 		}
 		return Completions.whenDone(this.requests.ending(result, true),
-				(value, failure, later) -> this.requests.finishing(true, () -> finish(limits, decided, reservations,
-						meter, permit, context, value, failure, later || workRan)),
+				(value, failure, later) -> this.requests.finishing(true, () -> inRequest.execute(() -> finish(limits,
+						decided, reservations, meter, permit, context, value, failure, later || workRan))),
 				this.requests.isHandler(limits.method()));
 	}
 

@@ -130,6 +130,20 @@ public interface RequestBinding {
 	}
 
 	/**
+	 * Returns what runs the end of a limited call (its settle, its releases, its
+	 * give-backs) with the call's request in reach, on whichever thread ends the
+	 * call: the value of a {@code Mono} comes on another thread than the one the
+	 * call was made on, and a settled budget's {@code Budget-Remaining} must still
+	 * reach its response before the value is written. Asked while the call is
+	 * made. This default runs each step at once, as it comes: a servlet request
+	 * ends on the thread that serves it.
+	 * @return the executor, which runs each step on the calling thread
+	 */
+	default Executor endingInRequest() {
+		return Runnable::run;
+	}
+
+	/**
 	 * Runs what a limited call does once it is done: a permit's release, a
 	 * budget's settle, the give-backs of limits counted by outcome. This default
 	 * runs it at once, on the thread that saw the end. A reactive binding runs it

@@ -123,7 +123,7 @@ public final class RedisServerFixture implements AutoCloseable {
 	private static RedisServerFixture start(Path binary, int port) {
 		List<String> command = new ArrayList<>(OWN_SESSION);
 		command.addAll(List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save",
-				"", "--appendonly", "no"));
+				"", "--appendonly", "no", "--dir", dataDirectory(port).toString()));
 		try {
 			Path log = Files.createTempFile("redis-server-" + port + "-", ".log");
 			log.toFile().deleteOnExit();
@@ -136,6 +136,24 @@ public final class RedisServerFixture implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			throw new IllegalStateException("Cannot run " + command, ex);
+		}
+	}
+
+	/**
+	 * A directory of the server's own, never the working directory: a replica's
+	 * full sync writes the primary's snapshot ({@code dump.rdb}) to it, even
+	 * with saving off, and two servers must never share one.
+	 */
+	private static Path dataDirectory(int port) {
+		try {
+			Path directory = Files.createTempDirectory("redis-" + port + "-");
+			// Deleted in the reverse order of these calls: the snapshot first, then its (then empty) directory.
+			directory.toFile().deleteOnExit();
+			directory.resolve("dump.rdb").toFile().deleteOnExit();
+			return directory;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot make a directory for redis-server", ex);
 		}
 	}
 

@@ -157,6 +157,13 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	}
 
 	@Override
+	public Executor endingInRequest() {
+		// The request of the call being made: bound again around its end, wherever the Mono or Flux ends.
+		Bound request = BoundRequests.current();
+		return (request != null) ? BoundRequests.inRequest(request) : Runnable::run;
+	}
+
+	@Override
 	public void finishing(boolean mayBlock, Runnable finish) {
 		if (mayBlock && Schedulers.isInNonBlockingThread()) {
 			// Cancelled on an event loop: nobody waits for the settle any more, so it runs on its own.

@@ -2,6 +2,7 @@ package dev.ratelimit.web.contract;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpStatus;
@@ -87,6 +88,13 @@ public class ReactiveContractApp {
 			return Mono.just("ok");
 		}
 
+		@CostBudget(value = "a-budget", estimate = "0.40", actual = "0.10")
+		@GetMapping("/a/mono/settled-budget")
+		public Mono<String> settledBudget() {
+			// Ends on another thread than the one the call was made on, as a WebClient's answer does.
+			return Mono.fromCallable(() -> "ok").subscribeOn(Schedulers.parallel());
+		}
+
 		@Concurrency("a-cap")
 		@GetMapping("/a/mono/cap")
 		public Mono<String> cap(@RequestParam(required = false) String id) {
@@ -127,6 +135,12 @@ public class ReactiveContractApp {
 		@GetMapping("/a/flux/budget")
 		public Flux<String> budget() {
 			return Flux.just("o", "k");
+		}
+
+		@CostBudget(value = "a-budget", estimate = "0.40", actual = "0.10")
+		@GetMapping("/a/flux/settled-budget")
+		public Flux<String> settledBudget() {
+			return Flux.just("o", "k").subscribeOn(Schedulers.parallel());
 		}
 
 		@Concurrency("a-cap")
@@ -171,6 +185,12 @@ public class ReactiveContractApp {
 		@CostBudget(value = "a-budget", estimate = "0.40")
 		@GetMapping("/a/plain/budget")
 		public String budget() {
+			return "ok";
+		}
+
+		@CostBudget(value = "a-budget", estimate = "0.40", actual = "0.10")
+		@GetMapping("/a/plain/settled-budget")
+		public String settledBudget() {
 			return "ok";
 		}
 

@@ -81,6 +81,12 @@ public class ServletContractApp {
 			return "ok";
 		}
 
+		@CostBudget(value = "a-budget", estimate = "0.40", actual = "0.10")
+		@GetMapping("/a/plain/settled-budget")
+		public String settledBudget() {
+			return "ok";
+		}
+
 		@Concurrency("a-cap")
 		@GetMapping("/a/plain/cap")
 		public String cap(@RequestParam(required = false) String id) {
