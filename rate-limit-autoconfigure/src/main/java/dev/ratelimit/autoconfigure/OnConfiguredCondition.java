@@ -12,6 +12,7 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyS
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyState;
 import org.springframework.context.annotation.ConditionContext;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
@@ -29,14 +30,25 @@ class OnConfiguredCondition extends SpringBootCondition {
 		Map<String, @Nullable Object> attributes = Objects.requireNonNull(
 				metadata.getAnnotationAttributes(ConditionalOnConfigured.class.getName()),
 				"the condition of @ConditionalOnConfigured");
-		String group = (String) attributes.get("value");
+		String group = (String) Objects.requireNonNull(attributes.get("value"), "the group of @ConditionalOnConfigured");
+		return configured(context.getEnvironment(), group) ? ConditionOutcome.match("found properties below " + group)
+				: ConditionOutcome.noMatch("no property below " + group);
+	}
+
+	/**
+	 * Returns whether an environment holds any property below a group.
+	 * @param environment the environment
+	 * @param group the group, such as {@code rate-limit.budgets}
+	 * @return whether one is there, or a source cannot tell
+	 */
+	static boolean configured(Environment environment, String group) {
 		ConfigurationPropertyName name = ConfigurationPropertyName.of(group);
-		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(context.getEnvironment())) {
+		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
 			if (source.containsDescendantOf(name) != ConfigurationPropertyState.ABSENT) {
-				return ConditionOutcome.match("found properties below " + group);
+				return true;
 			}
 		}
-		return ConditionOutcome.noMatch("no property below " + group);
+		return false;
 	}
 
 }

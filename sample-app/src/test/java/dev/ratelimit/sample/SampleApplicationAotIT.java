@@ -11,6 +11,7 @@ import dev.ratelimit.support.SampleTour;
 import dev.ratelimit.support.TestHttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * The sample app as the build packages it, processed ahead of time by the
@@ -29,6 +30,17 @@ class SampleApplicationAotIT {
 		List<String> withAot = tour(List.of("-Dspring.aot.enabled=true"), true);
 		List<String> withoutAot = tour(List.of(), false);
 		assertThat(withAot).isEqualTo(withoutAot);
+	}
+
+	@Test
+	void aProcessedAppRefusesABackendItWasNotProcessedWith() {
+		// Processed with the default memory backend: started asking for Redis, it must not count in memory quietly.
+		assertThatIllegalStateException()
+			.isThrownBy(() -> AppProcess.start(JAR, List.of("-Dspring.aot.enabled=true"),
+					List.of("--rate-limit.backend=redis"), Duration.ofMinutes(2)).close())
+			.withMessageContaining("Exited with 1 before it served")
+			.withMessageContaining("rate-limit.backend is redis, but the application was processed with the memory "
+					+ "backend");
 	}
 
 	static List<String> tour(List<String> jvmOptions, boolean aot) {
