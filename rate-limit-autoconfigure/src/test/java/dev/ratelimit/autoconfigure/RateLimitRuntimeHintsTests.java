@@ -45,7 +45,6 @@ import org.springframework.context.aot.ApplicationContextAotGenerator;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.core.DecoratingProxy;
 import org.springframework.core.annotation.AliasFor;
-import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
 import org.springframework.javapoet.ClassName;
@@ -137,9 +136,9 @@ class RateLimitRuntimeHintsTests {
 					.accepts(this.hints);
 			}
 			// Spring's AOT processing of beans finds what the annotated methods need through it.
-			assertThat(MergedAnnotations.from(annotation).get(Reflective.class).getClassArray("value"))
-				.as(annotation.getName())
-				.containsExactly(LimitedMethodReflectiveProcessor.class);
+			Reflective reflective = annotation.getAnnotation(Reflective.class);
+			assertThat(reflective).as(annotation.getName()).isNotNull();
+			assertThat(reflective.value()).containsExactly(LimitedMethodReflectiveProcessor.class);
 		}
 	}
 
@@ -172,6 +171,14 @@ class RateLimitRuntimeHintsTests {
 					.accepts(this.hints);
 			}
 		}
+	}
+
+	@Test
+	void theFailureAnalyzerOfSpringFactoriesCanBeCreated() throws Exception {
+		// Spring's own registrar covers what spring.factories lists: the starter adds nothing for it.
+		assertThat(RuntimeHintsPredicates.reflection()
+			.onConstructorInvocation(RateLimitConfigurationFailureAnalyzer.class.getDeclaredConstructor()))
+			.accepts(this.hints);
 	}
 
 	@Test
