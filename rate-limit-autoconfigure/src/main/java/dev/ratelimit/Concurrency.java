@@ -6,7 +6,10 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.aot.hint.annotation.Reflective;
 import org.springframework.core.annotation.AliasFor;
+
+import dev.ratelimit.aop.LimitedMethodReflectiveProcessor;
 
 /**
  * Caps the calls of a Spring bean method in flight: at most {@link #permits()}
@@ -33,6 +36,7 @@ import org.springframework.core.annotation.AliasFor;
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Reflective(LimitedMethodReflectiveProcessor.class)
 public @interface Concurrency {
 
 	/**

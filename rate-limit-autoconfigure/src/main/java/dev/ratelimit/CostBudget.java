@@ -7,7 +7,10 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.aot.hint.annotation.Reflective;
 import org.springframework.core.annotation.AliasFor;
+
+import dev.ratelimit.aop.LimitedMethodReflectiveProcessor;
 
 /**
  * Charges a Spring bean method's cost to a budget configured under
@@ -39,6 +42,7 @@ import org.springframework.core.annotation.AliasFor;
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Repeatable(CostBudget.List.class)
+@Reflective(LimitedMethodReflectiveProcessor.class)
 public @interface CostBudget {
 
 	/**
@@ -111,6 +115,7 @@ public @interface CostBudget {
 	@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 	@Retention(RetentionPolicy.RUNTIME)
 	@Documented
+	@Reflective(LimitedMethodReflectiveProcessor.class)
 	@interface List {
 
 		/**

@@ -7,7 +7,10 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.aot.hint.annotation.Reflective;
 import org.springframework.core.annotation.AliasFor;
+
+import dev.ratelimit.aop.LimitedMethodReflectiveProcessor;
 
 /**
  * Limits calls to a Spring bean method (a controller handler or any other bean)
@@ -37,6 +40,7 @@ import org.springframework.core.annotation.AliasFor;
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Repeatable(RateLimits.class)
+@Reflective(LimitedMethodReflectiveProcessor.class)
 public @interface RateLimited {
 
 	/**

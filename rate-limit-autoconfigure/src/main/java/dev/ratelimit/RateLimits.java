@@ -6,6 +6,10 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.aot.hint.annotation.Reflective;
+
+import dev.ratelimit.aop.LimitedMethodReflectiveProcessor;
+
 /**
  * Container of repeated {@link RateLimited} annotations; the compiler writes it
  * when a method carries more than one.
@@ -13,6 +17,7 @@ import java.lang.annotation.Target;
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Reflective(LimitedMethodReflectiveProcessor.class)
 public @interface RateLimits {
 
 	/**

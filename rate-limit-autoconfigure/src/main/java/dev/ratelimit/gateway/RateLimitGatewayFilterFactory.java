@@ -6,6 +6,7 @@ import java.util.stream.IntStream;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aot.hint.annotation.RegisterReflectionForBinding;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.support.HasRouteId;
@@ -30,7 +31,11 @@ import dev.ratelimit.web.reactive.ReactiveRouteLimits;
  *       policies: login-attempts
  *       count-on: 401
  * </pre>
+ * The gateway creates and binds each route's {@link Config} reflectively; it
+ * registers hints for its own filters' arguments only, so this bean registers
+ * those of its own for a native image.
  */
+@RegisterReflectionForBinding(RateLimitGatewayFilterFactory.Config.class)
 public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
 
 	/** The filter's name in route definitions. */

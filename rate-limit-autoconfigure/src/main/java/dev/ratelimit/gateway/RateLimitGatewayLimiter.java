@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import reactor.core.publisher.Mono;
 
+import org.springframework.aot.hint.annotation.RegisterReflectionForBinding;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
@@ -39,7 +40,12 @@ import dev.ratelimit.web.reactive.ReactiveRouteLimits;
  * with an empty body, and it cannot count by outcome; the {@code RateLimit}
  * filter ({@link RateLimitGatewayFilterFactory}) answers with the HTTP
  * contract's problem and reads keys from the request itself.
+ * <p>
+ * The gateway creates and binds each route's {@link Config} reflectively; it
+ * registers hints for its own limiters' arguments only, so this bean registers
+ * those of its own for a native image.
  */
+@RegisterReflectionForBinding(RateLimitGatewayLimiter.Config.class)
 public class RateLimitGatewayLimiter extends AbstractRateLimiter<RateLimitGatewayLimiter.Config>
 		implements SmartInitializingSingleton {
 
