@@ -14,6 +14,7 @@ import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.client.ProviderClients;
 import dev.ratelimit.core.RateLimitConfigurationException;
 import dev.ratelimit.redis.RedisLimiterConnection;
+import dev.ratelimit.web.RouteLimits;
 
 /**
  * Refuses to start an application processed ahead of time whose properties now
@@ -32,6 +33,8 @@ final class ProcessedConditions implements SmartInitializingSingleton {
 	private static final String ACTION = "Spring AOT evaluates conditions when it processes the application: process "
 			+ "it (spring-boot:process-aot) with the rate-limit properties it runs with, or start it without "
 			+ "-Dspring.aot.enabled=true.";
+
+	private static final String REACTIVE_ROUTE_FILTER = "dev.ratelimit.web.reactive.RateLimitWebFilter";
 
 	private final Environment environment;
 
@@ -83,6 +86,11 @@ final class ProcessedConditions implements SmartInitializingSingleton {
 		if (OnConfiguredCondition.configured(this.environment, "rate-limit.budgets") && !has(CostBudgets.class)) {
 			mismatches.add("rate-limit.budgets are configured, but the application was processed without budgets");
 		}
+		if (OnConfiguredCondition.configured(this.environment, "rate-limit.routes") && has(RouteLimits.class)
+				&& !this.beans.containsBean("rateLimitFilterRegistration") && !has(REACTIVE_ROUTE_FILTER)) {
+			// A web application processed without route rules has no route filter: the rules would go unenforced.
+			mismatches.add("rate-limit.routes are configured, but the application was processed without route rules");
+		}
 		if (OnConfiguredCondition.configured(this.environment, "rate-limit.clients")
 				&& ClassUtils.isPresent("org.springframework.web.client.RestClient", getClass().getClassLoader())
 				&& !has(ProviderClients.class)) {
@@ -93,6 +101,12 @@ final class ProcessedConditions implements SmartInitializingSingleton {
 
 	private boolean has(Class<?> type) {
 		return this.beans.getBeanNamesForType(type, true, false).length > 0;
+	}
+
+	/** A bean of a type named, when the type is there: WebFlux's may be absent from a servlet application. */
+	private boolean has(String typeName) {
+		ClassLoader loader = getClass().getClassLoader();
+		return ClassUtils.isPresent(typeName, loader) && has(ClassUtils.resolveClassName(typeName, loader));
 	}
 
 }

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.mock.env.MockEnvironment;
 
@@ -72,6 +73,23 @@ class ProcessedConditionsTests {
 		this.contextRunner.run((context) -> assertThat(startingWith(context,
 				new MockEnvironment().withProperty("rate-limit.budgets.spend.amount", "1.00")).mismatches())
 			.containsExactly("rate-limit.budgets are configured, but the application was processed without budgets"));
+	}
+
+	@Test
+	void routeRulesConfiguredOnlyAtStartAreRefused() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitAotConfiguration.class))
+			.run((context) -> assertThat(startingWith(context,
+					new MockEnvironment().withProperty("rate-limit.routes[0].pattern", "/api/**")).mismatches())
+				.containsExactly("rate-limit.routes are configured, but the application was processed without route "
+						+ "rules"));
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitAotConfiguration.class))
+			.withPropertyValues("rate-limit.policies.per-ip.capacity=1", "rate-limit.policies.per-ip.refill=1/1s",
+					"rate-limit.routes[0].pattern=/api/**", "rate-limit.routes[0].policies=per-ip")
+			.run((context) -> assertThat(startingWith(context,
+					new MockEnvironment().withProperty("rate-limit.routes[0].pattern", "/api/**")).mismatches())
+				.isEmpty());
 	}
 
 	@Test
