@@ -17,6 +17,10 @@ import java.util.Map;
  * annotated controllers, provider client, actuator endpoint);</li>
  * <li>{@code disabled}: the same jar with {@code rate-limit.enabled=false};</li>
  * <li>{@code without}: a copy of the jar without the starter ({@link StarterJars#without});</li>
+ * <li>{@code aot}: the jar as built, started with {@code -Dspring.aot.enabled=true}: the bean definitions
+ * Spring AOT generated when the sample was built ({@code process-aot}), instead of those found at start-up
+ * (compared with {@code without} on the JVM, as the copy without the starter cannot start in AOT mode:
+ * its generated code names the starter's beans);</li>
  * <li>{@code bucket4j}, only when asked for ({@code --cases}): that copy with
  * Bucket4j's Spring Boot starter limiting the same route the same way
  * ({@link Bucket4jStarter}), checked to answer 429 once its 20 tokens are
@@ -34,13 +38,14 @@ import java.util.Map;
  * {@code /proc/<pid>/stat}, {@link ProcessCpu}) taken as soon as the first 200
  * arrives: every thread of the JVM (main, JIT compilers, GC) and the first
  * request included, nothing of the benchmark's own process; the main thread's
- * and the JIT compilers' shares are shown beside it. Each variant reports the
- * median of its runs.
+ * and the JIT compilers' shares are shown beside it, and the classes it loaded
+ * by then ({@link LoadedClasses}). Each variant reports the median of its runs,
+ * and its fastest start against the fastest start without the starter.
  * Several jars can be compared in one run ({@code --jars before=a.jar,after=b.jar}),
  * each with its own three variants.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.StartupBenchmark
- * [--runs 7] [--warmup-runs 1] [--cases starter,disabled,without[,bucket4j]] [--app-jar path | --jars label=path,...]
+ * [--runs 7] [--warmup-runs 1] [--cases starter,disabled,without,aot[,bucket4j]] [--app-jar path | --jars label=path,...]
  * [--starter-from path | label=path,...] [--path /api/hello] [--expect-header true]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}.
  * Other code calls {@link #run(Settings)}.
@@ -57,13 +62,16 @@ public final class StartupBenchmark {
 	private static final long POLL_MILLIS = 10;
 
 	/** The variants, in the order of the table. */
-	public static final List<String> CASES = List.of("starter", "disabled", "without", "bucket4j");
+	public static final List<String> CASES = List.of("starter", "disabled", "without", "aot", "bucket4j");
 
 	/**
 	 * The variants run unless {@code --cases} says otherwise: not {@code bucket4j}, whose starter does not
 	 * start on this Spring Boot (a failed start each run, to report what is known); back in once one does.
 	 */
-	public static final List<String> DEFAULT_CASES = List.of("starter", "disabled", "without");
+	public static final List<String> DEFAULT_CASES = List.of("starter", "disabled", "without", "aot");
+
+	/** The JVM option that starts an application processed ahead of time on its generated bean definitions. */
+	static final String AOT_OPTION = "-Dspring.aot.enabled=true";
 
 	private StartupBenchmark() {
 	}
@@ -103,7 +111,7 @@ public final class StartupBenchmark {
 		 */
 		static Settings from(Options given) {
 			Settings d = defaults();
-			List<String> cases = given.list("cases", String.join(",", d.cases()));
+			List<String> cases = new ArrayList<>(given.list("cases", String.join(",", d.cases())));
 			for (String name : cases) {
 				if (!CASES.contains(name)) {
 					throw new IllegalArgumentException("--cases takes " + CASES + ", got " + name);
@@ -120,6 +128,13 @@ public final class StartupBenchmark {
 			String donors = given.string("starter-from", null);
 			Map<String, String> starterFrom = (donors == null) ? Map.of()
 					: donors.contains("=") ? labelled("starter-from", donors) : Map.of("*", donors);
+			if (!starterFrom.isEmpty() && given.string("cases", null) == null) {
+				// The starter added to a jar built without it: its AOT code, if any, knows nothing of the starter.
+				cases.remove("aot");
+			}
+			if (!starterFrom.isEmpty() && cases.contains("aot")) {
+				throw new IllegalArgumentException("--cases aot starts a jar processed with the starter: not with --starter-from");
+			}
 			if (!starterFrom.isEmpty() && cases.contains("bucket4j")) {
 				// Its filter is configured for the sample's /api/**, a route other apps do not have.
 				throw new IllegalArgumentException("--cases bucket4j limits the sample app's /api/**: not with --starter-from");
@@ -164,25 +179,31 @@ public final class StartupBenchmark {
 	 * @param wallMin the shortest run
 	 * @param wallMax the longest run
 	 * @param runs the runs measured
+	 * @param classes median classes loaded by the first answer (-1 when they could not be read)
 	 * @param cpuShare the median CPU over the same jar's {@code without}, minus 1 (NaN for {@code without})
+	 * @param fastestShare the fewest CPU seconds of a run over the same jar's {@code without}'s, minus 1
+	 * @param classesShare the classes over the same jar's {@code without}'s, minus 1
 	 * @param mainShare the same for the main thread
 	 * @param wallShare the same for the wall time
 	 * @param failure why the variant could not be measured (its figures are then NaN), or {@code null}
 	 */
 	public record Row(String jar, String variant, double cpuSeconds, double cpuMin, double cpuMax, double mainSeconds,
-			double jitSeconds, double wallSeconds, double wallMin, double wallMax, int runs, double cpuShare,
-			double mainShare, double wallShare, String failure) {
+			double jitSeconds, double wallSeconds, double wallMin, double wallMax, int runs, double classes,
+			double cpuShare, double fastestShare, double classesShare, double mainShare, double wallShare,
+			String failure) {
 
 		static Row failed(String jar, String variant, String failure) {
 			double n = Double.NaN;
-			return new Row(jar, variant, n, n, n, n, n, n, n, n, 0, n, n, n, failure);
+			return new Row(jar, variant, n, n, n, n, n, n, n, n, 0, n, n, n, n, n, n, failure);
 		}
 
 		Row comparedTo(Row without) {
 			return new Row(this.jar, this.variant, this.cpuSeconds, this.cpuMin, this.cpuMax, this.mainSeconds,
-					this.jitSeconds, this.wallSeconds, this.wallMin, this.wallMax, this.runs,
-					this.cpuSeconds / without.cpuSeconds - 1, this.mainSeconds / without.mainSeconds - 1,
-					this.wallSeconds / without.wallSeconds - 1, this.failure);
+					this.jitSeconds, this.wallSeconds, this.wallMin, this.wallMax, this.runs, this.classes,
+					this.cpuSeconds / without.cpuSeconds - 1, this.cpuMin / without.cpuMin - 1,
+					(this.classes > 0 && without.classes > 0) ? this.classes / without.classes - 1 : Double.NaN,
+					this.mainSeconds / without.mainSeconds - 1, this.wallSeconds / without.wallSeconds - 1,
+					this.failure);
 		}
 
 	}
@@ -194,9 +215,10 @@ public final class StartupBenchmark {
 		System.out.print(table(rows, settings));
 		for (Row row : rows) {
 			if (row.variant().equals("starter") && !Double.isNaN(row.cpuShare())) {
-				System.out.printf(Locale.ROOT, "%nGoal, %s: the starter adds < %.0f%% of start-up CPU: %s (%+.1f%%)%n",
-						row.jar(), GOAL_SHARE * 100, (row.cpuShare() < GOAL_SHARE) ? "met" : "NOT met",
-						row.cpuShare() * 100);
+				System.out.printf(Locale.ROOT, "%nGoal, %s: the starter adds < %.0f%% of start-up CPU: %s (median "
+						+ "%+.1f%%, fastest start %+.1f%%)%n", row.jar(), GOAL_SHARE * 100,
+						(row.cpuShare() < GOAL_SHARE) ? "met" : "NOT met", row.cpuShare() * 100,
+						row.fastestShare() * 100);
 			}
 			if (row.variant().equals("bucket4j") && !Double.isNaN(row.cpuShare())) {
 				System.out.printf(Locale.ROOT, "For comparison, %s: Bucket4j's starter adds %+.1f%% of start-up CPU%n",
@@ -313,19 +335,26 @@ public final class StartupBenchmark {
 		if (bucket4j) {
 			arguments.addAll(Bucket4jStarter.ARGUMENTS);
 		}
+		boolean aot = variant.name.equals("aot");
+		List<String> jvmOptions = new ArrayList<>(settings.jvmOptions());
+		if (aot) {
+			jvmOptions.add(AOT_OPTION);
+		}
 		long began = System.nanoTime();
-		SampleAppProcess.Started started = SampleAppProcess.start(variant.path, settings.jvmOptions(), arguments,
+		SampleAppProcess.Started started = SampleAppProcess.start(variant.path, jvmOptions, arguments,
 				settings.path(), POLL_MILLIS);
 		long wall = System.nanoTime() - began;
 		try (SampleAppProcess app = started.app()) {
 			// At once: the app idles after its first answer, but its compiler threads go on for a while.
 			ProcessCpu cpu = ProcessCpu.of(app.pid());
-			checkLimiter(variant.name.equals("starter") && settings.expectHeader(), settings.path(),
+			// Read from outside the JVM, after its CPU: the count costs the app nothing.
+			long classes = LoadedClasses.of(app.pid());
+			checkLimiter((variant.name.equals("starter") || aot) && settings.expectHeader(), settings.path(),
 					started.firstResponse());
 			if (bucket4j) {
 				Bucket4jStarter.checkLimits(app.port(), settings.path(), started.firstResponse());
 			}
-			return new Start(cpu, wall / 1e9);
+			return new Start(cpu, wall / 1e9, classes);
 		}
 	}
 
@@ -369,25 +398,32 @@ public final class StartupBenchmark {
 		StringBuilder out = new StringBuilder();
 		boolean severalJars = settings.jars().size() > 1;
 		out.append(severalJars ? "| App jar " : "")
-			.append("| Variant | CPU s | CPU s min–max | CPU vs without | Main thread s | Main vs without | JIT s "
-					+ "| Wall s | Wall s min–max | Wall vs without |\n");
-		out.append(severalJars ? "|---" : "").append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+			.append("| Variant | CPU s | CPU s min–max | CPU vs without | Fastest vs without | Classes "
+					+ "| Classes vs without | Main thread s | Main vs without | JIT s | Wall s | Wall s min–max "
+					+ "| Wall vs without |\n");
+		out.append(severalJars ? "|---" : "")
+			.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (Row r : rows) {
 			out.append(severalJars ? "| " + r.jar() + " " : "");
 			if (r.failure() != null) {
-				out.append("| ").append(r.variant()).append(" | did not run (below) | | | | | | | | |\n");
+				out.append("| ").append(r.variant()).append(" | did not run (below) | | | | | | | | | | | |\n");
 				continue;
 			}
-			out.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f–%.2f | %s | %.2f | %s | %.2f | %.2f | %.2f–%.2f | %s |%n",
-						r.variant(), r.cpuSeconds(), r.cpuMin(), r.cpuMax(), Figures.signedPercent(r.cpuShare()),
-						r.mainSeconds(), Figures.signedPercent(r.mainShare()), r.jitSeconds(), r.wallSeconds(),
-						r.wallMin(), r.wallMax(), Figures.signedPercent(r.wallShare())));
+			out.append(String.format(Locale.ROOT,
+					"| %s | %.2f | %.2f–%.2f | %s | %s | %s | %s | %.2f | %s | %.2f | %.2f | %.2f–%.2f | %s |%n",
+					r.variant(), r.cpuSeconds(), r.cpuMin(), r.cpuMax(), Figures.signedPercent(r.cpuShare()),
+					Figures.signedPercent(r.fastestShare()), (r.classes() > 0) ? String.format(Locale.ROOT, "%.0f",
+							r.classes()) : "n/a", Figures.signedPercent(r.classesShare()), r.mainSeconds(),
+					Figures.signedPercent(r.mainShare()), r.jitSeconds(), r.wallSeconds(), r.wallMin(), r.wallMax(),
+					Figures.signedPercent(r.wallShare())));
 		}
 		out.append(String.format(Locale.ROOT,
 				"%nApp from launch to its first 200 on %s; CPU is the JVM's user + system time then "
 						+ "(/proc/<pid>/stat: all threads, the first request included), main thread and JIT compiler "
-						+ "threads from /proc/<pid>/task; medians of %d starts per variant, after %d warm-up start(s), "
-						+ "variants alternating; JVM %s.%n",
+						+ "threads from /proc/<pid>/task, classes loaded by then from jstat -class; medians of %d "
+						+ "starts per variant (fastest: the fewest CPU seconds of a variant's starts over the fewest "
+						+ "without the starter), after %d warm-up start(s), variants alternating; JVM %s; aot: the same "
+						+ "jar started with " + AOT_OPTION + ", compared with the JVM start without the starter.%n",
 				settings.path(), settings.runs(), settings.warmupRuns(), String.join(" ", settings.jvmOptions())));
 		for (Row r : rows) {
 			if (r.variant().equals("bucket4j")) {
@@ -401,7 +437,7 @@ public final class StartupBenchmark {
 		return out.toString();
 	}
 
-	private record Start(ProcessCpu cpu, double wallSeconds) {
+	private record Start(ProcessCpu cpu, double wallSeconds, long classes) {
 	}
 
 	private static final class Variant {
@@ -431,11 +467,13 @@ public final class StartupBenchmark {
 			double[] main = this.starts.stream().mapToDouble((start) -> start.cpu().mainSeconds()).toArray();
 			double[] jit = this.starts.stream().mapToDouble((start) -> start.cpu().jitSeconds()).toArray();
 			double[] wall = this.starts.stream().mapToDouble(Start::wallSeconds).toArray();
+			double[] classes = this.starts.stream().mapToDouble(Start::classes).toArray();
 			return new Row(this.label, this.name, Figures.median(cpu), Arrays.stream(cpu).min().orElse(Double.NaN),
 					Arrays.stream(cpu).max().orElse(Double.NaN), Figures.median(main), Figures.median(jit),
 					Figures.median(wall),
 					Arrays.stream(wall).min().orElse(Double.NaN), Arrays.stream(wall).max().orElse(Double.NaN),
-					this.starts.size(), Double.NaN, Double.NaN, Double.NaN, null);
+					this.starts.size(), Figures.median(classes), Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+					Double.NaN, null);
 		}
 
 	}
