@@ -30,13 +30,22 @@ final class FailClosedPolicies {
 	 * @param limits the configured limits
 	 */
 	FailClosedPolicies(LimitRegistry limits) {
-		Map<LimitKind, List<String>> names = new EnumMap<>(LimitKind.class);
+		// Created with the context: loops rather than lambdas, each of which is a class spun at start-up.
+		Map<LimitKind, List<String>> found = new EnumMap<>(LimitKind.class);
 		for (Limit limit : limits.all()) {
 			if (limit.failsClosed()) {
-				names.computeIfAbsent(limit.kind(), (kind) -> new ArrayList<>()).add(limit.name());
+				List<String> kind = found.get(limit.kind());
+				if (kind == null) {
+					kind = new ArrayList<>();
+					found.put(limit.kind(), kind);
+				}
+				kind.add(limit.name());
 			}
 		}
-		names.replaceAll((kind, found) -> List.copyOf(found));
+		Map<LimitKind, List<String>> names = new EnumMap<>(LimitKind.class);
+		for (Map.Entry<LimitKind, List<String>> kind : found.entrySet()) {
+			names.put(kind.getKey(), List.copyOf(kind.getValue()));
+		}
 		this.names = Collections.unmodifiableMap(names);
 	}
 

@@ -46,9 +46,13 @@ final class PolicyUsages implements AopInfrastructureBean {
 	public void setMethods(List<AnnotatedMethod> methods, Collection<RateLimitPolicy> inlineRateLimits,
 			Collection<ConcurrencyPolicy> inlineConcurrency) {
 		Map<String, RateLimitPolicy> rateLimits = new LinkedHashMap<>();
-		inlineRateLimits.forEach((policy) -> rateLimits.putIfAbsent(policy.name(), policy));
+		for (RateLimitPolicy policy : inlineRateLimits) {
+			rateLimits.putIfAbsent(policy.name(), policy);
+		}
 		Map<String, ConcurrencyPolicy> concurrency = new LinkedHashMap<>();
-		inlineConcurrency.forEach((policy) -> concurrency.putIfAbsent(policy.name(), policy));
+		for (ConcurrencyPolicy policy : inlineConcurrency) {
+			concurrency.putIfAbsent(policy.name(), policy);
+		}
 		this.snapshot = new Snapshot(List.copyOf(methods), rateLimits, concurrency);
 	}
 

@@ -1,8 +1,8 @@
 package dev.ratelimit.actuate;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -79,9 +79,11 @@ public class RateLimitActuatorAutoConfiguration {
 			RateLimitEndpoint endpoint = new RateLimitEndpoint(limits, usages, backend, keys,
 					costBudgets.getIfAvailable(), localConcurrency, distributedConcurrency.getIfAvailable(),
 					adaptiveConcurrency.getIfAvailable(), overrides, recentCallers.getIfAvailable());
-			heavyHitters.ifAvailable((counts) -> endpoint.setTopKeys(new TopKeysReport(counts,
-					fleetExchange.getIfAvailable(), properties.getHeavyHitters().getListed(),
-					properties.getHeavyHitters().isHashKeys())));
+			HeavyHitters counts = heavyHitters.getIfAvailable();
+			if (counts != null) {
+				endpoint.setTopKeys(new TopKeysReport(counts, fleetExchange.getIfAvailable(),
+						properties.getHeavyHitters().getListed(), properties.getHeavyHitters().isHashKeys()));
+			}
 			return endpoint;
 		}
 
@@ -102,19 +104,29 @@ public class RateLimitActuatorAutoConfiguration {
 		@Bean
 		EndpointWriteAccessCheck rateLimitEndpointWriteAccessCheck(Environment environment,
 				ObjectProvider<EndpointAccessResolver> access, ListableBeanFactory beanFactory) {
+			EndpointAccessResolver resolver = access.getIfAvailable();
 			return new EndpointWriteAccessCheck(environment,
-					access.getIfAvailable(() -> new PropertiesEndpointAccessResolver(environment)), beanFactory);
+					(resolver != null) ? resolver : new PropertiesEndpointAccessResolver(environment), beanFactory);
 		}
 
+		// Loops rather than streams: each lambda is a class spun at start-up.
 		private static List<PolicyUsages.Route> routes(RateLimitProperties properties) {
-			return properties.getRoutes()
-				.stream()
-				.map((route) -> new PolicyUsages.Route(route.getPattern(),
-						route.getMethods().stream().map((method) -> method.strip().toUpperCase(Locale.ROOT)).toList(),
-						Stream.concat(route.getPolicies().stream(), route.getConcurrency().stream())
-							.map(String::strip)
-							.toList()))
-				.toList();
+			List<PolicyUsages.Route> routes = new ArrayList<>();
+			for (RateLimitProperties.Route route : properties.getRoutes()) {
+				List<String> methods = new ArrayList<>();
+				for (String method : route.getMethods()) {
+					methods.add(method.strip().toUpperCase(Locale.ROOT));
+				}
+				List<String> limits = new ArrayList<>();
+				for (String policy : route.getPolicies()) {
+					limits.add(policy.strip());
+				}
+				for (String cap : route.getConcurrency()) {
+					limits.add(cap.strip());
+				}
+				routes.add(new PolicyUsages.Route(route.getPattern(), List.copyOf(methods), List.copyOf(limits)));
+			}
+			return List.copyOf(routes);
 		}
 
 	}

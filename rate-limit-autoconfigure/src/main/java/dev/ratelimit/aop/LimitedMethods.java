@@ -114,10 +114,16 @@ public final class LimitedMethods implements AopInfrastructureBean {
 		if (kinds.isEmpty()) {
 			return false;
 		}
-		Set<LimitKind> searched = kinds;
 		Class<?> target = targetSearched ? targetClass : null;
-		return this.limited.computeIfAbsent(new MethodClassKey(method, target),
-				(key) -> isLimited(method, target, searched));
+		MethodClassKey key = new MethodClassKey(method, target);
+		Boolean limited = this.limited.get(key);
+		if (limited == null) {
+			// Not computeIfAbsent with a lambda, here and below: each lambda is one more class spun at
+			// start-up, when the auto-proxy creator asks. Two threads racing compute the same answer.
+			limited = isLimited(method, target, kinds);
+			this.limited.putIfAbsent(key, limited);
+		}
+		return limited;
 	}
 
 	/**
@@ -161,7 +167,8 @@ public final class LimitedMethods implements AopInfrastructureBean {
 	private Set<LimitKind> kindsIn(Class<?> type) {
 		Set<LimitKind> kinds = this.hierarchyKinds.get(type);
 		if (kinds == null) {
-			kinds = this.hierarchyKinds.computeIfAbsent(type, this::collectKinds);
+			kinds = collectKinds(type);
+			this.hierarchyKinds.putIfAbsent(type, kinds);
 		}
 		return kinds;
 	}
@@ -194,7 +201,8 @@ public final class LimitedMethods implements AopInfrastructureBean {
 		}
 		Set<LimitKind> kinds = this.declaredKinds.get(type);
 		if (kinds == null) {
-			kinds = this.declaredKinds.computeIfAbsent(type, this::readDeclared);
+			kinds = readDeclared(type);
+			this.declaredKinds.putIfAbsent(type, kinds);
 		}
 		return kinds;
 	}
@@ -202,11 +210,11 @@ public final class LimitedMethods implements AopInfrastructureBean {
 	private Set<LimitKind> readDeclared(Class<?> type) {
 		Set<LimitKind> kinds = EnumSet.noneOf(LimitKind.class);
 		// Spring's cache of declared methods, which the auto-proxy creator has filled for this class already.
-		ReflectionUtils.doWithLocalMethods(type, (method) -> {
+		for (Method method : ReflectionUtils.getDeclaredMethods(type)) {
 			for (Annotation annotation : declaredAnnotations(method)) {
 				kinds.addAll(kindsOf(annotation.annotationType()));
 			}
-		});
+		}
 		return kinds.isEmpty() ? NONE : kinds;
 	}
 
@@ -223,7 +231,8 @@ public final class LimitedMethods implements AopInfrastructureBean {
 	private Set<LimitKind> kindsOf(Class<? extends Annotation> annotationType) {
 		Set<LimitKind> kinds = this.annotationKinds.get(annotationType);
 		if (kinds == null) {
-			kinds = this.annotationKinds.computeIfAbsent(annotationType, LimitedMethods::readKinds);
+			kinds = readKinds(annotationType);
+			this.annotationKinds.putIfAbsent(annotationType, kinds);
 		}
 		return kinds;
 	}

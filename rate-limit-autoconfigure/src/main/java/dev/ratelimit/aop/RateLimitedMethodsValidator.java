@@ -8,7 +8,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
+import java.util.Objects;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -19,6 +19,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.budget.Amounts;
+import dev.ratelimit.budget.BudgetLimit;
 import dev.ratelimit.budget.BudgetPolicy;
 import dev.ratelimit.concurrency.AdaptiveLimit;
 import dev.ratelimit.concurrency.ConcurrencyPolicy;
@@ -161,12 +162,20 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	@Override
 	public void afterSingletonsInstantiated() {
+		// Loops rather than lambdas, here and in the report: each lambda is a class spun at start-up.
 		Usages usages = new Usages();
-		this.routeUsages.forEach((policy, routes) -> routes.forEach((route) -> usages.add("rate", policy, route)));
-		this.clientUsages.forEach((limit, clients) -> {
+		for (Map.Entry<String, List<String>> routes : this.routeUsages.entrySet()) {
+			for (String route : routes.getValue()) {
+				usages.add("rate", routes.getKey(), route);
+			}
+		}
+		for (Map.Entry<String, List<String>> clients : this.clientUsages.entrySet()) {
+			String limit = clients.getKey();
 			String kind = this.policies.rateLimits().live(limit).isPresent() ? "rate" : "concurrency";
-			clients.forEach((client) -> usages.add(kind, limit, client));
-		});
+			for (String client : clients.getValue()) {
+				usages.add(kind, limit, client);
+			}
+		}
 		for (AnnotatedBeans.AnnotatedMethod annotated : this.beans.methods()) {
 			String where = annotated.where();
 			if (!annotated.interceptable()) {
@@ -180,8 +189,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			warnOfKeysWithoutRequest(annotated, limits);
 			for (BoundPolicy bound : limits.rateLimits()) {
 				usages.add("rate", bound.policy().name(), "method " + where);
-				usages.describe("rate", bound.policy(),
-						() -> describe(bound.policy(), usages) + following(bound.applied().definition()));
+				usages.describe("rate", bound.policy(), bound.applied().definition());
 			}
 			for (BoundBudget bound : limits.budgets()) {
 				usages.add("budget", bound.policy().name(), "method " + where);
@@ -189,8 +197,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			if (limits.cap() != null) {
 				ConcurrencyPolicy policy = limits.cap().policy();
 				usages.add("concurrency", policy.name(), "method " + where);
-				String description = describe(policy) + following(limits.cap().applied().definition());
-				usages.describe("concurrency", policy, () -> description);
+				usages.describe("concurrency", policy, limits.cap().applied().definition());
 			}
 		}
 		report(usages);
@@ -232,22 +239,19 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 	private void report(Usages usages) {
 		logger.info("Rate limiter backend: " + this.backend);
 		for (LiveLimit<RateLimitPolicy> policy : this.policies.rateLimits().lives()) {
-			RateLimitPolicy limit = policy.current().limit();
-			usages.describe("rate", limit, () -> describe(limit, usages) + following(policy.current()));
+			usages.describe("rate", policy.current().limit(), policy.current());
 		}
 		for (LiveLimit<BudgetPolicy> budget : this.policies.budgets().lives()) {
-			BudgetPolicy limit = budget.current().limit();
-			String description = describe(limit) + following(budget.current());
-			usages.describe("budget", limit, () -> description);
+			usages.describe("budget", budget.current().limit(), budget.current());
 		}
 		for (LiveLimit<ConcurrencyPolicy> cap : this.policies.concurrency().lives()) {
-			ConcurrencyPolicy limit = cap.current().limit();
-			String description = describe(limit) + following(cap.current());
-			usages.describe("concurrency", limit, () -> description);
+			usages.describe("concurrency", cap.current().limit(), cap.current());
 		}
-		usages.descriptions.forEach((id, describing) -> {
+		for (Map.Entry<String, LimitDefinition<?>> described : usages.definitions.entrySet()) {
 			// Described once every place is known: what keys a policy depends on where it applies.
-			String description = describing.get();
+			String id = described.getKey();
+			String description = describe(Objects.requireNonNull(usages.limits.get(id)), usages)
+					+ following(described.getValue());
 			List<String> places = usages.places.getOrDefault(id, List.of());
 			if (places.isEmpty()) {
 				logger.warn(description + " is configured but applies nowhere: no route rule, annotated method "
@@ -256,7 +260,7 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 			else if (logger.isInfoEnabled()) {
 				logger.info(description + " applies to " + String.join(", ", places));
 			}
-		});
+		}
 		if (this.remote) {
 			warnAboutFailOpen(usages.limits.values());
 		}
@@ -312,6 +316,20 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 		return String.join(" ", words);
 	}
 
+	/**
+	 * How a limit reads in the report, by its kind: tests of its type rather than
+	 * a switch on its kind, which would load one more class at every start.
+	 */
+	private String describe(Limit limit, Usages usages) {
+		if (limit instanceof RateLimitPolicy policy) {
+			return describe(policy, usages);
+		}
+		if (limit instanceof BudgetPolicy budget) {
+			return describe(budget);
+		}
+		return describe((ConcurrencyPolicy) limit);
+	}
+
 	private String describe(RateLimitPolicy policy, Usages usages) {
 		String numbers = policy.algorithm().isRateBased() ? policy.capacity() + ", refill " + policy.refill()
 				: policy.capacity() + " per " + Durations.format(policy.windowMicros());
@@ -340,12 +358,14 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 	private static String describe(BudgetPolicy budget) {
 		StringBuilder limits = new StringBuilder();
-		budget.limits().forEach((limit) -> limits.append(limits.isEmpty() ? "" : " and ")
-			.append(Amounts.format(limit.amountMicros()))
-			.append(' ')
-			.append(budget.unit())
-			.append(" per ")
-			.append(limit.window()));
+		for (BudgetLimit limit : budget.limits()) {
+			limits.append(limits.isEmpty() ? "" : " and ")
+				.append(Amounts.format(limit.amountMicros()))
+				.append(' ')
+				.append(budget.unit())
+				.append(" per ")
+				.append(limit.window());
+		}
 		return "Budget '" + budget.name() + "' (" + limits + ", key " + budget.key() + ", failure-mode "
 				+ budget.failureMode().name().toLowerCase() + visibility(budget.visibility()) + ")";
 	}
@@ -412,19 +432,25 @@ public final class RateLimitedMethodsValidator implements SmartInitializingSingl
 
 		final Map<String, List<String>> places = new LinkedHashMap<>();
 
-		final Map<String, Supplier<String>> descriptions = new LinkedHashMap<>();
+		/** The definition each limit is described with (its plans, key overrides, exemption), by id. */
+		final Map<String, LimitDefinition<?>> definitions = new LinkedHashMap<>();
 
 		final Map<String, Limit> limits = new LinkedHashMap<>();
 
 		void add(String kind, String policy, String place) {
-			List<String> list = this.places.computeIfAbsent(kind + ":" + policy, (k) -> new ArrayList<>());
+			String id = kind + ":" + policy;
+			List<String> list = this.places.get(id);
+			if (list == null) {
+				list = new ArrayList<>();
+				this.places.put(id, list);
+			}
 			if (!list.contains(place)) {
 				list.add(place);
 			}
 		}
 
-		void describe(String kind, Limit limit, Supplier<String> description) {
-			this.descriptions.putIfAbsent(kind + ":" + limit.name(), description);
+		void describe(String kind, Limit limit, LimitDefinition<?> definition) {
+			this.definitions.putIfAbsent(kind + ":" + limit.name(), definition);
 			this.limits.putIfAbsent(kind + ":" + limit.name(), limit);
 		}
 

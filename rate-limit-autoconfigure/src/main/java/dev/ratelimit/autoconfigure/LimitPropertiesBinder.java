@@ -5,8 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.Map;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
 
 import dev.ratelimit.autoconfigure.RateLimitProperties.Budget;
 import dev.ratelimit.autoconfigure.RateLimitProperties.ConcurrencyCap;
@@ -19,6 +17,7 @@ import dev.ratelimit.core.AbstractLimit.AbstractBuilder;
 import dev.ratelimit.core.CidrRange;
 import dev.ratelimit.core.Exemption;
 import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.PolicyValidationException;
 import dev.ratelimit.core.Quota;
 import dev.ratelimit.core.RateLimitPolicy;
@@ -39,27 +38,52 @@ final class LimitPropertiesBinder<S extends LimitProperties, B extends AbstractB
 
 	/** Binds {@code rate-limit.policies}. */
 	static final LimitPropertiesBinder<Policy, RateLimitPolicy.Builder, RateLimitPolicy> POLICIES =
-			new LimitPropertiesBinder<>("rate-limit.policies", RateLimitPolicy::builder, PolicyPropertiesBinder::bind);
+			new LimitPropertiesBinder<>("rate-limit.policies", LimitKind.RATE_LIMIT);
 
 	/** Binds {@code rate-limit.budgets}. */
 	static final LimitPropertiesBinder<Budget, BudgetPolicy.Builder, BudgetPolicy> BUDGETS =
-			new LimitPropertiesBinder<>("rate-limit.budgets", BudgetPolicy::builder, BudgetPropertiesBinder::bind);
+			new LimitPropertiesBinder<>("rate-limit.budgets", LimitKind.BUDGET);
 
 	/** Binds {@code rate-limit.concurrency}. */
 	static final LimitPropertiesBinder<ConcurrencyCap, ConcurrencyPolicy.Builder, ConcurrencyPolicy> CONCURRENCY =
-			new LimitPropertiesBinder<>("rate-limit.concurrency", ConcurrencyPolicy::builder,
-					ConcurrencyPropertiesBinder::bind);
+			new LimitPropertiesBinder<>("rate-limit.concurrency", LimitKind.CONCURRENCY);
 
 	private final String group;
 
-	private final Function<String, B> builder;
+	private final LimitKind kind;
 
-	private final BiConsumer<B, S> kindProperties;
-
-	private LimitPropertiesBinder(String group, Function<String, B> builder, BiConsumer<B, S> kindProperties) {
+	private LimitPropertiesBinder(String group, LimitKind kind) {
 		this.group = group;
-		this.builder = builder;
-		this.kindProperties = kindProperties;
+		this.kind = kind;
+	}
+
+	/**
+	 * The kind's builder. Tests of the kind rather than a builder and a binding
+	 * step passed as method references, which would be six classes spun at
+	 * every start for three kinds (and rather than a switch, one more class).
+	 */
+	@SuppressWarnings("unchecked")
+	private B builder(String name) {
+		if (this.kind == LimitKind.RATE_LIMIT) {
+			return (B) RateLimitPolicy.builder(name);
+		}
+		if (this.kind == LimitKind.BUDGET) {
+			return (B) BudgetPolicy.builder(name);
+		}
+		return (B) ConcurrencyPolicy.builder(name);
+	}
+
+	/** Sets the properties of the kind's own on its builder. */
+	private void kindProperties(B builder, S source) {
+		if (this.kind == LimitKind.RATE_LIMIT) {
+			PolicyPropertiesBinder.bind((RateLimitPolicy.Builder) builder, (Policy) source);
+		}
+		else if (this.kind == LimitKind.BUDGET) {
+			BudgetPropertiesBinder.bind((BudgetPolicy.Builder) builder, (Budget) source);
+		}
+		else {
+			ConcurrencyPropertiesBinder.bind((ConcurrencyPolicy.Builder) builder, (ConcurrencyCap) source);
+		}
 	}
 
 	/**
@@ -71,7 +95,9 @@ final class LimitPropertiesBinder<S extends LimitProperties, B extends AbstractB
 	 */
 	List<LimitDefinition<L>> bindAll(Map<String, S> sources, KeyExpressions expressions) {
 		List<LimitDefinition<L>> limits = new ArrayList<>(sources.size());
-		sources.forEach((name, source) -> limits.add(bind(name, source, expressions)));
+		for (Map.Entry<String, S> source : sources.entrySet()) {
+			limits.add(bind(source.getKey(), source.getValue(), expressions));
+		}
 		return limits;
 	}
 
@@ -98,11 +124,11 @@ final class LimitPropertiesBinder<S extends LimitProperties, B extends AbstractB
 		}
 		L limit;
 		try {
-			B started = this.builder.apply(name)
+			B started = builder(name)
 				.key(source.getKey())
 				.failureMode(source.getFailureMode())
 				.visibility(source.getVisibility());
-			this.kindProperties.accept(started, source);
+			kindProperties(started, source);
 			limit = started.build();
 		}
 		catch (PolicyValidationException ex) {
@@ -128,7 +154,9 @@ final class LimitPropertiesBinder<S extends LimitProperties, B extends AbstractB
 
 	private static Map<String, Quota> quotas(Map<String, RateLimitProperties.QuotaProperties> sources) {
 		Map<String, Quota> quotas = new LinkedHashMap<>();
-		sources.forEach((name, source) -> quotas.put(name, source.toQuota()));
+		for (Map.Entry<String, RateLimitProperties.QuotaProperties> source : sources.entrySet()) {
+			quotas.put(source.getKey(), source.getValue().toQuota());
+		}
 		return quotas;
 	}
 

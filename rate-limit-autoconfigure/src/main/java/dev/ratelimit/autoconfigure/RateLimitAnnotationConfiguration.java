@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.Advisor;
@@ -17,9 +18,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
-import org.springframework.util.function.SingletonSupplier;
 
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.aop.AnnotatedBeans;
@@ -57,15 +58,23 @@ class RateLimitAnnotationConfiguration {
 				concurrency.supportsDistributed());
 	}
 
+	/**
+	 * The interceptor, created at the first limited call (the advice and the
+	 * handler adapter fetch it then): what it needs is created with the
+	 * context, and checked there, but its own classes (budget charges, permits,
+	 * fallbacks) are not loaded by an application that has started and not yet
+	 * served a limited method.
+	 */
 	@Bean
+	@Lazy
 	@ConditionalOnMissingBean
 	LimitInterceptor rateLimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions,
 			RateLimiter limiter, ObjectProvider<CostBudgets> budgets, ConcurrencyLimiters concurrency,
 			ObjectProvider<RequestBinding> requestBinding, ObjectProvider<LimitListener> listeners) {
 		// Without a configured budget no method can name one (the start-up check refuses it).
+		RequestBinding requests = requestBinding.getIfAvailable();
 		return new LimitInterceptor(annotations, expressions, limiter, budgets.getIfAvailable(), concurrency,
-				requestBinding.getIfAvailable(() -> RequestBinding.NONE),
-				LimitListener.of(listeners.orderedStream().toList()));
+				(requests != null) ? requests : RequestBinding.NONE, LimitListener.of(listeners.orderedStream().toList()));
 	}
 
 	/**
@@ -87,7 +96,7 @@ class RateLimitAnnotationConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static Advisor rateLimitAdvisor(LimitedMethods limitedMethods, ObjectProvider<LimitInterceptor> interceptor,
 			ObjectProvider<ProxyExemptions> exemptions, Environment environment) {
-		LimitPointcut pointcut = new LimitPointcut(limitedMethods, exemptions.getIfAvailable(() -> ProxyExemptions.NONE));
+		LimitPointcut pointcut = new LimitPointcut(limitedMethods, exemptions(exemptions));
 		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(pointcut, lazyAdvice(interceptor));
 		// Runs outside transaction, cache and retry advice (which default to the lowest precedence),
 		// so that a refused call starts none of them.
@@ -101,8 +110,7 @@ class RateLimitAnnotationConfiguration {
 	 * without one.
 	 */
 	static MethodInterceptor lazyAdvice(ObjectProvider<LimitInterceptor> interceptor) {
-		SingletonSupplier<LimitInterceptor> advice = SingletonSupplier.of(interceptor::getObject);
-		return (invocation) -> advice.obtain().invoke(invocation);
+		return new LazyAdvice(interceptor);
 	}
 
 	/** The one walk over the beans' methods, for the start-up report and the {@code ratelimits} endpoint. */
@@ -110,7 +118,13 @@ class RateLimitAnnotationConfiguration {
 	@ConditionalOnMissingBean
 	AnnotatedBeans rateLimitAnnotatedBeans(ConfigurableListableBeanFactory beanFactory,
 			LimitedMethods limitedMethods, ObjectProvider<ProxyExemptions> exemptions) {
-		return new AnnotatedBeans(beanFactory, limitedMethods, exemptions.getIfAvailable(() -> ProxyExemptions.NONE));
+		return new AnnotatedBeans(beanFactory, limitedMethods, exemptions(exemptions));
+	}
+
+	// Start-up code: a null check rather than a lambda, each of which is one more class to spin at start-up.
+	private static ProxyExemptions exemptions(ObjectProvider<ProxyExemptions> exemptions) {
+		ProxyExemptions found = exemptions.getIfAvailable();
+		return (found != null) ? found : ProxyExemptions.NONE;
 	}
 
 	@Bean
@@ -119,21 +133,42 @@ class RateLimitAnnotationConfiguration {
 			ObjectProvider<PolicyPlaces> places, KeyExpressions expressions, ObjectProvider<RequestBinding> requests,
 			ObjectProvider<ManagementPaths> management) {
 		Map<String, List<String>> routeUsages = routeUsages(properties);
-		places.orderedStream()
-			.forEach((more) -> more.rateLimitPlaces()
-				.forEach((policy, where) -> routeUsages.computeIfAbsent(policy, (p) -> new ArrayList<>()).addAll(where)));
 		// The same test as the limiter's: only a backend outside this process can fail to answer.
 		Map<String, List<String>> clientUsages = clientUsages(properties, management.getIfAvailable());
-		places.orderedStream()
-			.forEach((more) -> more.capPlaces()
-				.forEach((cap, where) -> clientUsages.computeIfAbsent(cap, (c) -> new ArrayList<>()).addAll(where)));
 		Map<String, Map<String, String>> keyResolvers = new LinkedHashMap<>();
-		places.orderedStream()
-			.forEach((more) -> more.keyResolvers()
-				.forEach((policy, by) -> keyResolvers.computeIfAbsent(policy, (p) -> new LinkedHashMap<>()).putAll(by)));
+		// Loops rather than lambdas here and below: each lambda is a class spun at start-up.
+		for (PolicyPlaces more : places.orderedStream().toList()) {
+			addAll(routeUsages, more.rateLimitPlaces());
+			addAll(clientUsages, more.capPlaces());
+			for (Map.Entry<String, Map<String, String>> by : more.keyResolvers().entrySet()) {
+				Map<String, String> resolvers = keyResolvers.get(by.getKey());
+				if (resolvers == null) {
+					resolvers = new LinkedHashMap<>();
+					keyResolvers.put(by.getKey(), resolvers);
+				}
+				resolvers.putAll(by.getValue());
+			}
+		}
+		RequestBinding requestBinding = requests.getIfAvailable();
 		return new RateLimitedMethodsValidator(beans, annotations, limits, routeUsages,
 				clientUsages, backend(properties), !(backend instanceof InMemoryRateLimitBackend),
-				expressions, requests.getIfAvailable(() -> RequestBinding.NONE), keyResolvers);
+				expressions, (requestBinding != null) ? requestBinding : RequestBinding.NONE, keyResolvers);
+	}
+
+	private static void addAll(Map<String, List<String>> usages, Map<String, List<String>> more) {
+		for (Map.Entry<String, List<String>> where : more.entrySet()) {
+			usagesOf(usages, where.getKey()).addAll(where.getValue());
+		}
+	}
+
+	/** The places of one limit, added to the map when it has none yet. */
+	private static List<String> usagesOf(Map<String, List<String>> usages, String limit) {
+		List<String> places = usages.get(limit);
+		if (places == null) {
+			places = new ArrayList<>();
+			usages.put(limit, places);
+		}
+		return places;
 	}
 
 	/**
@@ -148,18 +183,20 @@ class RateLimitAnnotationConfiguration {
 			String text = "route " + route.getPattern() + (route.getMethods().isEmpty() ? "" : " " + route.getMethods())
 					+ managementNote(route, management);
 			for (String cap : route.getConcurrency()) {
-				usages.computeIfAbsent(cap.strip(), (c) -> new ArrayList<>()).add(text);
+				usagesOf(usages, cap.strip()).add(text);
 			}
 		}
-		properties.getClients().forEach((name, client) -> {
+		for (Map.Entry<String, RateLimitProperties.Client> named : properties.getClients().entrySet()) {
+			String name = named.getKey();
+			RateLimitProperties.Client client = named.getValue();
 			String where = "provider client '" + name + "' (rate-limit.clients." + name + ")";
 			if (client.getRateLimit() != null) {
-				usages.computeIfAbsent(client.getRateLimit(), (limit) -> new ArrayList<>()).add(where);
+				usagesOf(usages, client.getRateLimit()).add(where);
 			}
 			if (client.getConcurrency() != null) {
-				usages.computeIfAbsent(client.getConcurrency(), (limit) -> new ArrayList<>()).add(where);
+				usagesOf(usages, client.getConcurrency()).add(where);
 			}
-		});
+		}
 		return usages;
 	}
 
@@ -187,10 +224,37 @@ class RateLimitAnnotationConfiguration {
 		for (RateLimitProperties.Route route : properties.getRoutes()) {
 			String text = "route " + route.getPattern() + (route.getMethods().isEmpty() ? "" : " " + route.getMethods());
 			for (String policy : route.getPolicies()) {
-				usages.computeIfAbsent(policy.strip(), (p) -> new ArrayList<>()).add(text);
+				usagesOf(usages, policy.strip()).add(text);
 			}
 		}
 		return usages;
+	}
+
+	/**
+	 * The limit advice, fetching the interceptor bean at its first call: one
+	 * class where a supplier and a lambda would be two spun at start-up.
+	 */
+	static final class LazyAdvice implements MethodInterceptor {
+
+		private final ObjectProvider<LimitInterceptor> interceptor;
+
+		private volatile @Nullable LimitInterceptor advice;
+
+		LazyAdvice(ObjectProvider<LimitInterceptor> interceptor) {
+			this.interceptor = interceptor;
+		}
+
+		@Override
+		public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+			LimitInterceptor advice = this.advice;
+			if (advice == null) {
+				// A singleton: calls racing here get the same one from the bean factory.
+				advice = this.interceptor.getObject();
+				this.advice = advice;
+			}
+			return advice.invoke(invocation);
+		}
+
 	}
 
 }

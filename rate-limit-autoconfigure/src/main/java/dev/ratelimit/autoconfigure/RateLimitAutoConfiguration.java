@@ -169,7 +169,8 @@ public class RateLimitAutoConfiguration {
 		// A remote backend gets an in-memory twin for policies with failure-mode local.
 		RateLimitBackend localFallback = (backend instanceof InMemoryRateLimitBackend) ? null
 				: new InMemoryRateLimitBackend(timeSource, bounds.rateLimits());
-		return new RateLimiter(backend, keys, sleeper.getIfAvailable(Sleeper::system), localFallback,
+		Sleeper configured = sleeper.getIfAvailable();
+		return new RateLimiter(backend, keys, (configured != null) ? configured : Sleeper.system(), localFallback,
 				LimitListener.of(listeners.orderedStream().toList()));
 	}
 

@@ -30,7 +30,8 @@ class RateLimitBudgetConfiguration {
 	CostBudgets costBudgets(ObjectProvider<BudgetStore> store, LimitKeys keys, TimeSource timeSource,
 			InMemoryKeyBounds bounds, ObjectProvider<LimitListener> listeners) {
 		BudgetStore memory = new InMemoryBudgetStore(timeSource, bounds.budgets());
-		BudgetStore configured = store.getIfAvailable(() -> memory);
+		BudgetStore remote = store.getIfAvailable();
+		BudgetStore configured = (remote != null) ? remote : memory;
 		// A remote store gets an in-memory twin for budgets with failure-mode local.
 		return new CostBudgets(configured, (configured == memory) ? null : memory, keys,
 				LimitListener.of(listeners.orderedStream().toList()));

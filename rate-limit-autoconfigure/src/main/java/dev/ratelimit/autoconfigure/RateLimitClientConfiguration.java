@@ -2,6 +2,7 @@ package dev.ratelimit.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -56,11 +57,15 @@ class RateLimitClientConfiguration {
 			ObjectProvider<ClientListener> listeners, ObjectProvider<RestClient.Builder> builders) {
 		// The names and values were checked, with their properties, when the properties were bound.
 		ClientListener listener = ClientListener.of(listeners.orderedStream().toList());
+		// Null checks and a loop rather than lambdas: each lambda is a class spun at start-up.
+		Sleeper configuredSleeper = sleeper.getIfAvailable();
+		JitterSource configuredJitter = jitter.getIfAvailable();
 		List<ProviderClient> clients = new ArrayList<>();
-		properties.getClients()
-			.forEach((name, client) -> clients.add(new ProviderClient(ClientPropertiesBinder.bind(name, client), limits,
-					pauses, timeSource, sleeper.getIfAvailable(Sleeper::system),
-					jitter.getIfAvailable(JitterSource::random), listener)));
+		for (Map.Entry<String, RateLimitProperties.Client> client : properties.getClients().entrySet()) {
+			clients.add(new ProviderClient(ClientPropertiesBinder.bind(client.getKey(), client.getValue()), limits,
+					pauses, timeSource, (configuredSleeper != null) ? configuredSleeper : Sleeper.system(),
+					(configuredJitter != null) ? configuredJitter : JitterSource.random(), listener));
+		}
 		return new ProviderClients(clients, () -> builders.getIfAvailable(RestClient::builder));
 	}
 

@@ -72,8 +72,9 @@ class RateLimitMetricsConfiguration {
 			boolean remote = properties.getBackend() == RateLimitProperties.Backend.REDIS;
 			MicrometerLimitListener counters = listener.getIfUnique();
 			if (counters != null) {
-				setUp.forEach((definition) -> counters.registerAtZero(definition,
-						LimitsSetUp.storeCanFail(definition.limit(), remote)));
+				for (LimitDefinition<? extends Limit> definition : setUp) {
+					counters.registerAtZero(definition, LimitsSetUp.storeCanFail(definition.limit(), remote));
+				}
 			}
 			InMemoryKeyBounds memory = bounds.getIfAvailable();
 			if (memory != null) {

@@ -39,21 +39,30 @@ final class RateLimitPropertiesValidator {
 	}
 
 	/**
-	 * Checks every property.
+	 * Checks every property. Each check catches its own problem in place, without
+	 * a lambda per check: this runs at every start, and each lambda is a class
+	 * spun then.
 	 * @param properties the bound properties
 	 * @throws RateLimitConfigurationException naming every invalid property
 	 */
 	static void validate(RateLimitProperties properties) {
 		RateLimitPropertiesValidator validator = new RateLimitPropertiesValidator();
 		validator.keys(properties);
-		validator.check(() -> ClientIpPropertiesBinder.bind(properties.getClientIp()));
+		try {
+			ClientIpPropertiesBinder.bind(properties.getClientIp());
+		}
+		catch (RateLimitConfigurationException ex) {
+			validator.problems.add(ex);
+		}
 		validator.limits(properties);
 		validator.routes(properties);
 		validator.memory(properties.getMemory());
 		validator.heavyHitters(properties.getHeavyHitters());
 		validator.redis(properties.getRedis());
 		validator.metrics(properties.getMetrics());
-		properties.getClients().forEach((name, client) -> validator.client(properties, name, client));
+		for (Map.Entry<String, RateLimitProperties.Client> client : properties.getClients().entrySet()) {
+			validator.client(properties, client.getKey(), client.getValue());
+		}
 		validator.notNegative("rate-limit.unavailable-retry-after", properties.getUnavailableRetryAfter());
 		if (!validator.problems.isEmpty()) {
 			throw InvalidProperty.all(validator.problems);
@@ -61,15 +70,13 @@ final class RateLimitPropertiesValidator {
 	}
 
 	private void keys(RateLimitProperties properties) {
-		check(() -> {
-			try {
-				new LimitKeys(properties.getKeyPrefix(), LimitKeys.DEFAULT_MAX_LENGTH);
-			}
-			catch (IllegalArgumentException ex) {
-				throw InvalidProperty.of("rate-limit.key-prefix", properties.getKeyPrefix(),
-						"use a non-empty prefix without braces, spaces or control characters, such as rl", ex);
-			}
-		});
+		try {
+			new LimitKeys(properties.getKeyPrefix(), LimitKeys.DEFAULT_MAX_LENGTH);
+		}
+		catch (IllegalArgumentException ex) {
+			this.problems.add(InvalidProperty.of("rate-limit.key-prefix", properties.getKeyPrefix(),
+					"use a non-empty prefix without braces, spaces or control characters, such as rl", ex));
+		}
 		if (properties.getMaxKeyLength() < 16) {
 			invalid("rate-limit.max-key-length", properties.getMaxKeyLength(), "must be at least 16");
 		}
@@ -84,15 +91,26 @@ final class RateLimitPropertiesValidator {
 
 	private <S extends RateLimitProperties.LimitProperties> void limits(LimitPropertiesBinder<S, ?, ?> binder,
 			Map<String, S> sources) {
-		sources.forEach((name, source) -> check(() -> binder.bind(name, source, this.expressions)));
+		for (Map.Entry<String, S> source : sources.entrySet()) {
+			try {
+				binder.bind(source.getKey(), source.getValue(), this.expressions);
+			}
+			catch (RateLimitConfigurationException ex) {
+				this.problems.add(ex);
+			}
+		}
 	}
 
 	private void routes(RateLimitProperties properties) {
 		List<RateLimitProperties.Route> routes = properties.getRoutes();
 		for (int i = 0; i < routes.size(); i++) {
-			int index = i;
-			check(() -> RouteRulesBinder.check(index, routes.get(index), properties.getPolicies().keySet(),
-					properties.getConcurrency().keySet()));
+			try {
+				RouteRulesBinder.check(i, routes.get(i), properties.getPolicies().keySet(),
+						properties.getConcurrency().keySet());
+			}
+			catch (RateLimitConfigurationException ex) {
+				this.problems.add(ex);
+			}
 		}
 	}
 
@@ -227,15 +245,6 @@ final class RateLimitPropertiesValidator {
 
 	private void invalid(String property, Object value, String reason) {
 		this.problems.add(InvalidProperty.of(property, value, reason, null));
-	}
-
-	private void check(Runnable check) {
-		try {
-			check.run();
-		}
-		catch (RateLimitConfigurationException ex) {
-			this.problems.add(ex);
-		}
 	}
 
 }

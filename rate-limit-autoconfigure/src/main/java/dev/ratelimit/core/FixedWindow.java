@@ -36,6 +36,14 @@ final class FixedWindow extends LimitState {
 
 	private long count;
 
+	/**
+	 * Creates the state of a new key, typed as {@link LimitState}: see {@link LimitState#create}.
+	 * @return the state
+	 */
+	static LimitState newState() {
+		return new FixedWindow();
+	}
+
 	FixedWindow() {
 	}
 

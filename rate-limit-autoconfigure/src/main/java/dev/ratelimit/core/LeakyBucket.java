@@ -17,6 +17,15 @@ final class LeakyBucket extends LimitState {
 
 	private long lastMicros;
 
+	/**
+	 * Creates the state of a new key, typed as {@link LimitState}: see {@link LimitState#create}.
+	 * @param nowMicros the current time
+	 * @return the state
+	 */
+	static LimitState newState(long nowMicros) {
+		return new LeakyBucket(nowMicros);
+	}
+
 	LeakyBucket(long nowMicros) {
 		this.lastMicros = nowMicros;
 	}

@@ -24,13 +24,16 @@ public abstract class LimitState extends KeyedStates.Entry {
 	 * @return the state
 	 */
 	public static LimitState create(RateLimitPolicy policy, long nowMicros) {
+		// Each algorithm's factory, typed as LimitState, rather than its constructor here: the JVM would load
+		// every algorithm's class to verify this method (each returned as a LimitState), at start-up, where
+		// the in-memory backend is created; this way only the algorithms in use are loaded, at their first key.
 		return switch (policy.algorithm()) {
-			case TOKEN_BUCKET -> new TokenBucket(policy, nowMicros);
-			case FIXED_WINDOW -> new FixedWindow();
-			case SLIDING_WINDOW_LOG -> new SlidingWindowLog();
-			case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter();
-			case LEAKY_BUCKET -> new LeakyBucket(nowMicros);
-			case LEAKY_BUCKET_SHAPING -> new ShapingLeakyBucket(nowMicros);
+			case TOKEN_BUCKET -> TokenBucket.newState(policy, nowMicros);
+			case FIXED_WINDOW -> FixedWindow.newState();
+			case SLIDING_WINDOW_LOG -> SlidingWindowLog.newState();
+			case SLIDING_WINDOW_COUNTER -> SlidingWindowCounter.newState();
+			case LEAKY_BUCKET -> LeakyBucket.newState(nowMicros);
+			case LEAKY_BUCKET_SHAPING -> ShapingLeakyBucket.newState(nowMicros);
 		};
 	}
 

@@ -17,6 +17,15 @@ final class ShapingLeakyBucket extends LimitState {
 
 	private long drainRemainder;
 
+	/**
+	 * Creates the state of a new key, typed as {@link LimitState}: see {@link LimitState#create}.
+	 * @param nowMicros the current time
+	 * @return the state
+	 */
+	static LimitState newState(long nowMicros) {
+		return new ShapingLeakyBucket(nowMicros);
+	}
+
 	ShapingLeakyBucket(long nowMicros) {
 		this.drainMicros = nowMicros;
 	}

@@ -52,6 +52,14 @@ final class SlidingWindowCounter extends LimitState {
 
 	private long previous;
 
+	/**
+	 * Creates the state of a new key, typed as {@link LimitState}: see {@link LimitState#create}.
+	 * @return the state
+	 */
+	static LimitState newState() {
+		return new SlidingWindowCounter();
+	}
+
 	SlidingWindowCounter() {
 	}
 

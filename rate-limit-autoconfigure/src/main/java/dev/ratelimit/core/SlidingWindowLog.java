@@ -23,6 +23,14 @@ final class SlidingWindowLog extends LimitState {
 
 	private long sum;
 
+	/**
+	 * Creates the state of a new key, typed as {@link LimitState}: see {@link LimitState#create}.
+	 * @return the state
+	 */
+	static LimitState newState() {
+		return new SlidingWindowLog();
+	}
+
 	SlidingWindowLog() {
 	}
 

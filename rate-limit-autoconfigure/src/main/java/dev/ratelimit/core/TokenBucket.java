@@ -19,6 +19,16 @@ final class TokenBucket extends LimitState {
 
 	private long lastMicros;
 
+	/**
+	 * Creates the state of a new key, typed as {@link LimitState}: see {@link LimitState#create}.
+	 * @param policy the policy
+	 * @param nowMicros the current time
+	 * @return the state
+	 */
+	static LimitState newState(RateLimitPolicy policy, long nowMicros) {
+		return new TokenBucket(policy, nowMicros);
+	}
+
 	TokenBucket(RateLimitPolicy policy, long nowMicros) {
 		this.scaledTokens = policy.capacity() * policy.bucketRefill().periodMicros();
 		this.lastMicros = nowMicros;
