@@ -18,7 +18,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.Lazy;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 
@@ -59,14 +58,11 @@ class RateLimitAnnotationConfiguration {
 	}
 
 	/**
-	 * The interceptor, created at the first limited call (the advice and the
-	 * handler adapter fetch it then): what it needs is created with the
-	 * context, and checked there, but its own classes (budget charges, permits,
-	 * fallbacks) are not loaded by an application that has started and not yet
-	 * served a limited method.
+	 * The interceptor, created with the context (not at the first limited call:
+	 * a request thread never creates a bean, and whatever its creation checks
+	 * fails the start).
 	 */
 	@Bean
-	@Lazy
 	@ConditionalOnMissingBean
 	LimitInterceptor rateLimitInterceptor(LimitAnnotations annotations, KeyExpressions expressions,
 			RateLimiter limiter, ObjectProvider<CostBudgets> budgets, ConcurrencyLimiters concurrency,
