@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -39,6 +40,14 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 	private final LimitedMethods limitedMethods;
 
 	private final ProxyExemptions exemptions;
+
+	/**
+	 * Taken by the first callers while one of them scans. A lock, not a monitor:
+	 * the scan asks the bean factory (which has locks of its own) and may log,
+	 * and a virtual thread that parks inside a monitor pins its carrier on JDK
+	 * 21 to 23.
+	 */
+	private final ReentrantLock scanning = new ReentrantLock();
 
 	private volatile @Nullable List<AnnotatedMethod> methods;
 
@@ -75,12 +84,16 @@ public final class AnnotatedBeans implements AopInfrastructureBean {
 	public List<AnnotatedMethod> methods() {
 		List<AnnotatedMethod> found = this.methods;
 		if (found == null) {
-			synchronized (this) {
+			this.scanning.lock();
+			try {
 				found = this.methods;
 				if (found == null) {
 					found = scan();
 					this.methods = found;
 				}
+			}
+			finally {
+				this.scanning.unlock();
 			}
 		}
 		return found;

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -74,6 +75,15 @@ final class LimitRefresher implements AopInfrastructureBean {
 
 	private final Supplier<RecentCallers> recentCallers;
 
+	/**
+	 * One refresh at a time. A lock, not a monitor: a refresh reads the
+	 * overrides' store (a Redis round trip when it is shared) on the thread that
+	 * published the change, an endpoint's request thread, virtual with
+	 * {@code spring.threads.virtual.enabled}; a virtual thread that parks inside a
+	 * monitor pins its carrier on JDK 21 to 23.
+	 */
+	private final ReentrantLock lock = new ReentrantLock();
+
 	LimitRefresher(ConfigurableEnvironment environment, LimitRegistry registry, KeyExpressions expressions,
 			LimitOverrides overrides, boolean distributedCaps, Supplier<RecentCallers> recentCallers) {
 		this.environment = environment;
@@ -89,39 +99,45 @@ final class LimitRefresher implements AopInfrastructureBean {
 	 * @param changedKeys the properties that changed, as the refresh names them
 	 * @return whether the limits were rebuilt; {@code false} when a value was refused
 	 */
-	synchronized boolean refresh(Set<String> changedKeys) {
-		warnRestartOnly(changedKeys);
-		RateLimitProperties properties;
-		List<LimitDefinition<RateLimitPolicy>> policies;
-		List<LimitDefinition<BudgetPolicy>> budgets;
-		List<LimitDefinition<ConcurrencyPolicy>> caps;
+	boolean refresh(Set<String> changedKeys) {
+		this.lock.lock();
 		try {
-			properties = bind();
-			RateLimitPropertiesValidator.validate(properties);
-			policies = LimitPropertiesBinder.POLICIES.bindAll(properties.getPolicies(), this.expressions);
-			budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(), this.expressions);
-			caps = ConcurrencyPropertiesBinder.checkDistributed(
-					LimitPropertiesBinder.CONCURRENCY.bindAll(properties.getConcurrency(), this.expressions),
-					this.distributedCaps);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Refused the refreshed rate-limit configuration, every limit keeps its numbers: "
-					+ describe(ex));
-			return false;
-		}
-		Set<String> configured = new LinkedHashSet<>();
-		reconfigure(this.registry.rateLimits(), policies, configured);
-		reconfigure(this.registry.budgets(), budgets, configured);
-		reconfigure(this.registry.concurrency(), caps, configured);
-		for (Limit limit : this.registry.all()) {
-			if (!configured.contains(limit.name())) {
-				logger.warn("The refreshed configuration no longer has " + limit.kind().property(limit.name())
-						+ "; removing a limit needs a restart, it keeps applying until then");
+			warnRestartOnly(changedKeys);
+			RateLimitProperties properties;
+			List<LimitDefinition<RateLimitPolicy>> policies;
+			List<LimitDefinition<BudgetPolicy>> budgets;
+			List<LimitDefinition<ConcurrencyPolicy>> caps;
+			try {
+				properties = bind();
+				RateLimitPropertiesValidator.validate(properties);
+				policies = LimitPropertiesBinder.POLICIES.bindAll(properties.getPolicies(), this.expressions);
+				budgets = LimitPropertiesBinder.BUDGETS.bindAll(properties.getBudgets(), this.expressions);
+				caps = ConcurrencyPropertiesBinder.checkDistributed(
+						LimitPropertiesBinder.CONCURRENCY.bindAll(properties.getConcurrency(), this.expressions),
+						this.distributedCaps);
 			}
+			catch (RuntimeException ex) {
+				logger.warn("Refused the refreshed rate-limit configuration, every limit keeps its numbers: "
+						+ describe(ex));
+				return false;
+			}
+			Set<String> configured = new LinkedHashSet<>();
+			reconfigure(this.registry.rateLimits(), policies, configured);
+			reconfigure(this.registry.budgets(), budgets, configured);
+			reconfigure(this.registry.concurrency(), caps, configured);
+			for (Limit limit : this.registry.all()) {
+				if (!configured.contains(limit.name())) {
+					logger.warn("The refreshed configuration no longer has " + limit.kind().property(limit.name())
+							+ "; removing a limit needs a restart, it keeps applying until then");
+				}
+			}
+			// An override the old definition refused (a plan added since) may fit the new one.
+			this.overrides.reapply();
+			return true;
 		}
-		// An override the old definition refused (a plan added since) may fit the new one.
-		this.overrides.reapply();
-		return true;
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	private RateLimitProperties bind() {

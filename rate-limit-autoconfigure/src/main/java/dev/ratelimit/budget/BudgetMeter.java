@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The usage of one budgeted call whose cost is known only as it goes — a
@@ -55,8 +56,18 @@ public final class BudgetMeter {
 
 	private final List<Metered> budgets;
 
+	/**
+	 * Guards the usage. A lock, not a monitor: an {@code extend} rule asks the
+	 * store for more while holding it (a Redis round trip), on the thread that
+	 * writes the stream, often a virtual one; a virtual thread that parks inside
+	 * a monitor pins its carrier on JDK 21 to 23.
+	 */
+	private final ReentrantLock lock = new ReentrantLock();
+
+	/** Guarded by the lock. */
 	private boolean reported;
 
+	/** Guarded by the lock. */
 	private boolean stopped;
 
 	/**
@@ -149,25 +160,31 @@ public final class BudgetMeter {
 	 * @param micros the amount used, not negative
 	 * @return {@code true} when it fits; {@code false} when the stream must stop
 	 */
-	public synchronized boolean addMicros(long micros) {
-		if (micros < 0 || micros > Amounts.MAX_MICROS) {
-			throw new IllegalArgumentException(
-					"usage is outside 0.." + Amounts.format(Amounts.MAX_MICROS) + ": " + Amounts.format(micros));
-		}
-		this.reported = true;
-		if (this.stopped) {
-			return false;
-		}
-		for (Metered budget : this.budgets) {
-			if (!budget.fits(micros)) {
-				stop();
+	public boolean addMicros(long micros) {
+		this.lock.lock();
+		try {
+			if (micros < 0 || micros > Amounts.MAX_MICROS) {
+				throw new IllegalArgumentException(
+						"usage is outside 0.." + Amounts.format(Amounts.MAX_MICROS) + ": " + Amounts.format(micros));
+			}
+			this.reported = true;
+			if (this.stopped) {
 				return false;
 			}
+			for (Metered budget : this.budgets) {
+				if (!budget.fits(micros)) {
+					stop();
+					return false;
+				}
+			}
+			for (Metered budget : this.budgets) {
+				budget.usedMicros += micros;
+			}
+			return true;
 		}
-		for (Metered budget : this.budgets) {
-			budget.usedMicros += micros;
+		finally {
+			this.lock.unlock();
 		}
-		return true;
 	}
 
 	/**
@@ -179,17 +196,23 @@ public final class BudgetMeter {
 	 * @param micros the amount about to be reported
 	 * @return whether the report may wait on the store
 	 */
-	public synchronized boolean wouldExtend(long micros) {
-		if (this.stopped) {
+	public boolean wouldExtend(long micros) {
+		this.lock.lock();
+		try {
+			if (this.stopped) {
+				return false;
+			}
+			for (Metered budget : this.budgets) {
+				if (budget.rule == OnOverrun.EXTEND && budget.reservation != null
+						&& budget.usedMicros + micros > budget.reservation.reservedMicros()) {
+					return true;
+				}
+			}
 			return false;
 		}
-		for (Metered budget : this.budgets) {
-			if (budget.rule == OnOverrun.EXTEND && budget.reservation != null
-					&& budget.usedMicros + micros > budget.reservation.reservedMicros()) {
-				return true;
-			}
+		finally {
+			this.lock.unlock();
 		}
-		return false;
 	}
 
 	/** Stops at the reservations: each is used up, and every later report refused. */
@@ -203,13 +226,25 @@ public final class BudgetMeter {
 	}
 
 	/** @return whether any usage was reported, even zero */
-	public synchronized boolean reported() {
-		return this.reported;
+	public boolean reported() {
+		this.lock.lock();
+		try {
+			return this.reported;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/** @return whether the stream was stopped at its reservation */
-	public synchronized boolean stopped() {
-		return this.stopped;
+	public boolean stopped() {
+		this.lock.lock();
+		try {
+			return this.stopped;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -226,8 +261,14 @@ public final class BudgetMeter {
 	 * @param index the budget's position among the call's reservations
 	 * @return the usage in micro-units
 	 */
-	public synchronized long usedMicros(int index) {
-		return this.budgets.get(index).usedMicros;
+	public long usedMicros(int index) {
+		this.lock.lock();
+		try {
+			return this.budgets.get(index).usedMicros;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**

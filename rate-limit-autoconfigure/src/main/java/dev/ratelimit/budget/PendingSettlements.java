@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -48,8 +49,14 @@ final class PendingSettlements implements AutoCloseable {
 	/** Guarded by itself. */
 	private final ArrayDeque<Settlement> pending = new ArrayDeque<>();
 
-	/** Held while settlements are applied: never two attempts at once. */
-	private final Object applying = new Object();
+	/**
+	 * Held while settlements are applied: never two attempts at once. A lock,
+	 * not a monitor: it is held across the store's calls (Redis round trips),
+	 * and a virtual thread that parks inside a monitor pins its carrier on JDK
+	 * 21 to 23 (the keeper's own thread is a platform one, but {@link #close()}
+	 * runs on whichever thread closes the application).
+	 */
+	private final ReentrantLock applying = new ReentrantLock();
 
 	/** Whether an attempt is scheduled or running: at most one at a time. */
 	private final AtomicBoolean attemptDue = new AtomicBoolean();
@@ -185,8 +192,12 @@ final class PendingSettlements implements AutoCloseable {
 	 * @return whether none is left
 	 */
 	boolean applyPending() {
-		synchronized (this.applying) {
+		this.applying.lock();
+		try {
 			return applyInOrder();
+		}
+		finally {
+			this.applying.unlock();
 		}
 	}
 

@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -100,7 +101,14 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 
 	private final StoreHealth health;
 
-	private final Object scheduleLock = new Object();
+	/**
+	 * Guards the renewal task. A lock, not a monitor: the first acquire takes it
+	 * on the caller's thread (virtual, with {@code spring.threads.virtual.enabled})
+	 * and schedules under it, which takes the scheduler's queue lock and may
+	 * park; a virtual thread that parks inside a monitor pins its carrier on JDK
+	 * 21 to 23.
+	 */
+	private final ReentrantLock scheduleLock = new ReentrantLock();
 
 	/** The renewal period in use, read without the lock on every acquire. */
 	private volatile long renewalPeriodMicros = Long.MAX_VALUE;
@@ -322,12 +330,16 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 */
 	@Override
 	public void close() {
-		synchronized (this.scheduleLock) {
+		this.scheduleLock.lock();
+		try {
 			this.closed = true;
 			if (this.renewalTask != null) {
 				this.renewalTask.cancel(false);
 				this.renewalTask = null;
 			}
+		}
+		finally {
+			this.scheduleLock.unlock();
 		}
 		this.held.clear();
 		if (this.ownsRenewals) {
@@ -362,7 +374,8 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		if (periodMicros >= this.renewalPeriodMicros) {
 			return;
 		}
-		synchronized (this.scheduleLock) {
+		this.scheduleLock.lock();
+		try {
 			if (this.closed || periodMicros >= this.renewalPeriodMicros) {
 				return;
 			}
@@ -378,6 +391,9 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 			catch (RejectedExecutionException ex) {
 				logger.log(Level.WARNING, "Cannot schedule permit renewals; permits expire after their lease: " + ex);
 			}
+		}
+		finally {
+			this.scheduleLock.unlock();
 		}
 	}
 

@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -22,7 +23,19 @@ import org.jspecify.annotations.Nullable;
  */
 public final class LiveLimit<L extends Limit> {
 
+	/**
+	 * Serialises the changes. A lock, not a monitor: {@link #change} keeps the
+	 * change in a store (a Redis round trip for shared overrides) while holding
+	 * it, on an endpoint's request thread, virtual with
+	 * {@code spring.threads.virtual.enabled}; a virtual thread that parks inside
+	 * a monitor pins its carrier on JDK 21 to 23.
+	 */
+	private final ReentrantLock lock = new ReentrantLock();
+
+	/** Guarded by the lock. */
 	private LimitDefinition<L> configured;
+
+	/** Guarded by the lock. */
 
 	private Map<String, Quota> overrides = Map.of();
 
@@ -48,13 +61,25 @@ public final class LiveLimit<L extends Limit> {
 	}
 
 	/** @return the definition from the configuration, without overrides */
-	public synchronized LimitDefinition<L> configured() {
-		return this.configured;
+	public LimitDefinition<L> configured() {
+		this.lock.lock();
+		try {
+			return this.configured;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/** @return the run-time overrides by target ({@code ""} for the limit itself, else a plan) */
-	public synchronized Map<String, Quota> overrides() {
-		return this.overrides;
+	public Map<String, Quota> overrides() {
+		this.lock.lock();
+		try {
+			return this.overrides;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -64,26 +89,32 @@ public final class LiveLimit<L extends Limit> {
 	 * @param definition the new definition, of the same name
 	 * @return the overrides dropped, by target
 	 */
-	public synchronized Map<String, Quota> reconfigure(LimitDefinition<L> definition) {
-		if (!definition.limit().name().equals(name())) {
-			throw new IllegalArgumentException("Cannot replace limit '" + name() + "' with '"
-					+ definition.limit().name() + "'");
-		}
-		Map<String, Quota> kept = new LinkedHashMap<>();
-		Map<String, Quota> dropped = new LinkedHashMap<>();
-		for (Map.Entry<String, Quota> override : this.overrides.entrySet()) {
-			try {
-				definition.overriddenBy(Map.of(override.getKey(), override.getValue()));
-				kept.put(override.getKey(), override.getValue());
+	public Map<String, Quota> reconfigure(LimitDefinition<L> definition) {
+		this.lock.lock();
+		try {
+			if (!definition.limit().name().equals(name())) {
+				throw new IllegalArgumentException("Cannot replace limit '" + name() + "' with '"
+						+ definition.limit().name() + "'");
 			}
-			catch (PolicyValidationException ex) {
-				dropped.put(override.getKey(), override.getValue());
+			Map<String, Quota> kept = new LinkedHashMap<>();
+			Map<String, Quota> dropped = new LinkedHashMap<>();
+			for (Map.Entry<String, Quota> override : this.overrides.entrySet()) {
+				try {
+					definition.overriddenBy(Map.of(override.getKey(), override.getValue()));
+					kept.put(override.getKey(), override.getValue());
+				}
+				catch (PolicyValidationException ex) {
+					dropped.put(override.getKey(), override.getValue());
+				}
 			}
+			this.current = definition.overriddenBy(kept);
+			this.configured = definition;
+			this.overrides = Collections.unmodifiableMap(kept);
+			return dropped;
 		}
-		this.current = definition.overriddenBy(kept);
-		this.configured = definition;
-		this.overrides = Collections.unmodifiableMap(kept);
-		return dropped;
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -91,10 +122,16 @@ public final class LiveLimit<L extends Limit> {
 	 * @param overrides the overrides by target
 	 * @throws PolicyValidationException if one does not fit; nothing changes then
 	 */
-	public synchronized void override(Map<String, Quota> overrides) {
-		Map<String, Quota> copy = Collections.unmodifiableMap(new LinkedHashMap<>(overrides));
-		this.current = this.configured.overriddenBy(copy);
-		this.overrides = copy;
+	public void override(Map<String, Quota> overrides) {
+		this.lock.lock();
+		try {
+			Map<String, Quota> copy = Collections.unmodifiableMap(new LinkedHashMap<>(overrides));
+			this.current = this.configured.overriddenBy(copy);
+			this.overrides = copy;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -103,10 +140,16 @@ public final class LiveLimit<L extends Limit> {
 	 * @param quota the numbers
 	 * @throws PolicyValidationException if it does not fit; nothing changes then
 	 */
-	public synchronized void override(String target, Quota quota) {
-		Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
-		next.put(target, quota);
-		override(next);
+	public void override(String target, Quota quota) {
+		this.lock.lock();
+		try {
+			Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
+			next.put(target, quota);
+			override(next);
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -123,23 +166,29 @@ public final class LiveLimit<L extends Limit> {
 	 * @throws PolicyValidationException if the quota does not fit; nothing changes then and {@code keep} does not run
 	 * @throws RuntimeException what {@code keep} throws; nothing changes then
 	 */
-	public synchronized @Nullable Quota change(String target, @Nullable Quota quota, Runnable keep) {
-		Quota previous = this.overrides.get(target);
-		if (quota == null && previous == null) {
-			return null;
+	public @Nullable Quota change(String target, @Nullable Quota quota, Runnable keep) {
+		this.lock.lock();
+		try {
+			Quota previous = this.overrides.get(target);
+			if (quota == null && previous == null) {
+				return null;
+			}
+			Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
+			if (quota != null) {
+				next.put(target, quota);
+			}
+			else {
+				next.remove(target);
+			}
+			LimitDefinition<L> definition = this.configured.overriddenBy(next);
+			keep.run();
+			this.current = definition;
+			this.overrides = Collections.unmodifiableMap(next);
+			return previous;
 		}
-		Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
-		if (quota != null) {
-			next.put(target, quota);
+		finally {
+			this.lock.unlock();
 		}
-		else {
-			next.remove(target);
-		}
-		LimitDefinition<L> definition = this.configured.overriddenBy(next);
-		keep.run();
-		this.current = definition;
-		this.overrides = Collections.unmodifiableMap(next);
-		return previous;
 	}
 
 	/**
@@ -147,14 +196,20 @@ public final class LiveLimit<L extends Limit> {
 	 * @param target {@code ""} for the limit itself, else a plan's name
 	 * @return whether there was one
 	 */
-	public synchronized boolean removeOverride(String target) {
-		if (!this.overrides.containsKey(target)) {
-			return false;
+	public boolean removeOverride(String target) {
+		this.lock.lock();
+		try {
+			if (!this.overrides.containsKey(target)) {
+				return false;
+			}
+			Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
+			next.remove(target);
+			override(next);
+			return true;
 		}
-		Map<String, Quota> next = new LinkedHashMap<>(this.overrides);
-		next.remove(target);
-		override(next);
-		return true;
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 }

@@ -5,6 +5,7 @@ import java.lang.System.Logger.Level;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -44,6 +45,15 @@ public final class StoreHealth {
 	private volatile boolean anyFailing;
 
 	private volatile long movedCheckedNanos;
+
+	/**
+	 * Orders the changes of availability, their log lines and what the listener
+	 * hears. A lock, not a monitor: a decision's thread takes it (virtual, with
+	 * {@code spring.threads.virtual.enabled}), and logging and the listeners may
+	 * park under it; a virtual thread that parks inside a monitor pins its
+	 * carrier on JDK 21 to 23.
+	 */
+	private final ReentrantLock lock = new ReentrantLock();
 
 	/**
 	 * Creates the health of a store of one part.
@@ -95,7 +105,8 @@ public final class StoreHealth {
 		if (this.failing.containsKey(part)) {
 			return;
 		}
-		synchronized (this) {
+		this.lock.lock();
+		try {
 			boolean announced = AnnouncedOutage.in(cause);
 			if (this.failing.putIfAbsent(part, announced) != null) {
 				return;
@@ -111,6 +122,9 @@ public final class StoreHealth {
 			if (first) {
 				this.listener.storeAvailabilityChanged(this.kind, false, cause);
 			}
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 
@@ -146,7 +160,8 @@ public final class StoreHealth {
 		if (!this.failing.containsKey(part)) {
 			return;
 		}
-		synchronized (this) {
+		this.lock.lock();
+		try {
 			Boolean announced = this.failing.remove(part);
 			if (announced == null) {
 				return;
@@ -159,6 +174,9 @@ public final class StoreHealth {
 				this.anyFailing = false;
 				this.listener.storeAvailabilityChanged(this.kind, true, null);
 			}
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -51,16 +52,26 @@ public final class LimitOverrides implements AutoCloseable {
 
 	private final OverrideStore store;
 
+	/**
+	 * Makes each change, poll and refresh one step. A lock, not a monitor: it is
+	 * held across the store's calls (Redis round trips with a shared store), on
+	 * the thread of an endpoint's request, virtual with
+	 * {@code spring.threads.virtual.enabled}; a virtual thread that parks inside
+	 * a monitor pins its carrier on JDK 21 to 23.
+	 */
+	private final ReentrantLock lock = new ReentrantLock();
+
+	/** Guarded by the lock. */
 	private @Nullable ScheduledExecutorService poller;
 
-	/** Guarded by this: the store's version last applied, or {@code null} before the first read. */
+	/** Guarded by the lock: the store's version last applied, or {@code null} before the first read. */
 	private @Nullable Long applied;
 
-	/** Guarded by this: whether the last read failed, so that an outage is logged once. */
+	/** Guarded by the lock: whether the last read failed, so that an outage is logged once. */
 	private boolean failing;
 
 	/**
-	 * Guarded by this: whether that failure was an outage the store told of
+	 * Guarded by the lock: whether that failure was an outage the store told of
 	 * ({@link AnnouncedOutage}), so that its end is left to the store's line too.
 	 */
 	private boolean failingAnnounced;
@@ -108,15 +119,22 @@ public final class LimitOverrides implements AutoCloseable {
 	 * @throws PolicyValidationException if the plan or a number does not fit the limit; nothing changes then
 	 * @throws OverrideStoreException if the store did not take it; nothing changes then
 	 */
-	public synchronized @Nullable Quota set(String limit, String target, Quota quota) {
-		LiveLimit<? extends Limit> live = find(limit);
-		String before = describe(live.current(), target);
-		// Checked before the store has it: a refused override never reaches the other instances.
-		Quota previous = live.change(target, quota, () -> keep("override " + quota + " of " + label(live, target),
-				() -> this.store.put(limit, target, quota)));
-		logger.info("Override of " + label(live, target) + " set to " + quota + ": " + before + " -> "
-				+ describe(live.current(), target) + (this.store.isShared() ? " (shared with every instance)" : ""));
-		return previous;
+	public @Nullable Quota set(String limit, String target, Quota quota) {
+		this.lock.lock();
+		try {
+			LiveLimit<? extends Limit> live = find(limit);
+			String before = describe(live.current(), target);
+			// Checked before the store has it: a refused override never reaches the other instances.
+			Quota previous = live.change(target, quota, () -> keep("override " + quota + " of " + label(live, target),
+					() -> this.store.put(limit, target, quota)));
+			logger.info("Override of " + label(live, target) + " set to " + quota + ": " + before + " -> "
+					+ describe(live.current(), target)
+					+ (this.store.isShared() ? " (shared with every instance)" : ""));
+			return previous;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -127,16 +145,22 @@ public final class LimitOverrides implements AutoCloseable {
 	 * @throws IllegalArgumentException if no configured limit has the name
 	 * @throws OverrideStoreException if the store did not take the removal; nothing changes then
 	 */
-	public synchronized @Nullable Quota remove(String limit, String target) {
-		LiveLimit<? extends Limit> live = find(limit);
-		String before = describe(live.current(), target);
-		Quota previous = live.change(target, null, () -> keep("removal of the override of " + label(live, target),
-				() -> this.store.remove(limit, target)));
-		if (previous != null) {
-			logger.info("Override " + previous + " of " + label(live, target) + " removed: " + before + " -> "
-					+ describe(live.current(), target));
+	public @Nullable Quota remove(String limit, String target) {
+		this.lock.lock();
+		try {
+			LiveLimit<? extends Limit> live = find(limit);
+			String before = describe(live.current(), target);
+			Quota previous = live.change(target, null, () -> keep("removal of the override of " + label(live, target),
+					() -> this.store.remove(limit, target)));
+			if (previous != null) {
+				logger.info("Override " + previous + " of " + label(live, target) + " removed: " + before + " -> "
+						+ describe(live.current(), target));
+			}
+			return previous;
 		}
-		return previous;
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	private void keep(String change, Runnable write) {
@@ -155,49 +179,55 @@ public final class LimitOverrides implements AutoCloseable {
 	 * holds. Never throws: a store that cannot answer is logged and the limits
 	 * keep their overrides.
 	 */
-	public synchronized void poll() {
+	public void poll() {
+		this.lock.lock();
 		try {
-			long version = this.store.version();
-			if (this.applied == null || this.applied != version) {
-				apply(this.store.load());
-				this.applied = version;
+			try {
+				long version = this.store.version();
+				if (this.applied == null || this.applied != version) {
+					apply(this.store.load());
+					this.applied = version;
+				}
+				if (this.failing) {
+					this.failing = false;
+					String message = "Rate limit overrides are read from their store again";
+					if (!this.failingAnnounced) {
+						logger.info(message);
+					}
+					else if (logger.isDebugEnabled()) {
+						// The store's own line says that decisions are back.
+						logger.debug(message);
+					}
+				}
 			}
-			if (this.failing) {
-				this.failing = false;
-				String message = "Rate limit overrides are read from their store again";
-				if (!this.failingAnnounced) {
-					logger.info(message);
+			catch (RuntimeException ex) {
+				if (!this.failing && this.applied == null) {
+					// At start-up the connection has already warned that the store is unreachable.
+					this.failing = true;
+					this.failingAnnounced = false;
+					logger.info("Rate limit overrides not read yet, their store does not answer; the configured "
+							+ "numbers apply until it does");
+				}
+				else if (!this.failing) {
+					this.failing = true;
+					this.failingAnnounced = AnnouncedOutage.in(ex);
+					String message = "Cannot read the rate limit overrides from their store (" + Causes.describe(ex)
+							+ "); the limits keep the overrides last read, trying again";
+					if (!this.failingAnnounced) {
+						logger.warn(message);
+					}
+					else if (logger.isDebugEnabled()) {
+						// The store told of the outage already, with one warning for every part of the limiter.
+						logger.debug(message);
+					}
 				}
 				else if (logger.isDebugEnabled()) {
-					// The store's own line says that decisions are back.
-					logger.debug(message);
+					logger.debug("Still cannot read the rate limit overrides", ex);
 				}
 			}
 		}
-		catch (RuntimeException ex) {
-			if (!this.failing && this.applied == null) {
-				// At start-up the connection has already warned that the store is unreachable.
-				this.failing = true;
-				this.failingAnnounced = false;
-				logger.info("Rate limit overrides not read yet, their store does not answer; the configured numbers "
-						+ "apply until it does");
-			}
-			else if (!this.failing) {
-				this.failing = true;
-				this.failingAnnounced = AnnouncedOutage.in(ex);
-				String message = "Cannot read the rate limit overrides from their store (" + Causes.describe(ex)
-						+ "); the limits keep the overrides last read, trying again";
-				if (!this.failingAnnounced) {
-					logger.warn(message);
-				}
-				else if (logger.isDebugEnabled()) {
-					// The store told of the outage already, with one warning for every part of the limiter.
-					logger.debug(message);
-				}
-			}
-			else if (logger.isDebugEnabled()) {
-				logger.debug("Still cannot read the rate limit overrides", ex);
-			}
+		finally {
+			this.lock.unlock();
 		}
 	}
 
@@ -206,33 +236,51 @@ public final class LimitOverrides implements AutoCloseable {
 	 * changed: after a refresh of the configuration, an override the old
 	 * definition did not fit (a plan added since, say) may fit the new one.
 	 */
-	public synchronized void reapply() {
-		this.applied = null;
-		poll();
+	public void reapply() {
+		this.lock.lock();
+		try {
+			this.applied = null;
+			poll();
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
 	 * Reads the store now and, when it is shared, polls it on a daemon thread.
 	 * @param interval the pause between two polls
 	 */
-	public synchronized void start(Duration interval) {
-		poll();
-		if (this.store.isShared() && this.poller == null) {
-			this.poller = Executors.newSingleThreadScheduledExecutor((task) -> {
-				Thread thread = new Thread(task, "rate-limit-overrides");
-				thread.setDaemon(true);
-				return thread;
-			});
-			this.poller.scheduleWithFixedDelay(this::poll, interval.toNanos(), interval.toNanos(),
-					TimeUnit.NANOSECONDS);
+	public void start(Duration interval) {
+		this.lock.lock();
+		try {
+			poll();
+			if (this.store.isShared() && this.poller == null) {
+				this.poller = Executors.newSingleThreadScheduledExecutor((task) -> {
+					Thread thread = new Thread(task, "rate-limit-overrides");
+					thread.setDaemon(true);
+					return thread;
+				});
+				this.poller.scheduleWithFixedDelay(this::poll, interval.toNanos(), interval.toNanos(),
+						TimeUnit.NANOSECONDS);
+			}
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 
 	/** Stops polling. */
 	@Override
-	public synchronized void close() {
-		if (this.poller != null) {
-			this.poller.shutdownNow();
+	public void close() {
+		this.lock.lock();
+		try {
+			if (this.poller != null) {
+				this.poller.shutdownNow();
+			}
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 

@@ -18,6 +18,13 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * which BlockHound does not count either. A memory decision may therefore run
  * on an event loop, as the reactive web support does; a decision that waits
  * on Redis, or for its turn in wait mode, still never does.
+ * <p>
+ * The locks that tell of a store's outages and of Redis failovers, and the one
+ * that schedules permit renewals, are taken on Lettuce's event loops too.
+ * They were monitors, which BlockHound does not count; they are
+ * {@code ReentrantLock}s now so that a virtual thread holding one does not pin
+ * its carrier on JDK 21 to 23, and each is held for a state change and a log
+ * line (or for scheduling a task), as briefly as the monitor was.
  */
 public final class RateLimitBlockHoundIntegration implements BlockHoundIntegration {
 
@@ -25,6 +32,13 @@ public final class RateLimitBlockHoundIntegration implements BlockHoundIntegrati
 	public void applyTo(BlockHound.Builder builder) {
 		builder.allowBlockingCallsInside("dev.ratelimit.core.KeyedStates$Entry", "lockContended");
 		builder.allowBlockingCallsInside("dev.ratelimit.core.OverflowSlots", "awaitUnguarded");
+		builder.allowBlockingCallsInside("dev.ratelimit.core.StoreHealth", "failed");
+		builder.allowBlockingCallsInside("dev.ratelimit.core.StoreHealth", "recovered");
+		builder.allowBlockingCallsInside("dev.ratelimit.concurrency.DistributedConcurrencyLimiter",
+				"scheduleRenewals");
+		for (String method : new String[] { "switched", "begin", "end", "lostFoundByCall", "beginLoss" }) {
+			builder.allowBlockingCallsInside("dev.ratelimit.redis.RedisFailovers", method);
+		}
 	}
 
 }

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 import io.lettuce.core.RedisException;
 import io.netty.channel.Channel;
@@ -122,6 +123,15 @@ final class RedisFailovers {
 	private volatile boolean closed;
 
 	/**
+	 * Orders the beginnings and ends of outages, and their log lines. A lock, not
+	 * a monitor: a decision's thread (virtual, with
+	 * {@code spring.threads.virtual.enabled}) takes it and logs under it, and
+	 * logging may park on the appender's lock, which pins a virtual thread
+	 * inside a monitor to its carrier on JDK 21 to 23.
+	 */
+	private final ReentrantLock lock = new ReentrantLock();
+
+	/**
 	 * Creates the follower of a connection's channels.
 	 * @param channels the limiter's channels
 	 * @param address the server as logs name it
@@ -192,16 +202,22 @@ final class RedisFailovers {
 	 * @param to the new master
 	 * @param sentinel the sentinel that said so
 	 */
-	synchronized void switched(String master, HostAndPort from, HostAndPort to, String sentinel) {
-		if (from.equals(this.replaced) && System.nanoTime() - this.replacedUntilNanos < 0) {
-			// The other sentinels announce the same switch.
-			return;
+	void switched(String master, HostAndPort from, HostAndPort to, String sentinel) {
+		this.lock.lock();
+		try {
+			if (from.equals(this.replaced) && System.nanoTime() - this.replacedUntilNanos < 0) {
+				// The other sentinels announce the same switch.
+				return;
+			}
+			this.replaced = from;
+			this.replacedUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(EXPECTATION_MILLIS);
+			begin(Cause.SWITCH_MASTER, "Sentinel " + sentinel + " reports that master '" + master + "' moved from "
+					+ from + " to " + to, to.toString());
+			closeConnectedTo(from);
 		}
-		this.replaced = from;
-		this.replacedUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(EXPECTATION_MILLIS);
-		begin(Cause.SWITCH_MASTER, "Sentinel " + sentinel + " reports that master '" + master + "' moved from "
-				+ from + " to " + to, to.toString());
-		closeConnectedTo(from);
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -229,14 +245,20 @@ final class RedisFailovers {
 		});
 	}
 
-	private synchronized void begin(Cause cause, String why, @Nullable String to) {
-		counter(cause).incrementAndGet();
-		this.last = new Last(cause, why, Instant.now());
-		if (this.outageSinceNanos == 0) {
-			this.outageSinceNanos = System.nanoTime();
+	private void begin(Cause cause, String why, @Nullable String to) {
+		this.lock.lock();
+		try {
+			counter(cause).incrementAndGet();
+			this.last = new Last(cause, why, Instant.now());
+			if (this.outageSinceNanos == 0) {
+				this.outageSinceNanos = System.nanoTime();
+			}
+			logger.warn(why + "; the rate limiter " + ((to != null) ? "moves its connection to " + to
+					: "reconnects") + ", and each limit's failure mode applies to the calls it cannot make meanwhile");
 		}
-		logger.warn(why + "; the rate limiter " + ((to != null) ? "moves its connection to " + to
-				: "reconnects") + ", and each limit's failure mode applies to the calls it cannot make meanwhile");
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	private void active(Channel channel) {
@@ -256,14 +278,20 @@ final class RedisFailovers {
 		}
 	}
 
-	private synchronized void end(String what) {
-		long since = this.outageSinceNanos;
-		if (since != 0) {
-			this.ended++;
-			this.outageSinceNanos = 0;
-			this.lostNode = null;
-			logger.info(what + " " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
-					+ " ms after the failover began; decisions are back on Redis");
+	private void end(String what) {
+		this.lock.lock();
+		try {
+			long since = this.outageSinceNanos;
+			if (since != 0) {
+				this.ended++;
+				this.outageSinceNanos = 0;
+				this.lostNode = null;
+				logger.info(what + " " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
+						+ " ms after the failover began; decisions are back on Redis");
+			}
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 
@@ -281,21 +309,33 @@ final class RedisFailovers {
 	 * the channel's own telling, on its event loop, is either done or finds
 	 * this one done.
 	 */
-	private synchronized void lostFoundByCall() {
-		if (this.outageSinceNanos == 0 && !this.closed) {
-			Channel channel = this.channels.closedUnheard((open) -> !isSentinel(open));
-			if (channel != null) {
-				beginLoss(channel);
+	private void lostFoundByCall() {
+		this.lock.lock();
+		try {
+			if (this.outageSinceNanos == 0 && !this.closed) {
+				Channel channel = this.channels.closedUnheard((open) -> !isSentinel(open));
+				if (channel != null) {
+					beginLoss(channel);
+				}
 			}
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 
 	/** One loss per outage: the limiter's connections to one server all end together. */
-	private synchronized void beginLoss(Channel channel) {
-		if (this.outageSinceNanos == 0) {
-			HostAndPort remote = HostAndPort.of(channel.remoteAddress());
-			this.lostNode = remote;
-			begin(Cause.CONNECTION_LOST, "The rate limiter lost its connection to Redis at " + remote, null);
+	private void beginLoss(Channel channel) {
+		this.lock.lock();
+		try {
+			if (this.outageSinceNanos == 0) {
+				HostAndPort remote = HostAndPort.of(channel.remoteAddress());
+				this.lostNode = remote;
+				begin(Cause.CONNECTION_LOST, "The rate limiter lost its connection to Redis at " + remote, null);
+			}
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 

@@ -147,8 +147,8 @@ class LimitOverridesTests {
 		void check() {
 			if (this.refresh.getState() == Thread.State.NEW) {
 				this.refresh.start();
-				// Until it is done, or waits for the write to finish: never both.
-				while (this.refresh.isAlive() && this.refresh.getState() != Thread.State.BLOCKED) {
+				// Until it is done, or waits for the write to finish (parked on the live limit's lock): never both.
+				while (this.refresh.isAlive() && this.refresh.getState() != Thread.State.WAITING) {
 					Thread.onSpinWait();
 				}
 			}
