@@ -26,7 +26,14 @@ import java.util.Map;
  * ({@link Bucket4jStarter}), checked to answer 429 once its 20 tokens are
  * spent (after the measured start). Bucket4j's starter 0.12.10, the newest
  * that resolves here, does not start on Spring Boot 4: the variant is then
- * reported, with the cause the app logged, instead of stopping the run.</li>
+ * reported, with the cause the app logged, instead of stopping the run;</li>
+ * <li>{@code resilience4j}, only when asked for: that copy with Resilience4j's
+ * Spring Boot starter and one rate limiter configured at the route rule's rate
+ * ({@link Resilience4jStarter}), checked to list it on its actuator endpoint
+ * (after the measured start). It limits annotated methods only, so nothing on
+ * {@code /api/hello}: what it shows is the start-up cost its starter adds.
+ * Its {@code resilience4j-spring-boot3} 2.4.0, the newest that resolves here,
+ * refuses to start on Spring Boot 4: reported as {@code bucket4j} is.</li>
  * </ul>
  * Or, with {@code --starter-from sample-app.jar}, the other way round for an
  * application built without the starter (Spring PetClinic): {@code without} is
@@ -45,7 +52,8 @@ import java.util.Map;
  * each with its own three variants.
  * <p>
  * Run: {@code java -cp benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.StartupBenchmark
- * [--runs 7] [--warmup-runs 1] [--cases starter,disabled,without,aot[,bucket4j]] [--app-jar path | --jars label=path,...]
+ * [--runs 7] [--warmup-runs 1] [--cases starter,disabled,without,aot[,bucket4j][,resilience4j]]
+ * [--app-jar path | --jars label=path,...]
  * [--starter-from path | label=path,...] [--path /api/hello] [--expect-header true]
  * [--jvm "-Xms512m -Xmx512m -XX:+UseG1GC"]}.
  * Other code calls {@link #run(Settings)}.
@@ -62,11 +70,19 @@ public final class StartupBenchmark {
 	private static final long POLL_MILLIS = 10;
 
 	/** The variants, in the order of the table. */
-	public static final List<String> CASES = List.of("starter", "disabled", "without", "aot", "bucket4j");
+	public static final List<String> CASES = List.of("starter", "disabled", "without", "aot", "bucket4j",
+			"resilience4j");
 
 	/**
-	 * The variants run unless {@code --cases} says otherwise: not {@code bucket4j}, whose starter does not
-	 * start on this Spring Boot (a failed start each run, to report what is known); back in once one does.
+	 * The variants of other libraries' starters, added to the copy without ours: that one fails to start on this
+	 * Spring Boot is a result to report, not an error of the benchmark.
+	 */
+	static final List<String> OTHER_STARTERS = List.of("bucket4j", "resilience4j");
+
+	/**
+	 * The variants run unless {@code --cases} says otherwise: not {@code bucket4j} nor {@code resilience4j},
+	 * whose starters do not start on this Spring Boot (a failed start each run, to report what is known); back
+	 * in once one does.
 	 */
 	public static final List<String> DEFAULT_CASES = List.of("starter", "disabled", "without", "aot");
 
@@ -82,7 +98,8 @@ public final class StartupBenchmark {
 	 * @param runs measured starts per variant and jar; each variant reports their median
 	 * @param warmupRuns starts per variant and jar before those, not recorded (they fill the
 	 * page cache and the JVM's shared archive)
-	 * @param cases a subset of {@link #CASES}; {@code bucket4j} only for the sample app (no {@code starterFrom})
+	 * @param cases a subset of {@link #CASES}; {@code bucket4j} and {@code resilience4j} only for the sample app
+	 * (no {@code starterFrom})
 	 * @param jars the app jars, by label, in order; a {@code null} path means the sample app's in
 	 * {@code sample-app/target}
 	 * @param starterFrom empty when the jars have the starter; else they were built without it, and the
@@ -139,6 +156,10 @@ public final class StartupBenchmark {
 				// Its filter is configured for the sample's /api/**, a route other apps do not have.
 				throw new IllegalArgumentException("--cases bucket4j limits the sample app's /api/**: not with --starter-from");
 			}
+			if (!starterFrom.isEmpty() && cases.contains("resilience4j")) {
+				// Added to the sample's copy without our starter, its endpoints exposed beside the sample's.
+				throw new IllegalArgumentException("--cases resilience4j is added to the sample app: not with --starter-from");
+			}
 			String jvm = given.string("jvm", null);
 			return new Settings(given.integer("runs", d.runs()), given.integer("warmup-runs", d.warmupRuns()), cases,
 					jars, starterFrom, given.string("path", d.path()),
@@ -169,7 +190,8 @@ public final class StartupBenchmark {
 	 * One variant's result: medians of its runs, and the spread of the total.
 	 *
 	 * @param jar the label of the app jar
-	 * @param variant {@code starter}, {@code disabled}, {@code without} or {@code bucket4j}
+	 * @param variant {@code starter}, {@code disabled}, {@code without}, {@code aot}, {@code bucket4j} or
+	 * {@code resilience4j}
 	 * @param cpuSeconds median CPU seconds of the JVM (all threads) until it answered
 	 * @param cpuMin the fewest CPU seconds of a run
 	 * @param cpuMax the most CPU seconds of a run
@@ -224,6 +246,11 @@ public final class StartupBenchmark {
 				System.out.printf(Locale.ROOT, "For comparison, %s: Bucket4j's starter adds %+.1f%% of start-up CPU%n",
 						row.jar(), row.cpuShare() * 100);
 			}
+			if (row.variant().equals("resilience4j") && !Double.isNaN(row.cpuShare())) {
+				System.out.printf(Locale.ROOT, "For comparison, %s: Resilience4j's starter adds %+.1f%% of start-up "
+						+ "CPU and %s classes loaded%n", row.jar(), row.cpuShare() * 100,
+						Figures.signedPercent(row.classesShare()));
+			}
 		}
 	}
 
@@ -231,8 +258,9 @@ public final class StartupBenchmark {
 	 * Starts every variant of every jar, {@code warmupRuns + runs} times each,
 	 * in rounds (one start of each variant and jar per round, the order rotated
 	 * from round to round, so that none always follows the same one), printing
-	 * a line per start. A {@code bucket4j} variant that fails to start or to
-	 * limit is not started again and reported as failed, with the cause.
+	 * a line per start. A variant of another library's starter ({@code bucket4j},
+	 * {@code resilience4j}) that fails to start or fails its check is not started
+	 * again and reported as failed, with the cause.
 	 * @param settings what to run
 	 * @return one row per jar and variant, in the order of the settings
 	 * @throws IllegalStateException if a variant of ours did not answer with the limiter on (or off) as it should
@@ -258,17 +286,17 @@ public final class StartupBenchmark {
 					start = start(variant, settings);
 				}
 				catch (RuntimeException ex) {
-					if (!variant.name.equals("bucket4j")) {
+					if (!OTHER_STARTERS.contains(variant.name)) {
 						throw ex;
 					}
 					// Another library's starter: that it fails on this Spring Boot is a result, not an error of ours.
-					variant.failure = failure(ex);
-					System.out.printf(Locale.ROOT, "%-9s %-12s %-8s did not run: %s%n",
+					variant.failure = failure(variant.name, ex);
+					System.out.printf(Locale.ROOT, "%-9s %-12s %-12s did not run: %s%n",
 							warmup ? "warm-up" : "run " + (round - settings.warmupRuns() + 1), variant.label,
 							variant.name, variant.failure);
 					continue;
 				}
-				System.out.printf(Locale.ROOT, "%-9s %-12s %-8s CPU %6.2f s (main thread %5.2f, JIT %5.2f)  wall %6.2f s%n",
+				System.out.printf(Locale.ROOT, "%-9s %-12s %-12s CPU %6.2f s (main thread %5.2f, JIT %5.2f)  wall %6.2f s%n",
 						warmup ? "warm-up" : "run " + (round - settings.warmupRuns() + 1), variant.label, variant.name,
 						start.cpu.totalSeconds(), start.cpu.mainSeconds(), start.cpu.jitSeconds(), start.wallSeconds);
 				if (!warmup) {
@@ -321,6 +349,13 @@ public final class StartupBenchmark {
 				jars.put(name, Bucket4jStarter.jar((other != null) ? other : StarterJars.without(path)));
 				continue;
 			}
+			if (name.equals("resilience4j")) {
+				if (donor != null) {
+					throw new IllegalArgumentException("The resilience4j variant is the sample app's, not " + label + "'s");
+				}
+				jars.put(name, Resilience4jStarter.jar((other != null) ? other : StarterJars.without(path)));
+				continue;
+			}
 			boolean withStarter = !name.equals("without");
 			boolean built = (donor == null) == withStarter;
 			jars.put(name, built ? path : other);
@@ -334,6 +369,10 @@ public final class StartupBenchmark {
 		boolean bucket4j = variant.name.equals("bucket4j");
 		if (bucket4j) {
 			arguments.addAll(Bucket4jStarter.ARGUMENTS);
+		}
+		boolean resilience4j = variant.name.equals("resilience4j");
+		if (resilience4j) {
+			arguments.addAll(Resilience4jStarter.ARGUMENTS);
 		}
 		boolean aot = variant.name.equals("aot");
 		List<String> jvmOptions = new ArrayList<>(settings.jvmOptions());
@@ -354,13 +393,20 @@ public final class StartupBenchmark {
 			if (bucket4j) {
 				Bucket4jStarter.checkLimits(app.port(), settings.path(), started.firstResponse());
 			}
+			if (resilience4j) {
+				Resilience4jStarter.checkRegistry(app.port());
+			}
 			return new Start(cpu, wall / 1e9, classes);
 		}
 	}
 
 	/** Why a start failed, in one line: the cause the app logged if it did not start, else the exception's message. */
-	private static String failure(RuntimeException ex) {
-		String cause = (ex instanceof SampleAppProcess.NotReady notReady) ? Bucket4jStarter.cause(notReady.log()) : null;
+	private static String failure(String variant, RuntimeException ex) {
+		String cause = null;
+		if (ex instanceof SampleAppProcess.NotReady notReady) {
+			cause = variant.equals("resilience4j") ? Resilience4jStarter.cause(notReady.log())
+					: Bucket4jStarter.cause(notReady.log());
+		}
 		if (cause != null) {
 			return cause;
 		}
@@ -433,6 +479,14 @@ public final class StartupBenchmark {
 						(r.failure() == null) ? ", checked to answer 429 once the 20 are spent."
 								: "; it did not run: " + r.failure()));
 			}
+			if (r.variant().equals("resilience4j")) {
+				out.append(String.format(Locale.ROOT, "%n%s: the copy without our starter, with Resilience4j's Spring "
+						+ "Boot starter (resilience4j-spring-boot3 %s, AspectJ's weaver) and one rate limiter, %s, "
+						+ "of 10 per 1 s period; it limits annotated methods only, so nothing on %s: its start-up "
+						+ "cost alone%s%n", r.variant(), Resilience4jStarter.version(), Resilience4jStarter.INSTANCE,
+						settings.path(), (r.failure() == null) ? ", checked to list " + Resilience4jStarter.INSTANCE
+								+ " on " + Resilience4jStarter.ENDPOINT + "." : "; it did not run: " + r.failure()));
+			}
 		}
 		return out.toString();
 	}
@@ -450,7 +504,7 @@ public final class StartupBenchmark {
 
 		final List<Start> starts = new ArrayList<>();
 
-		/** Why it could not be measured, once a start failed (only {@code bucket4j}'s may). */
+		/** Why it could not be measured, once a start failed (only those of {@link #OTHER_STARTERS} may). */
 		String failure;
 
 		Variant(String label, String name, Path path) {
