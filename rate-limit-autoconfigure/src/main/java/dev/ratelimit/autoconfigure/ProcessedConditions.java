@@ -34,8 +34,6 @@ final class ProcessedConditions implements SmartInitializingSingleton {
 			+ "it (spring-boot:process-aot) with the rate-limit properties it runs with, or start it without "
 			+ "-Dspring.aot.enabled=true.";
 
-	private static final String REACTIVE_ROUTE_FILTER = "dev.ratelimit.web.reactive.RateLimitWebFilter";
-
 	private final Environment environment;
 
 	private final ListableBeanFactory beans;
@@ -87,8 +85,9 @@ final class ProcessedConditions implements SmartInitializingSingleton {
 			mismatches.add("rate-limit.budgets are configured, but the application was processed without budgets");
 		}
 		if (OnConfiguredCondition.configured(this.environment, "rate-limit.routes") && has(RouteLimits.class)
-				&& !this.beans.containsBean("rateLimitFilterRegistration") && !has(REACTIVE_ROUTE_FILTER)) {
+				&& !has(ManagementPaths.class)) {
 			// A web application processed without route rules has no route filter: the rules would go unenforced.
+			// (The route filter's configuration, servlet or reactive, is the one place ManagementPaths is made.)
 			mismatches.add("rate-limit.routes are configured, but the application was processed without route rules");
 		}
 		if (OnConfiguredCondition.configured(this.environment, "rate-limit.clients")
@@ -101,12 +100,6 @@ final class ProcessedConditions implements SmartInitializingSingleton {
 
 	private boolean has(Class<?> type) {
 		return this.beans.getBeanNamesForType(type, true, false).length > 0;
-	}
-
-	/** A bean of a type named, when the type is there: WebFlux's may be absent from a servlet application. */
-	private boolean has(String typeName) {
-		ClassLoader loader = getClass().getClassLoader();
-		return ClassUtils.isPresent(typeName, loader) && has(ClassUtils.resolveClassName(typeName, loader));
 	}
 
 }

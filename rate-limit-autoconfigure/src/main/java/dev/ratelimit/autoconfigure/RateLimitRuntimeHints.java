@@ -59,7 +59,7 @@ class RateLimitRuntimeHints implements RuntimeHintsRegistrar {
 	 * The classes the starter looks for by name while it runs: each decides
 	 * how a call or a store is handled (a Reactor or MVC streaming result, a
 	 * client that went away, Lettuce or Jedis, Reactor Netty, Spring Security,
-	 * the actuator's web endpoints).
+	 * the actuator's web endpoints, the provider clients' RestClient).
 	 */
 	static final List<String> LOOKED_UP = List.of(
 			"org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
@@ -67,7 +67,8 @@ class RateLimitRuntimeHints implements RuntimeHintsRegistrar {
 			"io.lettuce.core.RedisClient", "redis.clients.jedis.Jedis", "reactor.netty.Connection",
 			"org.springframework.security.core.Authentication",
 			"org.springframework.security.web.SecurityFilterChain",
-			"org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration");
+			"org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration",
+			"org.springframework.web.client.RestClient");
 
 	@Override
 	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
