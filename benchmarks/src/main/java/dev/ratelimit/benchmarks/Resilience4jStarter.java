@@ -2,12 +2,8 @@ package dev.ratelimit.benchmarks;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URISyntaxException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * {@link StartupBenchmark}'s {@code resilience4j} variant: the sample app
@@ -146,38 +142,9 @@ final class Resilience4jStarter {
 		return "?";
 	}
 
-	/**
-	 * The jars the build copied into {@code benchmarks/target/resilience4j-starter}, looked for beside the
-	 * directory holding this benchmark's jar and under the working directory (as {@link Bucket4jStarter#libraries()}).
-	 * @return the jars, in name order
-	 * @throws IllegalStateException if there are none
-	 */
+	/** The jars the build copied into {@code benchmarks/target/resilience4j-starter} ({@link StarterJars#copied}). */
 	static List<Path> libraries() {
-		List<Path> candidates = new ArrayList<>();
-		try {
-			Path codeSource = Path.of(Resilience4jStarter.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-			// benchmarks/target/benchmarks.jar or benchmarks/target/classes: the directory is beside either.
-			candidates.add(codeSource.resolveSibling(DIRECTORY));
-		}
-		catch (URISyntaxException | RuntimeException ex) {
-			// no code source: the working directory only
-		}
-		candidates.add(Path.of("benchmarks", "target", DIRECTORY).toAbsolutePath());
-		for (Path directory : candidates) {
-			if (Files.isDirectory(directory)) {
-				try (Stream<Path> files = Files.list(directory)) {
-					List<Path> jars = files.filter((file) -> file.getFileName().toString().endsWith(".jar")).sorted().toList();
-					if (!jars.isEmpty()) {
-						return jars;
-					}
-				}
-				catch (IOException ex) {
-					throw new UncheckedIOException(ex);
-				}
-			}
-		}
-		throw new IllegalStateException("No Resilience4j starter jars in " + candidates
-				+ "; build them with: mvn -q -pl benchmarks package -DskipTests");
+		return StarterJars.copied(DIRECTORY, "Resilience4j starter");
 	}
 
 }

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
 import java.util.zip.ZipEntry;
+import java.util.stream.Stream;
 import java.util.zip.ZipFile;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
@@ -282,6 +284,43 @@ final class StarterJars {
 		target.putNextEntry(new ZipEntry(name));
 		target.write(content);
 		target.closeEntry();
+	}
+
+	/**
+	 * The jars this module's build copied into a directory of {@code benchmarks/target} (another library's
+	 * starter and what it needs), looked for beside the directory holding this benchmark's jar and under the
+	 * working directory.
+	 * @param directory the directory's name in {@code benchmarks/target}
+	 * @param what what they are, for the failure's message
+	 * @return the jars, in name order
+	 * @throws IllegalStateException if there are none
+	 */
+	static List<Path> copied(String directory, String what) {
+		List<Path> candidates = new ArrayList<>();
+		try {
+			Path codeSource = Path.of(StarterJars.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+			// benchmarks/target/benchmarks.jar or benchmarks/target/classes: the directory is beside either.
+			candidates.add(codeSource.resolveSibling(directory));
+		}
+		catch (URISyntaxException | RuntimeException ex) {
+			// no code source: the working directory only
+		}
+		candidates.add(Path.of("benchmarks", "target", directory).toAbsolutePath());
+		for (Path candidate : candidates) {
+			if (Files.isDirectory(candidate)) {
+				try (Stream<Path> files = Files.list(candidate)) {
+					List<Path> jars = files.filter((file) -> file.getFileName().toString().endsWith(".jar")).sorted().toList();
+					if (!jars.isEmpty()) {
+						return jars;
+					}
+				}
+				catch (IOException ex) {
+					throw new UncheckedIOException(ex);
+				}
+			}
+		}
+		throw new IllegalStateException("No " + what + " jars in " + candidates
+				+ "; build them with: mvn -q -pl benchmarks package -DskipTests");
 	}
 
 }

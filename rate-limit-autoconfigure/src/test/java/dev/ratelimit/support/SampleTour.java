@@ -2,6 +2,8 @@ package dev.ratelimit.support;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -36,6 +38,31 @@ public final class SampleTour {
 
 	private SampleTour(TestHttp http) {
 		this.http = http;
+	}
+
+	/**
+	 * Starts a sample app's jar in a JVM of its own, checks that it started
+	 * from the context it was asked to (the one Spring AOT generated, or one
+	 * built at start-up), takes the tour and stops it.
+	 * @param jar the packaged sample app
+	 * @param application the simple name of its main class
+	 * @param aot whether to start it with {@code -Dspring.aot.enabled=true}
+	 * @return the transcript
+	 */
+	public static List<String> takeOn(Path jar, String application, boolean aot) {
+		List<String> options = aot ? List.of("-Dspring.aot.enabled=true") : List.of();
+		try (AppProcess app = AppProcess.start(jar, options, List.of(), Duration.ofMinutes(2))) {
+			// Spring Boot says which context it starts: the generated one, or one built by reflection.
+			if (aot) {
+				assertThat(app.output()).contains("Starting AOT-processed " + application);
+			}
+			else {
+				assertThat(app.output()).contains("Starting " + application).doesNotContain("AOT-processed");
+			}
+			List<String> transcript = take(TestHttp.on(app.port()));
+			assertThat(app.output()).doesNotContain(" ERROR ");
+			return transcript;
+		}
 	}
 
 	/**

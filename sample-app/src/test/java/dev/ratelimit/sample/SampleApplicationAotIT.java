@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Test;
 
 import dev.ratelimit.support.AppProcess;
 import dev.ratelimit.support.SampleTour;
-import dev.ratelimit.support.TestHttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -27,8 +26,8 @@ class SampleApplicationAotIT {
 
 	@Test
 	void theTourAnswersAlikeWithAndWithoutAot() {
-		List<String> withAot = tour(List.of("-Dspring.aot.enabled=true"), true);
-		List<String> withoutAot = tour(List.of(), false);
+		List<String> withAot = SampleTour.takeOn(JAR, "SampleApplication", true);
+		List<String> withoutAot = SampleTour.takeOn(JAR, "SampleApplication", false);
 		assertThat(withAot).isEqualTo(withoutAot);
 	}
 
@@ -41,21 +40,6 @@ class SampleApplicationAotIT {
 			.withMessageContaining("Exited with 1 before it served")
 			.withMessageContaining("rate-limit.backend is redis, but the application was processed with the memory "
 					+ "backend");
-	}
-
-	static List<String> tour(List<String> jvmOptions, boolean aot) {
-		try (AppProcess app = AppProcess.start(JAR, jvmOptions, List.of(), Duration.ofMinutes(2))) {
-			// Spring Boot says which context it starts: the generated one, or one built by reflection.
-			if (aot) {
-				assertThat(app.output()).contains("Starting AOT-processed SampleApplication");
-			}
-			else {
-				assertThat(app.output()).contains("Starting SampleApplication").doesNotContain("AOT-processed");
-			}
-			List<String> transcript = SampleTour.take(TestHttp.on(app.port()));
-			assertThat(app.output()).doesNotContain(" ERROR ");
-			return transcript;
-		}
 	}
 
 }

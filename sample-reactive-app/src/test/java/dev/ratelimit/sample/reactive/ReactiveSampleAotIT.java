@@ -1,14 +1,11 @@
 package dev.ratelimit.sample.reactive;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import dev.ratelimit.support.AppProcess;
 import dev.ratelimit.support.SampleTour;
-import dev.ratelimit.support.TestHttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,24 +23,9 @@ class ReactiveSampleAotIT {
 
 	@Test
 	void theTourAnswersAlikeWithAndWithoutAot() {
-		List<String> withAot = tour(List.of("-Dspring.aot.enabled=true"), true);
-		List<String> withoutAot = tour(List.of(), false);
+		List<String> withAot = SampleTour.takeOn(JAR, "ReactiveSampleApplication", true);
+		List<String> withoutAot = SampleTour.takeOn(JAR, "ReactiveSampleApplication", false);
 		assertThat(withAot).isEqualTo(withoutAot);
-	}
-
-	static List<String> tour(List<String> jvmOptions, boolean aot) {
-		try (AppProcess app = AppProcess.start(JAR, jvmOptions, List.of(), Duration.ofMinutes(2))) {
-			// Spring Boot says which context it starts: the generated one, or one built by reflection.
-			if (aot) {
-				assertThat(app.output()).contains("Starting AOT-processed ReactiveSampleApplication");
-			}
-			else {
-				assertThat(app.output()).contains("Starting ReactiveSampleApplication").doesNotContain("AOT-processed");
-			}
-			List<String> transcript = SampleTour.take(TestHttp.on(app.port()));
-			assertThat(app.output()).doesNotContain(" ERROR ");
-			return transcript;
-		}
 	}
 
 }
