@@ -76,7 +76,9 @@ final class ProcessedConditions implements SmartInitializingSingleton {
 			return mismatches;
 		}
 		String backend = this.environment.getProperty("rate-limit.backend", "memory");
-		boolean redis = has(RedisLimiterConnection.class);
+		// Without Lettuce there is no Redis backend, and the class asked for could not be loaded to ask.
+		boolean redis = ClassUtils.isPresent("io.lettuce.core.RedisClient", getClass().getClassLoader())
+				&& has(RedisLimiterConnection.class);
 		if (backend.equalsIgnoreCase("redis") != redis) {
 			mismatches.add("rate-limit.backend is " + backend + ", but the application was processed with the "
 					+ (redis ? "redis" : "memory") + " backend");
