@@ -331,17 +331,19 @@ public final class LimitInterceptor implements MethodInterceptor {
 		}
 		closeScopes(scope, metering);
 		boolean workRan = scope == null || scope.workRan();
-		// Wherever the call ends, its end sees its request: a settled budget answers in its response.
+		Completions.Finish end = (value, failure, later) -> finish(limits, decided, reservations, meter, permit,
+				context, value, failure, later || workRan);
+		// Wherever the call ends, its end sees its request: a settled budget answers in its response. A servlet
+		// request ends on its own thread: nothing to bind, nothing more to allocate.
 		Executor inRequest = this.requests.endingInRequest();
+		Completions.Finish ending = (inRequest == null) ? end
+				: (value, failure, later) -> inRequest.execute(() -> end.finished(value, failure, later));
 		if (!mayBlock) {
 			// Settled on whatever thread ends the call, as ever: no hand-over to allocate.
-			return Completions.whenDone(result, (value, failure, later) -> inRequest.execute(() -> finish(limits,
-					decided, reservations, meter, permit, context, value, failure, later || workRan)),
-					this.requests.isHandler(limits.method()));
+			return Completions.whenDone(result, ending, this.requests.isHandler(limits.method()));
 		}
 		return Completions.whenDone(this.requests.ending(result, true),
-				(value, failure, later) -> this.requests.finishing(true, () -> inRequest.execute(() -> finish(limits,
-						decided, reservations, meter, permit, context, value, failure, later || workRan))),
+				(value, failure, later) -> this.requests.finishing(true, () -> ending.finished(value, failure, later)),
 				this.requests.isHandler(limits.method()));
 	}
 

@@ -135,12 +135,13 @@ public interface RequestBinding {
 	 * call: the value of a {@code Mono} comes on another thread than the one the
 	 * call was made on, and a settled budget's {@code Budget-Remaining} must still
 	 * reach its response before the value is written. Asked while the call is
-	 * made. This default runs each step at once, as it comes: a servlet request
-	 * ends on the thread that serves it.
-	 * @return the executor, which runs each step on the calling thread
+	 * made. This default has none: a servlet request ends on the thread that
+	 * serves it, so each step runs at once, as it comes.
+	 * @return the executor, which runs each step on the calling thread with the
+	 * request bound, or {@code null} when there is nothing to bind
 	 */
-	default Executor endingInRequest() {
-		return Runnable::run;
+	default @Nullable Executor endingInRequest() {
+		return null;
 	}
 
 	/**

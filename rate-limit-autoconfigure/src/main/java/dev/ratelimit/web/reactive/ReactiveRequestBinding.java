@@ -157,10 +157,10 @@ public final class ReactiveRequestBinding extends WebRequestBinding<ServerWebExc
 	}
 
 	@Override
-	public Executor endingInRequest() {
+	public @Nullable Executor endingInRequest() {
 		// The request of the call being made: bound again around its end, wherever the Mono or Flux ends.
 		Bound request = BoundRequests.current();
-		return (request != null) ? BoundRequests.inRequest(request) : Runnable::run;
+		return (request != null) ? BoundRequests.inRequest(request) : null;
 	}
 
 	@Override
