@@ -19,6 +19,7 @@ import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
 import dev.ratelimit.core.LimitListener.DecisionSource;
+import dev.ratelimit.core.PendingWrites;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.RateLimitKeyMissingException;
 import dev.ratelimit.core.StoreHealth;
@@ -51,11 +52,12 @@ import dev.ratelimit.core.UniqueIds;
  * <p>
  * A settle or release that cannot reach the store (its primary died after the
  * reservation, say) is kept in this instance and applied once the store
- * answers again (see {@link PendingSettlements}), so the work's spend is
+ * answers again (see {@link PendingWrites}), so the work's spend is
  * charged rather than forgotten when the reservation times out. A reservation
- * the store applied but could not confirm durable in time (see
- * {@link UnconfirmedWrite}) follows the failure mode, and is released the same
- * way so that it holds nothing. {@link #close()} makes a last attempt.
+ * the store may have applied without telling (no answer in time, or not
+ * confirmed durable in time: see {@link UnconfirmedWrite}) follows the failure
+ * mode, and is released the same way so that it holds nothing.
+ * {@link #close()} makes a last attempt.
  */
 public final class CostBudgets implements AutoCloseable {
 
@@ -72,7 +74,7 @@ public final class CostBudgets implements AutoCloseable {
 	private final StoreHealth health;
 
 	/** Settles and releases that could not reach the store, applied once it answers. */
-	private final PendingSettlements pending;
+	private final PendingWrites<Settlement> pending;
 
 	/** Whether the warning that settlements are kept was written since the store last answered them. */
 	private volatile boolean keepingWarned;
@@ -102,7 +104,8 @@ public final class CostBudgets implements AutoCloseable {
 		this.keys = keys;
 		this.listener = listener;
 		this.health = new StoreHealth(LimitKind.BUDGET, "Budget store", listener, store.parts());
-		this.pending = new PendingSettlements(this::applyKept);
+		this.pending = new PendingWrites<>("budget-settlements", "budget settlement(s)", "their spend is charged",
+				this::applyKept);
 	}
 
 	/**
@@ -179,7 +182,7 @@ public final class CostBudgets implements AutoCloseable {
 		BudgetPolicy policy = attempt.policy();
 		if (UnconfirmedWrite.in(ex)) {
 			// The store holds the reservation, perhaps: released, so that it holds nothing for a refused call.
-			keep(new PendingSettlements.Settlement(this.store, policy, attempt.storageKey(), attempt.id(), 0, true),
+			keep(new Settlement(this.store, policy, attempt.storageKey(), attempt.id(), 0, true),
 					ex);
 		}
 		if (FailureModes.apply(policy, ex, this.localFallback != null,
@@ -271,7 +274,7 @@ public final class CostBudgets implements AutoCloseable {
 		catch (RuntimeException ex) {
 			// The work is done and its cost known: kept, and charged once the store answers.
 			this.health.failed(reservation.key(), ex);
-			keep(new PendingSettlements.Settlement(store, reservation.policy(), reservation.key(),
+			keep(new Settlement(store, reservation.policy(), reservation.key(),
 					reservation.id(), actualMicros, false), ex);
 			return reservation.decision();
 		}
@@ -283,12 +286,12 @@ public final class CostBudgets implements AutoCloseable {
 	 * outage the store told of already. When the keeper is full,
 	 * says what is lost: the settle's lease returns its estimate at its timeout.
 	 */
-	private void keep(PendingSettlements.Settlement settlement, RuntimeException cause) {
+	private void keep(Settlement settlement, RuntimeException cause) {
 		String what = (settlement.release() ? "release" : "settle") + " of reservation " + settlement.id()
 				+ " of budget '" + settlement.policy().name() + "'";
 		boolean announced = AnnouncedOutage.in(cause);
 		if (!this.pending.keep(settlement, announced)) {
-			logger.log(Level.ERROR, "Could not apply the " + what + ", and " + PendingSettlements.MAX_PENDING
+			logger.log(Level.ERROR, "Could not apply the " + what + ", and " + PendingWrites.MAX_PENDING
 					+ " settlements wait already; its estimate returns when the reservation times out: "
 					+ Causes.describe(cause));
 			return;
@@ -306,7 +309,7 @@ public final class CostBudgets implements AutoCloseable {
 	}
 
 	/** Applies a kept settlement, on the keeper's thread. */
-	private void applyKept(PendingSettlements.Settlement settlement) {
+	private void applyKept(Settlement settlement) {
 		settlement.apply();
 		this.keepingWarned = false;
 		if (!settlement.release()) {
@@ -325,7 +328,7 @@ public final class CostBudgets implements AutoCloseable {
 	}
 
 	private static IllegalStateException settlementsFull() {
-		return new IllegalStateException(PendingSettlements.MAX_PENDING
+		return new IllegalStateException(PendingWrites.MAX_PENDING
 				+ " budget settlements wait for the budget store to answer; no reservation is made on it until "
 				+ "they are applied");
 	}
@@ -343,7 +346,17 @@ public final class CostBudgets implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
-		this.pending.close();
+		List<Settlement> lost = this.pending.closed();
+		if (lost.isEmpty()) {
+			return;
+		}
+		long micros = 0;
+		for (Settlement settlement : lost) {
+			micros += settlement.actualMicros();
+		}
+		logger.log(Level.ERROR, lost.size() + " budget settlement(s) could not be applied before shutdown; their "
+				+ "spend (" + Amounts.format(micros) + " in all) is not charged and their estimates return when their "
+				+ "reservations time out");
 	}
 
 	/**
@@ -387,7 +400,7 @@ public final class CostBudgets implements AutoCloseable {
 		catch (RuntimeException ex) {
 			// Kept, so that the estimate returns when the store answers, not when the reservation times out.
 			this.health.failed(reservation.key(), ex);
-			keep(new PendingSettlements.Settlement(store, reservation.policy(), reservation.key(),
+			keep(new Settlement(store, reservation.policy(), reservation.key(),
 					reservation.id(), 0, true), ex);
 			return reservation.decision();
 		}

@@ -2,6 +2,7 @@ package dev.ratelimit.concurrency;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -17,6 +18,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.core.AnnouncedOutage;
 import dev.ratelimit.core.AsyncCalls;
 import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.core.FailureMode;
@@ -24,10 +26,12 @@ import dev.ratelimit.core.FailureModes;
 import dev.ratelimit.core.LimitKeys;
 import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.core.LimitListener;
+import dev.ratelimit.core.PendingWrites;
 import dev.ratelimit.core.RateLimitBackendUnavailableException;
 import dev.ratelimit.core.Sleeper;
 import dev.ratelimit.core.StoreHealth;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.UnconfirmedWrite;
 import dev.ratelimit.core.UniqueIds;
 
 /**
@@ -64,6 +68,14 @@ import dev.ratelimit.core.UniqueIds;
  * {@link RateLimitBackendUnavailableException}, and {@link FailureMode#LOCAL}
  * caps the call in this instance with the {@link LocalConcurrencyLimiter}
  * (open when there is none).
+ * <p>
+ * <strong>Releases that cannot land.</strong> A release that cannot reach the
+ * store, and the release of a permit whose acquire got no answer (the store
+ * froze or its primary died with the call written to it, and applied it
+ * after the caller had moved on), are kept and applied once the store
+ * answers again (see {@link PendingWrites}): the permit frees then, not only
+ * when its lease ends. Releasing a permit that was never granted changes
+ * nothing.
  */
 public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, AutoCloseable {
 
@@ -100,6 +112,10 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	private final LimitListener listener;
 
 	private final StoreHealth health;
+
+	/** Releases that could not reach the store, or undo an acquire that got no answer. */
+	private final PendingWrites<Release> releases = new PendingWrites<>("permit-releases", "permit release(s)",
+			"their permits are free", Release::apply);
 
 	/**
 	 * Guards the renewal task. A lock, not a monitor: the first acquire takes it
@@ -186,7 +202,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 				attempt = this.store.tryAcquire(policy, waiting.storageKey, waiting.id);
 			}
 			catch (RuntimeException ex) {
-				LocalConcurrencyLimiter local = failed(policy, waiting.storageKey, start, ex);
+				LocalConcurrencyLimiter local = failed(policy, waiting, start, ex);
 				return (local != null) ? local.acquire(policy, key) : UNENFORCED;
 			}
 			answered(waiting.storageKey, start);
@@ -218,7 +234,7 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		return AsyncCalls.started(() -> this.store.tryAcquireAsync(policy, waiting.storageKey, waiting.id, threads))
 			.handle((attempt, failure) -> {
 				if (failure != null) {
-					LocalConcurrencyLimiter local = failed(policy, waiting.storageKey, start, AsyncCalls.cause(failure));
+					LocalConcurrencyLimiter local = failed(policy, waiting, start, AsyncCalls.cause(failure));
 					return (local != null) ? local.acquireAsync(policy, waiting.key, threads)
 							: CompletableFuture.completedFuture(UNENFORCED);
 				}
@@ -235,17 +251,22 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	private void answered(String storageKey, long start) {
 		this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, true);
 		this.health.answered(storageKey);
+		this.releases.storeAnswered();
 	}
 
 	/**
-	 * Applies the policy's failure mode to a failed attempt.
+	 * Applies the policy's failure mode to a failed attempt; an attempt the
+	 * store may have granted without an answer is released once it answers.
 	 * @return the limiter to take the permit from instead, or {@code null} to
 	 * run the call without one
 	 */
-	private @Nullable LocalConcurrencyLimiter failed(ConcurrencyPolicy policy, String storageKey, long start,
+	private @Nullable LocalConcurrencyLimiter failed(ConcurrencyPolicy policy, Waiting waiting, long start,
 			RuntimeException ex) {
 		this.listener.storeCalled(LimitKind.CONCURRENCY, System.nanoTime() - start, false);
-		this.health.failed(storageKey, ex);
+		this.health.failed(waiting.storageKey, ex);
+		if (UnconfirmedWrite.in(ex)) {
+			keep(new Release(this.store, policy, waiting.storageKey, waiting.id), ex);
+		}
 		return (FailureModes.apply(policy, ex, this.localFallback != null,
 				this.listener) == FailureModes.Fallback.LOCAL) ? this.localFallback : null;
 	}
@@ -330,6 +351,11 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 */
 	@Override
 	public void close() {
+		List<Release> lost = this.releases.closed();
+		if (!lost.isEmpty()) {
+			logger.log(Level.INFO, lost.size() + " permit release(s) could not be applied before shutdown; those "
+					+ "permits free when their leases end");
+		}
 		this.scheduleLock.lock();
 		try {
 			this.closed = true;
@@ -344,6 +370,15 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		this.held.clear();
 		if (this.ownsRenewals) {
 			this.renewals.shutdownNow();
+		}
+	}
+
+	/** Keeps a release for when the store answers; when too many wait, the permit frees when its lease ends. */
+	private void keep(Release release, RuntimeException cause) {
+		if (!this.releases.keep(release, AnnouncedOutage.in(cause))) {
+			logger.log(Level.DEBUG, "Permit " + release.id() + " of concurrency policy '" + release.policy().name()
+					+ "' is not released (" + PendingWrites.MAX_PENDING + " releases wait already); it frees when "
+					+ "its lease ends");
 		}
 	}
 
@@ -451,8 +486,9 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 				DistributedConcurrencyLimiter.this.store.release(this.policy, this.key, this.id);
 			}
 			catch (RuntimeException ex) {
-				// The call is over either way; the lease frees the permit if the release never lands.
+				// The call is over either way: released once the store answers, or by its lease if it never does.
 				DistributedConcurrencyLimiter.this.health.failed(this.key, ex);
+				keep(new Release(DistributedConcurrencyLimiter.this.store, this.policy, this.key, this.id), ex);
 			}
 		}
 
@@ -477,6 +513,21 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 						+ this.policy.permitTtlMicros() / 1000 + " ms not renewed in time); the cap may be exceeded "
 						+ "until the call ends");
 			}
+		}
+
+	}
+
+	/**
+	 * A permit to give back once the store answers.
+	 * @param store where it is held
+	 * @param policy its policy
+	 * @param key its storage key
+	 * @param id its holder's id
+	 */
+	private record Release(PermitStore store, ConcurrencyPolicy policy, String key, String id) {
+
+		void apply() {
+			this.store.release(this.policy, this.key, this.id);
 		}
 
 	}

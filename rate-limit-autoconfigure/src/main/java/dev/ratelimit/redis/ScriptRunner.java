@@ -288,7 +288,9 @@ final class ScriptRunner {
 	 * the connection came back from the outage, sent in an earlier
 	 * {@code sentIn}.
 	 */
-	private RuntimeException failed(RuntimeException failure, long sentIn) {
+	private RuntimeException failed(RuntimeException sentCallFailure, long sentIn) {
+		// The call passed the gates and was sent: without an answer, Redis may apply it yet.
+		RuntimeException failure = UnansweredCallException.marked(sentCallFailure);
 		ClusterParts cluster = this.clusterParts;
 		if (cluster != null) {
 			cluster.refreshSoon();

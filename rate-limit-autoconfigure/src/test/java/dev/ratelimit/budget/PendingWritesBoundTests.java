@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.ratelimit.core.PendingWrites;
 import dev.ratelimit.support.ManualTimeSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * failed to apply. Its store here is the in-memory one, made to fail on
  * demand: what is tested is the keeper, not a store.
  */
-class PendingSettlementsBoundTests {
+class PendingWritesBoundTests {
 
 	private static final BudgetPolicy MONEY = BudgetPolicy.builder("money").limit("day", "1.00").build();
 
@@ -27,7 +28,7 @@ class PendingSettlementsBoundTests {
 
 	private final List<String> applied = new ArrayList<>();
 
-	private final PendingSettlements pending = new PendingSettlements((settlement) -> {
+	private final PendingWrites<Settlement> pending = new PendingWrites<>("test", "settlement(s)", "charged", (settlement) -> {
 		if (this.storeDown.get()) {
 			throw new IllegalStateException("store down");
 		}
@@ -68,8 +69,15 @@ class PendingSettlementsBoundTests {
 		assertThat(state.reservedMicros()).isZero();
 	}
 
-	private PendingSettlements.Settlement settle(String id, long micros) {
-		return new PendingSettlements.Settlement(this.store, MONEY, "t", id, micros, false);
+	@Test
+	void closingSaysWhatCouldNotBeApplied() {
+		this.pending.keep(settle("a", 300));
+		this.pending.keep(settle("b", 200));
+		assertThat(this.pending.closed()).extracting(Settlement::id).containsExactly("a", "b");
+	}
+
+	private Settlement settle(String id, long micros) {
+		return new Settlement(this.store, MONEY, "t", id, micros, false);
 	}
 
 }
