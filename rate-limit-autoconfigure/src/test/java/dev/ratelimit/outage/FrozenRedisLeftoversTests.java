@@ -9,15 +9,22 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
+import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.Limits;
+import dev.ratelimit.budget.BudgetPolicy;
+import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.budget.Reservation;
 import dev.ratelimit.concurrency.ConcurrencyLimitExceededException;
+import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.concurrency.ConcurrencyPolicy;
 import dev.ratelimit.concurrency.Permit;
+import dev.ratelimit.core.DecisionThreads;
 import dev.ratelimit.support.RedisServerFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,7 +39,9 @@ import static org.awaitility.Awaitility.await;
  * would hold a place of the cap until its lease ends (30 s), and a budget
  * reservation would hold its estimate until it times out: a cap or a budget
  * refusing callers for what nobody holds. Each is given back instead, as
- * soon as Redis answers again, without waiting for its lease.
+ * soon as Redis answers again, without waiting for its lease; asked on the
+ * caller's thread or without waiting for the answer (a reactive caller's way)
+ * alike.
  */
 class FrozenRedisLeftoversTests {
 
@@ -79,24 +88,30 @@ class FrozenRedisLeftoversTests {
 		}
 	}
 
-	@Test
-	void permitsAndReservationsTakenAsRedisFrozeAreGivenBackWhenItThaws() throws InterruptedException {
-		Limits limits = this.context.getBean(Limits.class);
+	/** How a caller asks: on its own thread, waiting, or without waiting (as a reactive one). */
+	enum Path {
+
+		WAITING, NOT_WAITING
+
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void permitsAndReservationsTakenAsRedisFrozeAreGivenBackWhenItThaws(Path path) throws InterruptedException {
 		redis.pause();
 		CountDownLatch done = new CountDownLatch(PERMITS + 1);
 		List<Thread> callers = new ArrayList<>();
 		for (int i = 0; i < PERMITS; i++) {
 			callers.add(started(() -> {
 				// Unanswered: the cap fails open, the call runs without a permit and ends.
-				try (Permit permit = limits.permit("exports", null)) {
+				try (Permit permit = permit(path)) {
 					done.countDown();
 				}
 			}));
 		}
 		callers.add(started(() -> {
 			// Unanswered: the budget fails open, the work runs unrecorded and settles nothing.
-			Reservation reservation = limits.reserve("spend", "acme", "0.50");
-			reservation.release();
+			reserve(path).release();
 			done.countDown();
 		}));
 		assertThat(done.await(30, TimeUnit.SECONDS)).as("every caller went on without Redis").isTrue();
@@ -112,6 +127,28 @@ class FrozenRedisLeftoversTests {
 				assertThat(reservedMicros()).as("estimate reserved in Redis").isZero();
 				assertWholeCapOnRedis();
 			});
+	}
+
+	private Permit permit(Path path) {
+		if (path == Path.WAITING) {
+			return this.context.getBean(Limits.class).permit("exports", null);
+		}
+		ConcurrencyPolicy cap = this.context.getBean(LimitRegistry.class).concurrency().find("exports").orElseThrow();
+		return this.context.getBean(ConcurrencyLimiters.class)
+			.acquireAsync(cap, "global", DecisionThreads.inline())
+			.toCompletableFuture()
+			.join();
+	}
+
+	private Reservation reserve(Path path) {
+		if (path == Path.WAITING) {
+			return this.context.getBean(Limits.class).reserve("spend", "acme", "0.50");
+		}
+		BudgetPolicy budget = this.context.getBean(LimitRegistry.class).budgets().find("spend").orElseThrow();
+		return this.context.getBean(CostBudgets.class)
+			.reserveAsync(budget, "acme", 500_000, DecisionThreads.inline())
+			.toCompletableFuture()
+			.join();
 	}
 
 	/**
