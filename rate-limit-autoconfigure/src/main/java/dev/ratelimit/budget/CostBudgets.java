@@ -80,6 +80,13 @@ public final class CostBudgets implements AutoCloseable {
 	private volatile boolean keepingWarned;
 
 	/**
+	 * Whether a failed extension was warned of since one last worked: one
+	 * warning until extensions work again, as for every other failure of the
+	 * store that is not an outage told of already; the rest at debug level.
+	 */
+	private volatile boolean extendingWarned;
+
+	/**
 	 * Creates the budgets.
 	 * @param store where budget state lives
 	 * @param localFallback the in-memory store of budgets with failure mode local
@@ -374,6 +381,7 @@ public final class CostBudgets implements AutoCloseable {
 		try {
 			decision = store.extend(reservation.policy(), reservation.key(), reservation.id(), moreMicros);
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, true);
+			this.extendingWarned = false;
 		}
 		catch (UnsupportedOperationException ex) {
 			return false;
@@ -381,9 +389,11 @@ public final class CostBudgets implements AutoCloseable {
 		catch (RuntimeException ex) {
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, false);
 			this.health.failed(reservation.key(), ex);
-			logger.log(AnnouncedOutage.in(ex) ? Level.DEBUG : Level.WARNING, "Could not extend reservation "
-					+ reservation.id() + " of budget '" + reservation.policy().name()
-					+ "'; the stream stops at what it holds: " + ex);
+			boolean warn = !AnnouncedOutage.in(ex) && !this.extendingWarned;
+			this.extendingWarned |= warn;
+			logger.log(warn ? Level.WARNING : Level.DEBUG, "Could not extend reservation " + reservation.id()
+					+ " of budget '" + reservation.policy().name() + "'; the stream stops at what it holds"
+					+ (warn ? " (further ones are logged at debug level until one works): " : ": ") + ex);
 			return false;
 		}
 		return decision.allowed();
