@@ -1,0 +1,28 @@
+package dev.ratelimit.web.contract;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.TestPropertySource;
+
+import dev.ratelimit.redis.RedisLimiterConnection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The web contract's scenarios on WebFlux (Reactor Netty) and Redis, with decisions
+ * coalesced (`rate-limit.redis.coalescing.enabled`): the same answers as one
+ * call per decision, the failure mode of a frozen Redis included.
+ */
+@TestPropertySource(properties = "rate-limit.redis.coalescing.enabled=true")
+class ReactiveRedisCoalescedContractTests extends ReactiveRedisContractTests {
+
+	@Autowired
+	RedisLimiterConnection connection;
+
+	@Test
+	void decisionsCoalesce() {
+		assertThat(this.connection.coalesces()).isTrue();
+	}
+
+}
