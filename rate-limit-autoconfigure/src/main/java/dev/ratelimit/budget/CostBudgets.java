@@ -76,6 +76,14 @@ public final class CostBudgets implements AutoCloseable {
 	/** Settles and releases that could not reach the store, applied once it answers. */
 	private final PendingWrites<Settlement> pending;
 
+	/**
+	 * Releases of reservations the store may have made without answering, kept
+	 * apart from {@link #pending}: a slow store can time out many, and undoing
+	 * them must never fill the bound that refuses new reservations. When full,
+	 * a reservation's estimate returns when it times out.
+	 */
+	private final PendingWrites<Settlement> undone;
+
 	/** Whether the warning that settlements are kept was written since the store last answered them. */
 	private volatile boolean keepingWarned;
 
@@ -113,6 +121,8 @@ public final class CostBudgets implements AutoCloseable {
 		this.health = new StoreHealth(LimitKind.BUDGET, "Budget store", listener, store.parts());
 		this.pending = new PendingWrites<>("budget-settlements", "budget settlement(s)", "their spend is charged",
 				this::applyKept);
+		this.undone = new PendingWrites<>("budget-undone-reservations", "release(s) of unanswered reservations",
+				"their estimates are free", Settlement::apply);
 	}
 
 	/**
@@ -179,6 +189,7 @@ public final class CostBudgets implements AutoCloseable {
 		this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - attempt.startNanos(), true);
 		this.health.answered(attempt.storageKey());
 		this.pending.storeAnswered();
+		this.undone.storeAnswered();
 		return decided(attempt, decision, this.store, DecisionSource.STORE);
 	}
 
@@ -189,8 +200,12 @@ public final class CostBudgets implements AutoCloseable {
 		BudgetPolicy policy = attempt.policy();
 		if (UnconfirmedWrite.in(ex)) {
 			// The store holds the reservation, perhaps: released, so that it holds nothing for a refused call.
-			keep(new Settlement(this.store, policy, attempt.storageKey(), attempt.id(), 0, true),
-					ex);
+			Settlement release = new Settlement(this.store, policy, attempt.storageKey(), attempt.id(), 0, true);
+			if (!this.undone.keep(release, AnnouncedOutage.in(ex))) {
+				logger.log(Level.DEBUG, "Reservation " + attempt.id() + " of budget '" + policy.name() + "' got no "
+						+ "answer and is not released (" + PendingWrites.MAX_PENDING + " wait already); its estimate "
+						+ "returns when it times out");
+			}
 		}
 		if (FailureModes.apply(policy, ex, this.localFallback != null,
 				this.listener) == FailureModes.Fallback.UNENFORCED) {
@@ -353,6 +368,11 @@ public final class CostBudgets implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
+		List<Settlement> notUndone = this.undone.closed();
+		if (!notUndone.isEmpty()) {
+			logger.log(Level.INFO, notUndone.size() + " release(s) of reservations that got no answer could not be "
+					+ "applied before shutdown; their estimates return when the reservations time out");
+		}
 		List<Settlement> lost = this.pending.closed();
 		if (lost.isEmpty()) {
 			return;
@@ -381,7 +401,9 @@ public final class CostBudgets implements AutoCloseable {
 		try {
 			decision = store.extend(reservation.policy(), reservation.key(), reservation.id(), moreMicros);
 			this.listener.storeCalled(LimitKind.BUDGET, System.nanoTime() - start, true);
-			this.extendingWarned = false;
+			if (this.extendingWarned) {
+				this.extendingWarned = false;
+			}
 		}
 		catch (UnsupportedOperationException ex) {
 			return false;

@@ -70,12 +70,13 @@ import dev.ratelimit.core.UniqueIds;
  * (open when there is none).
  * <p>
  * <strong>Releases that cannot land.</strong> A release that cannot reach the
- * store, and the release of a permit whose acquire got no answer (the store
- * froze or its primary died with the call written to it, and applied it
- * after the caller had moved on), are kept and applied once the store
+ * store, and the release of a permit whose acquire got no answer in time
+ * (the store froze or stalled with the call written to it, and may apply it
+ * after the caller has moved on), are kept and applied once the store
  * answers again (see {@link PendingWrites}): the permit frees then, not only
  * when its lease ends. Releasing a permit that was never granted changes
- * nothing.
+ * nothing. An acquire lost with its connection (a primary killed) is not
+ * undone: its permit frees when its lease ends.
  */
 public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, AutoCloseable {
 
@@ -351,11 +352,6 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	 */
 	@Override
 	public void close() {
-		List<Release> lost = this.releases.closed();
-		if (!lost.isEmpty()) {
-			logger.log(Level.INFO, lost.size() + " permit release(s) could not be applied before shutdown; those "
-					+ "permits free when their leases end");
-		}
 		this.scheduleLock.lock();
 		try {
 			this.closed = true;
@@ -370,6 +366,11 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 		this.held.clear();
 		if (this.ownsRenewals) {
 			this.renewals.shutdownNow();
+		}
+		List<Release> lost = this.releases.closed();
+		if (!lost.isEmpty()) {
+			logger.log(Level.INFO, lost.size() + " permit release(s) could not be applied before shutdown; those "
+					+ "permits free when their leases end");
 		}
 	}
 

@@ -20,7 +20,7 @@ import java.util.function.Consumer;
  * store answers again. A budget's settles and releases are kept so that the
  * spend of work that ran is charged, not forgotten when the reservation's
  * lease runs out; a reservation or a distributed permit whose call got no
- * answer (Redis froze, or its primary died, with the call written to it) is
+ * answer in time (Redis froze or stalled with the call written to it) is
  * released the same way, so that what Redis applied after its caller gave up
  * holds nothing until its lease ends. A primary that dies or a server that
  * freezes with calls in flight is the usual cause.
@@ -34,12 +34,14 @@ import java.util.function.Consumer;
  * order they were kept, after the calls they undo, which went first on the
  * same connection.
  * <p>
- * Bounded: at most {@link #MAX_PENDING} are kept. A call in flight when the
- * store fails is the only source of one (calls made while it fails are refused
- * before they are sent, and follow their limit's failure mode), so the bound
- * is the work in flight at an outage. What the owner does when it is full is
- * its own: budgets refuse new reservations on the store rather than forget
- * spend; a permit not released frees when its lease ends.
+ * Bounded: at most {@link #MAX_PENDING} are kept per keeper. A call in flight
+ * when the store fails, or one that times out while it is slow, is the only
+ * source of one (calls made while it is silent are refused before they are
+ * sent, and follow their limit's failure mode). What the owner does when it is
+ * full is its own: budgets refuse new reservations on the store rather than
+ * forget spend (releases of unanswered reservations have a keeper of their
+ * own, which never refuses); a reservation or a permit not released frees
+ * when its lease ends.
  *
  * @param <W> what is kept
  */

@@ -2,9 +2,9 @@ package dev.ratelimit.core;
 
 /**
  * Implemented by a store's failure that says a write may have been applied
- * though its caller was not told so: the call was sent and no answer came in
- * time (the store froze, stalled or lost its primary with the call written to
- * it, and may apply it when it answers again), or the store's primary applied
+ * though its caller was not told so: no answer came in time (the store froze
+ * or stalled with the call written to it, and may apply it when it answers
+ * again), or the store's primary applied
  * it and the replicas the store waits for did not acknowledge it in time (see
  * the Redis store's durability), so a failover may lose it, or it may stay.
  * The call it belonged to follows its limit's failure mode like any failed

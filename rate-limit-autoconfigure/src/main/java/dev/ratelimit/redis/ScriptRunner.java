@@ -289,7 +289,7 @@ final class ScriptRunner {
 	 * {@code sentIn}.
 	 */
 	private RuntimeException failed(RuntimeException sentCallFailure, long sentIn) {
-		// The call passed the gates and was sent: without an answer, Redis may apply it yet.
+		// The call passed the gates, and was sent or is about to be: without an answer, Redis may apply it yet.
 		RuntimeException failure = UnansweredCallException.marked(sentCallFailure);
 		ClusterParts cluster = this.clusterParts;
 		if (cluster != null) {

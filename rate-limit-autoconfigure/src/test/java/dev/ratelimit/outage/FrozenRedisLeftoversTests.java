@@ -5,12 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -40,8 +41,8 @@ import static org.awaitility.Awaitility.await;
  * reservation would hold its estimate until it times out: a cap or a budget
  * refusing callers for what nobody holds. Each is given back instead, as
  * soon as Redis answers again, without waiting for its lease; asked on the
- * caller's thread or without waiting for the answer (a reactive caller's way)
- * alike.
+ * caller's thread or without waiting for the answer (a reactive caller's way),
+ * decisions coalesced or one call each, alike.
  */
 class FrozenRedisLeftoversTests {
 
@@ -61,11 +62,12 @@ class FrozenRedisLeftoversTests {
 		redis.close();
 	}
 
-	@BeforeEach
-	void start() {
+	/** Starts the application, its decisions coalesced or one call each, and checks the cap and budget work. */
+	private void start(boolean coalesced) {
 		redis.flushAll();
 		this.context = new SpringApplicationBuilder(OutageTestApplication.class)
 			.properties("spring.main.web-application-type=none", "spring.main.banner-mode=off",
+					"rate-limit.redis.coalescing.enabled=" + coalesced,
 					"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redis.port(),
 					"rate-limit.backend=redis", "rate-limit.concurrency.exports.permits=" + PERMITS,
 					"rate-limit.concurrency.exports.scope=distributed",
@@ -95,9 +97,16 @@ class FrozenRedisLeftoversTests {
 
 	}
 
-	@ParameterizedTest
-	@EnumSource(Path.class)
-	void permitsAndReservationsTakenAsRedisFrozeAreGivenBackWhenItThaws(Path path) throws InterruptedException {
+	static Stream<Arguments> paths() {
+		return Stream.of(Arguments.of(Path.WAITING, false), Arguments.of(Path.NOT_WAITING, false),
+				Arguments.of(Path.WAITING, true), Arguments.of(Path.NOT_WAITING, true));
+	}
+
+	@ParameterizedTest(name = "{0}, coalesced: {1}")
+	@MethodSource("paths")
+	void permitsAndReservationsTakenAsRedisFrozeAreGivenBackWhenItThaws(Path path, boolean coalesced)
+			throws InterruptedException {
+		start(coalesced);
 		redis.pause();
 		CountDownLatch done = new CountDownLatch(PERMITS + 1);
 		List<Thread> callers = new ArrayList<>();
