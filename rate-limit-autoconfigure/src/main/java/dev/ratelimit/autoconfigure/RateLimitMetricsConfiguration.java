@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -18,12 +19,15 @@ import org.springframework.context.annotation.Configuration;
 import dev.ratelimit.LimitRegistry;
 import dev.ratelimit.aop.AnnotatedBeans;
 import dev.ratelimit.aop.LimitAnnotations;
+import dev.ratelimit.budget.CostBudgets;
 import dev.ratelimit.metrics.MicrometerLimitListener;
 import dev.ratelimit.concurrency.AdaptiveConcurrencyLimiter;
 import dev.ratelimit.concurrency.ConcurrencyLimiters;
+import dev.ratelimit.concurrency.DistributedConcurrencyLimiter;
 import dev.ratelimit.core.KeyBound;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitDefinition;
+import dev.ratelimit.core.LimitKind;
 import dev.ratelimit.redis.RedisLimiterConnection;
 
 /**
@@ -58,6 +62,7 @@ class RateLimitMetricsConfiguration {
 			ObjectProvider<AdaptiveConcurrencyLimiter> adaptive, ObjectProvider<InMemoryKeyBounds> bounds,
 			ObjectProvider<MicrometerLimitListener> listener, ObjectProvider<LimitRegistry> limitRegistry,
 			ObjectProvider<AnnotatedBeans> annotatedBeans, ObjectProvider<LimitAnnotations> annotations,
+			ObjectProvider<CostBudgets> budgets, ObjectProvider<DistributedConcurrencyLimiter> distributed,
 			RateLimitProperties properties) {
 		return () -> {
 			this.registryLookup.settle();
@@ -112,6 +117,7 @@ class RateLimitMetricsConfiguration {
 					.description("Primaries whose replicas do not acknowledge the limiter's durable writes now: "
 							+ "those writes follow their failure modes")
 					.register(meters);
+				pendingWrites(meters, budgets.getIfAvailable(), distributed.getIfAvailable());
 				if (connection.coalesces()) {
 					DistributionSummary batches = DistributionSummary.builder("rate.limit.redis.batch.size")
 						.description("Decisions per call the limiter sent to Redis while decisions coalesce: 1 for "
@@ -149,6 +155,25 @@ class RateLimitMetricsConfiguration {
 	 * fresh again, and per policy not registered at start-up, once it has
 	 * overflowed, the decisions taken on its overflow slots.
 	 */
+	/** Writes kept until Redis answers, per kind that keeps them: nonzero only through an outage. */
+	private static void pendingWrites(MeterRegistry meters, @Nullable CostBudgets budgets,
+			@Nullable DistributedConcurrencyLimiter distributed) {
+		String description = "Writes kept in this instance until Redis answers again: budget settles and releases, "
+				+ "releases of reservations and permits whose calls got no answer";
+		if (budgets != null) {
+			Gauge.builder("rate.limit.pending.writes", budgets, CostBudgets::pendingWrites)
+				.description(description)
+				.tag("kind", LimitKind.BUDGET.label())
+				.register(meters);
+		}
+		if (distributed != null) {
+			Gauge.builder("rate.limit.pending.writes", distributed, DistributedConcurrencyLimiter::pendingReleases)
+				.description(description)
+				.tag("kind", LimitKind.CONCURRENCY.label())
+				.register(meters);
+		}
+	}
+
 	private static void register(MeterRegistry meters, String store, KeyBound bound) {
 		Gauge.builder("rate.limit.memory.keys", bound, KeyBound::keys)
 			.description("Keys an in-memory store holds, over every policy")

@@ -364,6 +364,16 @@ public final class CostBudgets implements AutoCloseable {
 	}
 
 	/**
+	 * Returns how many writes wait for the store to answer: the settles and
+	 * releases {@link #pendingSettlements()} counts, and the releases of
+	 * reservations that got no answer.
+	 * @return the count
+	 */
+	public int pendingWrites() {
+		return this.pending.size() + this.undone.size();
+	}
+
+	/**
 	 * Makes a last attempt at the settlements kept, and stops their thread.
 	 */
 	@Override

@@ -335,6 +335,15 @@ public final class DistributedConcurrencyLimiter implements ConcurrencyLimiter, 
 	}
 
 	/**
+	 * Returns how many permit releases wait for the store to answer: releases
+	 * that could not reach it, and those of acquires that got no answer.
+	 * @return the count
+	 */
+	public int pendingReleases() {
+		return this.releases.size();
+	}
+
+	/**
 	 * Renews the lease of every permit held through this limiter now. The
 	 * scheduled task calls it every third of the shortest lease in use; tests
 	 * call it by hand. A store failure leaves the permits to the next round.

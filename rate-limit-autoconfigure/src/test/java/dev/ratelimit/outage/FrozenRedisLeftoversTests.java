@@ -13,6 +13,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import io.micrometer.core.instrument.MeterRegistry;
+
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -40,7 +42,8 @@ import static org.awaitility.Awaitility.await;
  * would hold a place of the cap until its lease ends (30 s), and a budget
  * reservation would hold its estimate until it times out: a cap or a budget
  * refusing callers for what nobody holds. Each is given back instead, as
- * soon as Redis answers again, without waiting for its lease; asked on the
+ * soon as Redis answers again, without waiting for its lease (the
+ * {@code rate.limit.pending.writes} gauge counts them meanwhile); asked on the
  * caller's thread or without waiting for the answer (a reactive caller's way),
  * decisions coalesced or one call each, alike.
  */
@@ -127,6 +130,9 @@ class FrozenRedisLeftoversTests {
 		for (Thread caller : callers) {
 			caller.join();
 		}
+		// Kept in this instance while Redis cannot take them, and shown so.
+		assertThat(pendingWrites("budget")).as("budget writes kept").isPositive();
+		assertThat(pendingWrites("concurrency")).as("permit releases kept").isPositive();
 		redis.resume();
 		// Redis applies what was written to it before it froze: nothing of it may stay taken.
 		// A permit Redis still counts as held refuses the last of the cap's: asked again until none is.
@@ -136,6 +142,8 @@ class FrozenRedisLeftoversTests {
 				assertThat(reservedMicros()).as("estimate reserved in Redis").isZero();
 				assertWholeCapOnRedis();
 			});
+		assertThat(pendingWrites("budget")).isZero();
+		assertThat(pendingWrites("concurrency")).isZero();
 	}
 
 	private Permit permit(Path path) {
@@ -183,6 +191,12 @@ class FrozenRedisLeftoversTests {
 	/** The estimates reserved in Redis and not yet settled or released, in micro-units. */
 	private long reservedMicros() {
 		return this.context.getBean(Limits.class).remaining("spend", "acme").reservedMicros();
+	}
+
+	/** The {@code rate.limit.pending.writes} gauge of a kind. */
+	private double pendingWrites(String kind) {
+		return this.context.getBean(MeterRegistry.class).get("rate.limit.pending.writes").tag("kind", kind).gauge()
+			.value();
 	}
 
 	private static Thread started(Runnable caller) {
