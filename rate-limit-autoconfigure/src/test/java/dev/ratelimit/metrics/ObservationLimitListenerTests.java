@@ -134,13 +134,19 @@ class ObservationLimitListenerTests {
 		// What reading the counter itself costs, taken away from the measurement (0 on HotSpot; kept honest).
 		long overhead = threads.getThreadAllocatedBytes(thread);
 		overhead = threads.getThreadAllocatedBytes(thread) - overhead;
-		long before = threads.getThreadAllocatedBytes(thread);
-		for (int i = 0; i < 10_000; i++) {
-			decideOften(listener, i);
+		// The fewest bytes of five rounds: an allocation per decision shows in every round (10,000 decisions each),
+		// while the JIT recompiling a method mid-round (its interpreted code allocates where the compiled code did
+		// not) shows in one, as it did once in a full build.
+		long fewest = Long.MAX_VALUE;
+		for (int round = 0; round < 5; round++) {
+			long before = threads.getThreadAllocatedBytes(thread);
+			for (int i = 0; i < 10_000; i++) {
+				decideOften(listener, i);
+			}
+			fewest = Math.min(fewest, threads.getThreadAllocatedBytes(thread) - before - overhead);
 		}
-		long allocated = threads.getThreadAllocatedBytes(thread) - before - overhead;
 
-		assertThat(allocated).isZero();
+		assertThat(fewest).isZero();
 	}
 
 	private void decideOften(ObservationLimitListener listener, int i) {
